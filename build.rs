@@ -1,0 +1,15 @@
+//! Compiles the capability manifests into typed dispatch and every projection.
+//! All the work is in the `seneschal-codegen` crate; see docs/ARCHITECTURE.md.
+
+use std::path::PathBuf;
+
+fn main() {
+    let root =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let version = std::env::var("CARGO_PKG_VERSION").expect("cargo sets CARGO_PKG_VERSION");
+    if let Err(message) = seneschal_codegen::build(&root, &out, &version) {
+        eprintln!("{message}");
+        std::process::exit(1);
+    }
+}

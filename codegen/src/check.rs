@@ -1,0 +1,216 @@
+//! The registry invariants of DESIGN §1, checked at build time.
+//!
+//! Each violation is a [`Diagnostic`] that names both manifests and the clashing value.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::load::Diagnostic;
+use crate::model::{Capability, Kind};
+use crate::policy::{Effect, Stability};
+
+/// First words of the command line that belong to seneschal itself, not to a capability.
+pub const RESERVED_CLI: &[&str] = &[
+    "audit",
+    "call",
+    "completions",
+    "conformance",
+    "contract",
+    "generate",
+    "help",
+    "man",
+    "mcp",
+    "serve",
+];
+
+/// The URI prefix of runtime knowledge objects; no built-in resource may take it.
+pub const KNOWLEDGE_URI_PREFIX: &str = "seneschal://knowledge/";
+
+/// Checks every cross-manifest invariant. `handlers_dir` is `src/handlers`, whose files are
+/// parsed to prove that each named handler exists; `repo_root` resolves resource content.
+pub fn check_registry(
+    caps: &[Capability],
+    handlers_dir: Option<&Path>,
+    repo_root: &Path,
+) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    let file = |c: &Capability| c.source.to_string_lossy().replace('\\', "/");
+    let mut unique =
+        |what: &str, key: String, c: &Capability, seen: &mut BTreeMap<String, String>| {
+            if let Some(other) = seen.get(&key) {
+                diags.push(Diagnostic {
+                    file: file(c),
+                    line: None,
+                    pointer: String::new(),
+                    message: format!("duplicate {what} `{key}`: also declared by {other}"),
+                });
+            } else {
+                seen.insert(key, format!("{} ({})", file(c), c.id));
+            }
+        };
+    let (mut ids, mut tools, mut uris, mut routes, mut clis) = (
+        BTreeMap::new(),
+        BTreeMap::new(),
+        BTreeMap::new(),
+        BTreeMap::new(),
+        BTreeMap::new(),
+    );
+    for c in caps {
+        unique("capability id", c.id.clone(), c, &mut ids);
+        if let Some(t) = &c.expose.mcp_tool {
+            unique("MCP tool name", t.clone(), c, &mut tools);
+        }
+        if let Some(u) = &c.expose.mcp_resource {
+            unique("MCP resource URI", u.clone(), c, &mut uris);
+        }
+        if let Some(h) = &c.expose.http {
+            unique(
+                "HTTP route",
+                format!("{} {}", h.method, h.path),
+                c,
+                &mut routes,
+            );
+        }
+        if let Some(p) = &c.expose.cli {
+            unique("CLI path", p.join(" "), c, &mut clis);
+        }
+    }
+    let err = |c: &Capability, pointer: &str, message: String| Diagnostic {
+        file: file(c),
+        line: None,
+        pointer: pointer.to_string(),
+        message,
+    };
+    // CLI paths: none is a prefix of another, none starts with a reserved word.
+    let paths: Vec<(&Capability, &Vec<String>)> = caps
+        .iter()
+        .filter_map(|c| c.expose.cli.as_ref().map(|p| (c, p)))
+        .collect();
+    for (c, p) in &paths {
+        if RESERVED_CLI.contains(&p[0].as_str()) {
+            diags.push(err(
+                c,
+                "/expose/cli",
+                format!(
+                    "CLI path `{}` starts with `{}`, a command of seneschal itself",
+                    p.join(" "),
+                    p[0]
+                ),
+            ));
+        }
+        for (d, q) in &paths {
+            if q.len() > p.len() && q[..p.len()] == p[..] {
+                diags.push(err(
+                    c,
+                    "/expose/cli",
+                    format!("CLI path `{}` is a prefix of `{}` declared by {} ({}): a command cannot also be a group", p.join(" "), q.join(" "), file(d), d.id),
+                ));
+            }
+        }
+    }
+    for c in caps {
+        let planned = c.stability == Stability::Planned;
+        let e = &c.expose;
+        if planned {
+            let mut exec = Vec::new();
+            if let Some(t) = &e.mcp_tool {
+                exec.push(format!("mcp_tool `{t}`"));
+            }
+            if let Some(u) = &e.mcp_resource {
+                exec.push(format!("mcp_resource `{u}`"));
+            }
+            if let Some(h) = &e.http {
+                exec.push(format!("http `{} {}`", h.method, h.path));
+            }
+            if let Some(p) = &e.cli {
+                exec.push(format!("cli `{}`", p.join(" ")));
+            }
+            if !exec.is_empty() {
+                diags.push(err(
+                    c,
+                    "/expose",
+                    format!(
+                        "planned capability `{}` carries an executable exposure: {}",
+                        c.id,
+                        exec.join(", ")
+                    ),
+                ));
+            }
+        } else if c.examples.is_empty() {
+            diags.push(err(
+                c,
+                "/examples",
+                format!("executable capability `{}` declares no example", c.id),
+            ));
+        }
+        if let Some(u) = &e.mcp_resource {
+            if u.starts_with(KNOWLEDGE_URI_PREFIX) {
+                diags.push(err(c, "/expose/mcp_resource", format!("resource URI `{u}` lies under `{KNOWLEDGE_URI_PREFIX}`, which belongs to knowledge objects")));
+            }
+            let zero_arg = c
+                .input
+                .get("required")
+                .and_then(|r| r.as_array())
+                .is_none_or(|r| r.is_empty());
+            if c.kind == Kind::Query && (c.effect != Effect::Read || !zero_arg) {
+                diags.push(err(c, "/expose/mcp_resource", format!("only a read query with no required argument may be an MCP resource; `{}` is {} with required arguments: {}", c.id, c.effect.as_str(), !zero_arg)));
+            }
+        }
+        if let Some(h) = &e.http {
+            if h.method == "GET" && c.effect != Effect::Read {
+                diags.push(err(
+                    c,
+                    "/expose/http/method",
+                    format!(
+                        "GET must be safe, but `{}` has effect {}: use POST",
+                        c.id,
+                        c.effect.as_str()
+                    ),
+                ));
+            }
+        }
+        if let Some(content) = &c.content {
+            let p = repo_root.join(content);
+            if !p.is_file() {
+                diags.push(err(
+                    c,
+                    "/content",
+                    format!("content file `{content}` does not exist"),
+                ));
+            }
+        }
+        if let (Some((module, function)), Some(dir), false) = (&c.handler, handlers_dir, planned) {
+            if let Err(message) = handler_exists(dir, module, function) {
+                diags.push(err(
+                    c,
+                    "/handler",
+                    format!("handler `{module}::{function}` of `{}`: {message}", c.id),
+                ));
+            }
+        }
+    }
+    diags.sort();
+    diags.dedup();
+    diags
+}
+
+/// Proves `pub fn function` exists in `dir/module.rs` by parsing the file.
+pub fn handler_exists(dir: &Path, module: &str, function: &str) -> Result<(), String> {
+    let path = dir.join(format!("{module}.rs"));
+    let text = std::fs::read_to_string(&path).map_err(|_| {
+        format!("src/handlers/{module}.rs does not exist (create it with `pub fn {function}`)")
+    })?;
+    let file = syn::parse_file(&text)
+        .map_err(|e| format!("src/handlers/{module}.rs does not parse: {e}"))?;
+    let found = file.items.iter().any(|item| match item {
+        syn::Item::Fn(f) => f.sig.ident == function && matches!(f.vis, syn::Visibility::Public(_)),
+        _ => false,
+    });
+    if found {
+        Ok(())
+    } else {
+        Err(format!(
+            "src/handlers/{module}.rs has no `pub fn {function}`"
+        ))
+    }
+}

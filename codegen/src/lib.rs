@@ -1,0 +1,152 @@
+//! seneschal's build-time library: load the capability manifests, check the registry
+//! invariants, and render every projection.
+//!
+//! `build.rs` calls [`build`]; tests call [`load_registry`] and the renderers directly on
+//! fixture registries. Nothing here runs inside the seneschal binary: the binary serves the
+//! bytes this crate produced.
+
+pub mod check;
+pub mod load;
+pub mod model;
+pub mod project;
+
+#[path = "../../src/codes.rs"]
+pub mod codes;
+#[path = "../../src/policy.rs"]
+pub mod policy;
+#[path = "../../src/versions.rs"]
+pub mod versions;
+
+use std::path::{Path, PathBuf};
+
+pub use load::Diagnostic;
+pub use model::{Capability, Registry};
+
+use policy::Effect;
+
+/// Where the inputs of a registry live.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    /// The crate (and repository) root: paths in messages are relative to it.
+    pub root: PathBuf,
+    /// The manifest folder, normally `<root>/capabilities`.
+    pub capabilities: PathBuf,
+    /// The handler folder, normally `<root>/src/handlers`; `None` skips the handler check.
+    pub handlers: Option<PathBuf>,
+    /// The version the projections announce.
+    pub version: String,
+}
+
+impl Inputs {
+    /// The standard layout under a crate root.
+    pub fn standard(root: &Path, version: &str) -> Inputs {
+        Inputs {
+            root: root.to_path_buf(),
+            capabilities: root.join("capabilities"),
+            handlers: Some(root.join("src/handlers")),
+            version: version.to_string(),
+        }
+    }
+}
+
+/// Loads and checks the whole registry; every problem is reported, sorted by file.
+pub fn load_registry(inputs: &Inputs) -> Result<Registry, Vec<Diagnostic>> {
+    let mut caps = load::load_dir(&inputs.capabilities, &inputs.root)?;
+    caps.sort_by(|a, b| a.id.cmp(&b.id));
+    let diags = check::check_registry(&caps, inputs.handlers.as_deref(), &inputs.root);
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    Ok(Registry {
+        capabilities: caps,
+        version: inputs.version.clone(),
+    })
+}
+
+/// The committed projections, as `(file name under generated/, content)`, sorted by name.
+pub fn committed_projections(reg: &Registry) -> Vec<(&'static str, String)> {
+    vec![
+        ("capabilities.md", project::reference::render(reg)),
+        (
+            "mcp-tools.json",
+            project::mcp_tools::render(reg, Effect::RepositoryWrite),
+        ),
+        ("openapi.json", project::openapi::render(reg)),
+        ("server-card.json", project::server_card::render(reg)),
+    ]
+}
+
+/// Writes `content` to `path` only when it differs (stable mtimes; prost-build's rule).
+/// Returns whether the file was written.
+pub fn write_if_changed(path: &Path, content: &str) -> std::io::Result<bool> {
+    if std::fs::read(path)
+        .map(|old| old == content.as_bytes())
+        .unwrap_or(false)
+    {
+        return Ok(false);
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, content)?;
+    Ok(true)
+}
+
+/// Formats diagnostics as one build error message.
+pub fn report(diags: &[Diagnostic]) -> String {
+    let mut s = format!(
+        "seneschal: the capability registry has {} problem(s):\n",
+        diags.len()
+    );
+    for d in diags {
+        s.push_str(&format!("  {d}\n"));
+    }
+    s
+}
+
+/// What build.rs does: print the rerun triggers, load and check, write OUT_DIR files, and
+/// write `generated/` when the crate is built from its repository (not from a package).
+pub fn build(root: &Path, out_dir: &Path, version: &str) -> Result<(), String> {
+    let inputs = Inputs::standard(root, version);
+    // Precise triggers: printing any of these switches off cargo's whole-package scan.
+    let mut triggers = vec![
+        inputs.capabilities.clone(),
+        root.join("share/schemas/capability.schema.json"),
+        root.join("src/handlers"),
+    ];
+    if let Ok(files) = load::manifest_files(&inputs.capabilities) {
+        triggers.extend(files);
+    }
+    let registry = load_registry(&inputs).map_err(|d| report(&d))?;
+    for c in &registry.capabilities {
+        if let Some(content) = &c.content {
+            triggers.push(root.join(content));
+        }
+    }
+    for t in &triggers {
+        println!("cargo:rerun-if-changed={}", t.display());
+    }
+    let io = |e: std::io::Error| format!("seneschal: cannot write a projection: {e}");
+    let registry_rs = project::rust::render_registry(&registry, root).map_err(|d| report(&d))?;
+    write_if_changed(&out_dir.join("registry.rs"), &registry_rs).map_err(io)?;
+    let handlers_rs = project::rust::render_handlers(&root.join("src/handlers")).map_err(io)?;
+    write_if_changed(&out_dir.join("handlers.rs"), &handlers_rs).map_err(io)?;
+    for (effect, name) in [
+        (Effect::Read, "mcp-tools.read.json"),
+        (Effect::ProcessState, "mcp-tools.process_state.json"),
+    ] {
+        write_if_changed(
+            &out_dir.join(name),
+            &project::mcp_tools::render(&registry, effect),
+        )
+        .map_err(io)?;
+    }
+    let packaged = root.join(".cargo_vcs_info.json").exists();
+    for (name, content) in committed_projections(&registry) {
+        write_if_changed(&out_dir.join(name), &content).map_err(io)?;
+        if !packaged {
+            write_if_changed(&root.join("generated").join(name), &content).map_err(io)?;
+        }
+    }
+    Ok(())
+}

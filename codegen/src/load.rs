@@ -1,0 +1,357 @@
+//! Loading: every manifest under `capabilities/` is parsed, validated against
+//! `share/schemas/capability.schema.json`, and turned into a typed [`Capability`].
+//!
+//! Every problem becomes a [`Diagnostic`] naming the file, the line where it can be found,
+//! the JSON pointer of the field and a message; loading reports all of them, not the first.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::codes::ErrorCode;
+use crate::model::{Capability, Kind, Manifest};
+use crate::policy::{Determinism, Disclosure, Effect, Stability};
+
+/// One problem found in the registry.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Diagnostic {
+    /// The manifest (or other input file), relative to the crate root.
+    pub file: String,
+    /// 1-based line, when it could be located.
+    pub line: Option<usize>,
+    /// JSON pointer of the field, empty for the whole file.
+    pub pointer: String,
+    /// What is wrong, naming the other side when two files clash.
+    pub message: String,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if !self.pointer.is_empty() {
+            write!(f, ": {}", self.pointer)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// The manifest schema, embedded so the loader needs no path to find it.
+pub const CAPABILITY_SCHEMA: &str = include_str!("../../share/schemas/capability.schema.json");
+
+/// The schema a resource's content answer has: resources declare no input or output.
+pub fn resource_output_schema() -> Value {
+    serde_json::json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["uri", "mimeType", "text"],
+        "properties": {
+            "uri": {"type": "string", "description": "The resource URI."},
+            "mimeType": {"type": "string", "description": "The media type of the text."},
+            "text": {"type": "string", "description": "The content, as embedded at build time."}
+        }
+    })
+}
+
+/// The input schema of a resource: no arguments.
+pub fn resource_input_schema() -> Value {
+    serde_json::json!({"type": "object", "additionalProperties": false, "properties": {}})
+}
+
+/// Lists the manifest files of a folder, sorted by name (deterministic order).
+pub fn manifest_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let ext = path.extension().and_then(|e| e.to_str());
+        if path.is_file() && matches!(ext, Some("yaml") | Some("yml")) {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Loads every manifest of `dir`. `root` is the crate root, used to print relative paths.
+pub fn load_dir(dir: &Path, root: &Path) -> Result<Vec<Capability>, Vec<Diagnostic>> {
+    let files = manifest_files(dir).map_err(|e| {
+        vec![Diagnostic {
+            file: display_path(dir, root),
+            line: None,
+            pointer: String::new(),
+            message: format!("cannot list manifests: {e}"),
+        }]
+    })?;
+    let mut caps = Vec::new();
+    let mut diags = Vec::new();
+    for file in files {
+        let rel = display_path(&file, root);
+        match std::fs::read_to_string(&file) {
+            Ok(text) => match load_manifest(&text, &rel) {
+                Ok(cap) => caps.push(cap),
+                Err(mut d) => diags.append(&mut d),
+            },
+            Err(e) => diags.push(Diagnostic {
+                file: rel,
+                line: None,
+                pointer: String::new(),
+                message: format!("cannot read: {e}"),
+            }),
+        }
+    }
+    if diags.is_empty() {
+        Ok(caps)
+    } else {
+        Err(diags)
+    }
+}
+
+/// A path relative to the crate root, with forward slashes.
+pub fn display_path(path: &Path, root: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// Parses and checks one manifest's text. `file` is the name used in diagnostics.
+pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnostic>> {
+    let diag = |line: Option<usize>, pointer: &str, message: String| Diagnostic {
+        file: file.to_string(),
+        line,
+        pointer: pointer.to_string(),
+        message,
+    };
+    let value: Value = match serde_yaml::from_str::<Value>(text) {
+        Ok(v) => v,
+        Err(e) => {
+            let line = e.location().map(|l| l.line());
+            return Err(vec![diag(line, "", format!("malformed YAML: {e}"))]);
+        }
+    };
+    let schema: Value =
+        serde_json::from_str(CAPABILITY_SCHEMA).expect("the manifest schema is JSON");
+    let validator = jsonschema::draft202012::new(&schema).expect("the manifest schema compiles");
+    let mut diags: Vec<Diagnostic> = validator
+        .iter_errors(&value)
+        .map(|e| {
+            let pointer = e.instance_path().as_str().to_string();
+            diag(pointer_line(text, &pointer), &pointer, e.to_string())
+        })
+        .collect();
+    if !diags.is_empty() {
+        diags.sort();
+        diags.dedup();
+        return Err(diags);
+    }
+    let manifest: Manifest = serde_json::from_value(value).map_err(|e| {
+        vec![diag(
+            None,
+            "",
+            format!("does not match the manifest model: {e}"),
+        )]
+    })?;
+    let stem = Path::new(file)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("");
+    if stem != manifest.id {
+        diags.push(diag(
+            pointer_line(text, "/id"),
+            "/id",
+            format!(
+                "id `{}` differs from the file name `{stem}`: name the file after its id",
+                manifest.id
+            ),
+        ));
+    }
+    let kind = if manifest.kind == "query" {
+        Kind::Query
+    } else {
+        Kind::Resource
+    };
+    let handler = manifest.handler.as_ref().map(|h| {
+        let (m, f) = h
+            .split_once("::")
+            .expect("the schema checks module::function");
+        (m.to_string(), f.to_string())
+    });
+    let stability = Stability::parse(&manifest.stability).expect("schema-checked");
+    if kind == Kind::Query && stability != Stability::Planned && handler.is_none() {
+        diags.push(diag(
+            None,
+            "/handler",
+            format!(
+                "query `{}` is executable but names no handler (add `handler: module::function`)",
+                manifest.id
+            ),
+        ));
+    }
+    let errors: Vec<ErrorCode> = manifest
+        .errors
+        .iter()
+        .map(|c| ErrorCode::parse(c).expect("schema-checked"))
+        .collect();
+    for (i, ex) in manifest.examples.iter().enumerate() {
+        let code = ErrorCode::parse(&ex.outcome);
+        if let Some(code) = code {
+            if !ErrorCode::UNIVERSAL.contains(&code) && !errors.contains(&code) {
+                let ptr = format!("/examples/{i}/outcome");
+                diags.push(diag(
+                    pointer_line(text, &ptr),
+                    &ptr,
+                    format!("example `{}` expects `{}`, which the manifest does not declare in `errors`", ex.title, ex.outcome),
+                ));
+            }
+        }
+    }
+    let (input, output) = match kind {
+        Kind::Query => (
+            manifest
+                .input
+                .clone()
+                .expect("schema requires input for queries"),
+            manifest
+                .output
+                .clone()
+                .expect("schema requires output for queries"),
+        ),
+        Kind::Resource => (resource_input_schema(), resource_output_schema()),
+    };
+    // Each schema must itself be a valid draft 2020-12 schema.
+    for (ptr, schema) in [("/input", &input), ("/output", &output)] {
+        if let Err(e) = jsonschema::draft202012::new(schema) {
+            diags.push(diag(
+                pointer_line(text, ptr),
+                ptr,
+                format!("not a valid JSON Schema: {e}"),
+            ));
+        }
+    }
+    // Examples must satisfy the input schema when they expect success.
+    if let Ok(v) = jsonschema::draft202012::new(&input) {
+        for (i, ex) in manifest.examples.iter().enumerate() {
+            if ex.outcome == "ok" {
+                if let Some(err) = v.iter_errors(&ex.input).next() {
+                    let ptr = format!("/examples/{i}/input");
+                    diags.push(diag(
+                        pointer_line(text, &ptr),
+                        &ptr,
+                        format!(
+                            "example `{}` expects ok but its input fails the input schema: {err}",
+                            ex.title
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    Ok(Capability {
+        id: manifest.id.clone(),
+        source: PathBuf::from(file),
+        kind,
+        title: manifest.title,
+        description: manifest.description.trim_end().to_string(),
+        handler,
+        content: manifest.content,
+        mime_type: manifest
+            .mime_type
+            .unwrap_or_else(|| "text/markdown".to_string()),
+        effect: Effect::parse(&manifest.effect).expect("schema-checked"),
+        disclosure: Disclosure::parse(&manifest.disclosure).expect("schema-checked"),
+        determinism: Determinism::parse(&manifest.determinism).expect("schema-checked"),
+        stability,
+        tags: manifest.tags,
+        input,
+        output,
+        errors,
+        expose: manifest.expose,
+        review: manifest.review.trim_end().to_string(),
+        examples: manifest.examples,
+    })
+}
+
+/// Finds the line of a JSON pointer in block-style YAML text, by walking key lines with
+/// growing indentation. Returns `None` when the field cannot be located (flow style, or the
+/// field is missing, as for a `required` violation at the parent).
+pub fn pointer_line(text: &str, pointer: &str) -> Option<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut start = 0usize;
+    let mut min_indent = 0usize;
+    let mut found = None;
+    for seg in pointer.split('/').skip(1) {
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        let mut hit = None;
+        if let Ok(index) = seg.parse::<usize>() {
+            // The index-th list item at the next indentation level.
+            let mut count = 0usize;
+            let mut item_indent = None;
+            for (i, line) in lines.iter().enumerate().skip(start) {
+                let indent = line.len() - line.trim_start().len();
+                let t = line.trim_start();
+                if t.is_empty() || t.starts_with('#') {
+                    continue;
+                }
+                if i > start && indent < min_indent {
+                    break;
+                }
+                if t.starts_with("- ") || t == "-" {
+                    if item_indent.is_none() {
+                        item_indent = Some(indent);
+                    }
+                    if Some(indent) == item_indent {
+                        if count == index {
+                            hit = Some((i, indent + 2));
+                            break;
+                        }
+                        count += 1;
+                    }
+                }
+            }
+        } else {
+            for (i, line) in lines.iter().enumerate().skip(start) {
+                let indent = line.len() - line.trim_start().len();
+                let t = line.trim_start().trim_start_matches("- ");
+                if line.trim().is_empty() || line.trim_start().starts_with('#') {
+                    continue;
+                }
+                if i > start && indent < min_indent && found.is_some() {
+                    break;
+                }
+                if t.starts_with(&format!("{seg}:")) || t.starts_with(&format!("\"{seg}\":")) {
+                    let key_col = line.len() - t.len();
+                    if key_col >= min_indent {
+                        hit = Some((i, key_col + 1));
+                        break;
+                    }
+                }
+            }
+        }
+        let (i, indent) = hit?;
+        found = Some(i + 1);
+        start = i;
+        min_indent = indent;
+    }
+    found.or(if pointer.is_empty() { Some(1) } else { None })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pointer_line;
+
+    #[test]
+    fn pointer_lines_are_found_in_block_yaml() {
+        let text = "id: a.b\nexpose:\n  http:\n    method: PUT\n    path: /x\nexamples:\n  - title: one\n    input: {}\n  - title: two\n    outcome: nope\n";
+        assert_eq!(pointer_line(text, "/id"), Some(1));
+        assert_eq!(pointer_line(text, "/expose/http/method"), Some(4));
+        assert_eq!(pointer_line(text, "/examples/1/outcome"), Some(10));
+        assert_eq!(pointer_line(text, "/examples/0"), Some(7));
+        assert_eq!(pointer_line(text, "/missing"), None);
+    }
+}

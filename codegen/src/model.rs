@@ -1,0 +1,209 @@
+//! The typed registry: what a manifest says once it has been parsed and checked.
+//!
+//! Projections read these structures, never raw YAML (STYLE 2).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::codes::ErrorCode;
+use crate::policy::{Approval, Determinism, Disclosure, Effect, ExecutionPolicy, Hints, Stability};
+
+/// One manifest file as written (after the schema check, so every field is well typed).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub id: String,
+    pub kind: String,
+    pub title: String,
+    pub description: String,
+    #[serde(default)]
+    pub handler: Option<String>,
+    #[serde(default)]
+    pub content: Option<String>,
+    #[serde(default)]
+    pub mime_type: Option<String>,
+    pub effect: String,
+    pub disclosure: String,
+    pub determinism: String,
+    pub stability: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub input: Option<Value>,
+    #[serde(default)]
+    pub output: Option<Value>,
+    #[serde(default)]
+    pub errors: Vec<String>,
+    pub expose: Expose,
+    pub review: String,
+    #[serde(default)]
+    pub examples: Vec<Example>,
+}
+
+/// The exposures a manifest declares; each explicit, none derived.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Expose {
+    #[serde(default)]
+    pub mcp_tool: Option<String>,
+    #[serde(default)]
+    pub mcp_resource: Option<String>,
+    #[serde(default)]
+    pub http: Option<HttpRoute>,
+    #[serde(default)]
+    pub cli: Option<Vec<String>>,
+}
+
+/// An HTTP method and path.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct HttpRoute {
+    pub method: String,
+    pub path: String,
+}
+
+/// A declared example: feeds the reference, OpenAPI and the conformance harness.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Example {
+    pub title: String,
+    pub input: Value,
+    pub outcome: String,
+}
+
+/// Whether a handler runs or repository content is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Query,
+    Resource,
+}
+
+/// One capability of the registry, fully typed.
+#[derive(Debug, Clone)]
+pub struct Capability {
+    pub id: String,
+    /// The manifest file, relative to the crate root (for messages and docs).
+    pub source: PathBuf,
+    pub kind: Kind,
+    pub title: String,
+    pub description: String,
+    /// `(module, function)` under `src/handlers/`.
+    pub handler: Option<(String, String)>,
+    /// Repository-relative content file of a resource.
+    pub content: Option<String>,
+    pub mime_type: String,
+    pub effect: Effect,
+    pub disclosure: Disclosure,
+    pub determinism: Determinism,
+    pub stability: Stability,
+    pub tags: Vec<String>,
+    pub input: Value,
+    pub output: Value,
+    pub errors: Vec<ErrorCode>,
+    pub expose: Expose,
+    pub review: String,
+    pub examples: Vec<Example>,
+}
+
+impl Capability {
+    /// The annotations every projection shows, from the one policy table.
+    pub fn hints(&self) -> Hints {
+        ExecutionPolicy::hints(self.effect)
+    }
+
+    /// The approval a confirmation UI should ask for.
+    pub fn approval(&self) -> Approval {
+        ExecutionPolicy::approval(self.effect, self.disclosure)
+    }
+
+    /// Planned capabilities are listed, never executable.
+    pub fn executable(&self) -> bool {
+        self.stability != Stability::Planned
+    }
+
+    /// Every error code a call can return: the universal ones plus the declared ones.
+    pub fn all_errors(&self) -> Vec<ErrorCode> {
+        let mut all: Vec<ErrorCode> = ErrorCode::UNIVERSAL.to_vec();
+        if self.stability == Stability::Planned {
+            all.push(ErrorCode::Unsupported);
+        }
+        all.extend(self.errors.iter().copied());
+        all.push(ErrorCode::Refused); // the effect policy may refuse any call
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    /// The Rust module name of this capability's generated types.
+    pub fn module_name(&self) -> String {
+        self.id.replace('.', "_")
+    }
+
+    /// The kind's spelling.
+    pub fn kind_str(&self) -> &'static str {
+        match self.kind {
+            Kind::Query => "query",
+            Kind::Resource => "resource",
+        }
+    }
+
+    /// The whole descriptor as JSON: what `capabilities.show` returns.
+    pub fn descriptor(&self) -> Value {
+        let hints = self.hints();
+        serde_json::json!({
+            "id": self.id,
+            "kind": self.kind_str(),
+            "title": self.title,
+            "description": self.description,
+            "handler": self.handler.as_ref().map(|(m, f)| format!("{m}::{f}")),
+            "content": self.content,
+            "mime_type": if self.kind == Kind::Resource { Some(self.mime_type.clone()) } else { None },
+            "effect": self.effect.as_str(),
+            "disclosure": self.disclosure.as_str(),
+            "determinism": self.determinism.as_str(),
+            "stability": self.stability.as_str(),
+            "tags": self.tags,
+            "input": self.input,
+            "output": self.output,
+            "errors": self.all_errors().iter().map(|c| c.as_str()).collect::<Vec<_>>(),
+            "hints": hints_json(hints),
+            "approval": self.approval().as_str(),
+            "expose": {
+                "mcp_tool": self.expose.mcp_tool,
+                "mcp_resource": self.expose.mcp_resource,
+                "http": self.expose.http.as_ref().map(|h| serde_json::json!({"method": h.method, "path": h.path})),
+                "cli": self.expose.cli,
+            },
+            "review": self.review,
+            "examples": self.examples,
+            "source": self.source.to_string_lossy().replace('\\', "/"),
+        })
+    }
+}
+
+/// The four MCP annotations as JSON, in their wire spelling.
+pub fn hints_json(h: Hints) -> Value {
+    serde_json::json!({
+        "readOnlyHint": h.read_only,
+        "destructiveHint": h.destructive,
+        "idempotentHint": h.idempotent,
+        "openWorldHint": h.open_world,
+    })
+}
+
+/// The whole registry, sorted by canonical id.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    pub capabilities: Vec<Capability>,
+    /// The package version the projections announce.
+    pub version: String,
+}
+
+impl Registry {
+    /// Capabilities that are executable through some projection.
+    pub fn executable(&self) -> impl Iterator<Item = &Capability> {
+        self.capabilities.iter().filter(|c| c.executable())
+    }
+}

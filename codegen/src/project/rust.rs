@@ -1,0 +1,290 @@
+//! The Rust projection (OUT_DIR only, never committed): typed input/output structs from each
+//! manifest's schemas (typify), the static descriptor table, the dispatch table and the
+//! handler module tree (syn + quote, printed by prettyplease).
+
+use std::path::Path;
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use typify::{TypeSpace, TypeSpaceSettings};
+
+use crate::load::Diagnostic;
+use crate::model::{Capability, Kind, Registry};
+use crate::policy::{Determinism, Disclosure, Effect, Stability};
+
+/// typify's types for one capability, in a module named after the capability.
+pub fn types_for(c: &Capability) -> Result<TokenStream, Diagnostic> {
+    let file = c.source.to_string_lossy().replace('\\', "/");
+    let fail = |pointer: &str, message: String| Diagnostic {
+        file: file.clone(),
+        line: None,
+        pointer: pointer.into(),
+        message,
+    };
+    let mut settings = TypeSpaceSettings::default();
+    settings.with_struct_builder(false);
+    let mut space = TypeSpace::new(&settings);
+    for (name, pointer, schema) in [
+        ("Input", "/input", &c.input),
+        ("Output", "/output", &c.output),
+    ] {
+        let mut schema = schema.clone();
+        if let Some(obj) = schema.as_object_mut() {
+            // The root type's name is fixed; a title would rename it.
+            obj.remove("title");
+        }
+        let parsed: schemars::schema::Schema = serde_json::from_value(schema)
+            .map_err(|e| fail(pointer, format!("typify cannot read this schema: {e}")))?;
+        // typify panics on some schema features; a panic becomes a diagnostic naming the manifest.
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let added = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            space
+                .add_type_with_name(&parsed, Some(name.to_string()))
+                .map(|_| ())
+        }));
+        std::panic::set_hook(previous);
+        match added {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                return Err(fail(
+                    pointer,
+                    format!("typify cannot generate a Rust type for this schema: {e}"),
+                ))
+            }
+            Err(panic) => {
+                let why = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "unknown panic".into());
+                return Err(fail(
+                    pointer,
+                    format!("typify cannot handle a feature of this schema (it panicked: {why})"),
+                ));
+            }
+        }
+    }
+    let stream = space.to_stream();
+    let module = format_ident!("{}", c.module_name());
+    let doc = format!("Types of `{}`, generated from {}.", c.id, file);
+    Ok(quote! {
+        #[doc = #doc]
+        pub mod #module {
+            #stream
+        }
+    })
+}
+
+fn effect_tokens(e: Effect) -> TokenStream {
+    match e {
+        Effect::Read => quote!(crate::policy::Effect::Read),
+        Effect::ProcessState => quote!(crate::policy::Effect::ProcessState),
+        Effect::RepositoryWrite => quote!(crate::policy::Effect::RepositoryWrite),
+    }
+}
+
+fn disclosure_tokens(d: Disclosure) -> TokenStream {
+    match d {
+        Disclosure::None => quote!(crate::policy::Disclosure::None),
+        Disclosure::Metadata => quote!(crate::policy::Disclosure::Metadata),
+        Disclosure::Repository => quote!(crate::policy::Disclosure::Repository),
+    }
+}
+
+fn determinism_tokens(d: Determinism) -> TokenStream {
+    match d {
+        Determinism::Input => quote!(crate::policy::Determinism::Input),
+        Determinism::Repository => quote!(crate::policy::Determinism::Repository),
+        Determinism::Process => quote!(crate::policy::Determinism::Process),
+    }
+}
+
+fn stability_tokens(s: Stability) -> TokenStream {
+    match s {
+        Stability::Stable => quote!(crate::policy::Stability::Stable),
+        Stability::Experimental => quote!(crate::policy::Stability::Experimental),
+        Stability::Planned => quote!(crate::policy::Stability::Planned),
+    }
+}
+
+fn opt_str(s: &Option<String>) -> TokenStream {
+    match s {
+        Some(s) => quote!(Some(#s)),
+        None => quote!(None),
+    }
+}
+
+/// The static descriptor of one capability.
+fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
+    let id = &c.id;
+    let title = &c.title;
+    let description = &c.description;
+    let kind = match c.kind {
+        Kind::Query => quote!(crate::registry::Kind::Query),
+        Kind::Resource => quote!(crate::registry::Kind::Resource),
+    };
+    let effect = effect_tokens(c.effect);
+    let disclosure = disclosure_tokens(c.disclosure);
+    let determinism = determinism_tokens(c.determinism);
+    let stability = stability_tokens(c.stability);
+    let tags = &c.tags;
+    let errors: Vec<TokenStream> = c
+        .all_errors()
+        .iter()
+        .map(|code| {
+            let v = format_ident!("{}", format!("{code:?}"));
+            quote!(crate::error::ErrorCode::#v)
+        })
+        .collect();
+    let mcp_tool = opt_str(&c.expose.mcp_tool);
+    let mcp_resource = opt_str(&c.expose.mcp_resource);
+    let http = match &c.expose.http {
+        Some(h) => {
+            let (m, p) = (&h.method, &h.path);
+            quote!(Some(crate::registry::HttpRoute { method: #m, path: #p }))
+        }
+        None => quote!(None),
+    };
+    let cli: Vec<&String> = c.expose.cli.iter().flatten().collect();
+    let review = &c.review;
+    let input = serde_json::to_string(&c.input).expect("serializes");
+    let output = serde_json::to_string(&c.output).expect("serializes");
+    let descriptor_json = serde_json::to_string(&c.descriptor()).expect("serializes");
+    let examples = serde_json::to_string(&c.examples).expect("serializes");
+    let mime = &c.mime_type;
+    let content = match &c.content {
+        Some(rel) => {
+            let abs = repo_root.join(rel).to_string_lossy().to_string();
+            quote!(Some(include_str!(#abs)))
+        }
+        None => quote!(None),
+    };
+    let handler = opt_str(&c.handler.as_ref().map(|(m, f)| format!("{m}::{f}")));
+    quote! {
+        crate::registry::Descriptor {
+            id: #id,
+            kind: #kind,
+            title: #title,
+            description: #description,
+            handler: #handler,
+            effect: #effect,
+            disclosure: #disclosure,
+            determinism: #determinism,
+            stability: #stability,
+            tags: &[#(#tags),*],
+            errors: &[#(#errors),*],
+            mcp_tool: #mcp_tool,
+            mcp_resource: #mcp_resource,
+            http: #http,
+            cli: &[#(#cli),*],
+            review: #review,
+            input_schema: #input,
+            output_schema: #output,
+            descriptor_json: #descriptor_json,
+            examples_json: #examples,
+            content: #content,
+            mime_type: #mime,
+        }
+    }
+}
+
+/// The generated registry module: types, table and dispatch.
+pub fn render_registry(reg: &Registry, repo_root: &Path) -> Result<String, Vec<Diagnostic>> {
+    let mut types = Vec::new();
+    let mut diags = Vec::new();
+    for c in reg.executable().filter(|c| c.kind == Kind::Query) {
+        match types_for(c) {
+            Ok(t) => types.push(t),
+            Err(d) => diags.push(d),
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let descriptors: Vec<TokenStream> = reg
+        .capabilities
+        .iter()
+        .map(|c| descriptor(c, repo_root))
+        .collect();
+    let arms: Vec<TokenStream> = reg
+        .capabilities
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.executable() && c.kind == Kind::Query)
+        .map(|(i, c)| {
+            let (m, f) = c.handler.as_ref().expect("checked: executable queries have handlers");
+            let module = format_ident!("{}", m);
+            let function = format_ident!("{}", f);
+            let types = format_ident!("{}", c.module_name());
+            quote! {
+                #i => {
+                    let input: types::#types::Input = decode(input)?;
+                    let output: types::#types::Output = crate::handlers::#module::#function(ctx, input)?;
+                    encode(output)
+                }
+            }
+        })
+        .collect();
+    let count = reg.capabilities.len();
+    let file: syn::File = syn::parse2(quote! {
+        /// Typed inputs and outputs, one module per executable query.
+        #[allow(clippy::all, clippy::pedantic, dead_code, missing_docs, unused_imports, irrefutable_let_patterns)]
+        pub mod types {
+            #(#types)*
+        }
+
+        /// Every capability of the registry, sorted by canonical id.
+        pub static CAPABILITIES: [crate::registry::Descriptor; #count] = [#(#descriptors),*];
+
+        /// Calls the handler of the capability at `index` with its typed input.
+        pub fn dispatch(
+            index: usize,
+            ctx: &crate::context::Context,
+            input: serde_json::Value,
+        ) -> Result<serde_json::Value, crate::error::CapabilityError> {
+            match index {
+                #(#arms)*
+                _ => Err(crate::error::CapabilityError::unsupported("this capability has no handler")),
+            }
+        }
+
+        fn decode<T: serde::de::DeserializeOwned>(input: serde_json::Value) -> Result<T, crate::error::CapabilityError> {
+            serde_json::from_value(input).map_err(|e| crate::error::CapabilityError::invalid_input(format!("input does not decode: {e}")))
+        }
+
+        fn encode<T: serde::Serialize>(output: T) -> Result<serde_json::Value, crate::error::CapabilityError> {
+            serde_json::to_value(output).map_err(|e| crate::error::CapabilityError::internal(format!("output does not encode: {e}")))
+        }
+    })
+    .map_err(|e| vec![Diagnostic { file: "capabilities/".into(), line: None, pointer: String::new(), message: format!("generated code does not parse: {e}") }])?;
+    Ok(format!(
+        "// @generated by seneschal-codegen from capabilities/*.yaml; do not edit.\n{}",
+        prettyplease::unparse(&file)
+    ))
+}
+
+/// The handler module tree: one module per file under `src/handlers/`, found, not listed.
+pub fn render_handlers(handlers_dir: &Path) -> std::io::Result<String> {
+    let mut files: Vec<_> = std::fs::read_dir(handlers_dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().and_then(|e| e.to_str()) == Some("rs")
+                && p.file_stem().and_then(|s| s.to_str()) != Some("mod")
+        })
+        .collect();
+    files.sort();
+    let mut out = String::from(
+        "// @generated by seneschal-codegen: one module per file under src/handlers/.\n",
+    );
+    for f in files {
+        let stem = f
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_string();
+        let abs = f.canonicalize()?.to_string_lossy().to_string();
+        out.push_str(&format!("#[path = {abs:?}]\npub mod {stem};\n"));
+    }
+    Ok(out)
+}

@@ -1,0 +1,266 @@
+//! The command line: argv → the executor, and answers → text or JSON.
+//!
+//! **Architecture invariant:** only this module knows argv. Each capability's `expose.cli`
+//! path becomes a subcommand built from the registry at start-up, with flags derived from
+//! its input schema (see [`args`]); no subcommand is written per capability.
+
+pub mod args;
+pub mod render;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use serde_json::Value;
+
+use crate::codes::{ErrorCode, EXIT_STALE};
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::execute::{execute, execute_index, Transport};
+use crate::policy::Effect;
+use crate::registry::{Descriptor, CAPABILITIES};
+
+/// The exit-code table printed at the end of `--help`.
+pub fn exit_codes_help() -> String {
+    let mut s = String::from("Exit codes:\n  0   success\n");
+    let mut codes: Vec<ErrorCode> = ErrorCode::ALL.to_vec();
+    codes.sort_by_key(|c| c.exit_code());
+    for c in codes {
+        s.push_str(&format!(
+            "  {:<3} {} — {}\n",
+            c.exit_code(),
+            c.as_str(),
+            c.meaning()
+        ));
+    }
+    s.push_str(&format!(
+        "  {EXIT_STALE:<3} generate --check: a committed projection is stale\n"
+    ));
+    s
+}
+
+fn effect_arg() -> Arg {
+    Arg::new("allow-effects")
+        .long("allow-effects")
+        .value_name("EFFECT")
+        .value_parser(["read", "process_state", "repository_write"])
+        .default_value("repository_write")
+        .help("Execute only capabilities whose effect is at most this one (least privilege)")
+}
+
+/// The whole command tree: built-in commands plus one subcommand per capability CLI path.
+pub fn command() -> Command {
+    let mut cmd = Command::new("seneschal")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about("A repository steward for AI agents: knowledge, queries and writes over MCP, HTTP and this command line")
+        .after_help(exit_codes_help())
+        .subcommand_required(true)
+        .arg_required_else_help(true)
+        .arg(
+            Arg::new("json")
+                .long("json")
+                .global(true)
+                .action(ArgAction::SetTrue)
+                .help("Print JSON (the default when stdout is not a terminal)"),
+        )
+        .arg(
+            Arg::new("repo")
+                .long("repo")
+                .global(true)
+                .value_name("DIR")
+                .value_parser(clap::value_parser!(PathBuf))
+                .help("The repository to steward [default: the one holding the current directory]"),
+        )
+        .subcommand(
+            Command::new("call")
+                .about("Call any capability by canonical id with a JSON input")
+                .arg(Arg::new("id").required(true).help("Canonical id, e.g. capabilities.list"))
+                .arg(Arg::new("input").long("input").value_name("JSON").default_value("{}").help("The input, a JSON object"))
+                .arg(effect_arg()),
+        )
+        .subcommand(
+            Command::new("generate")
+                .about("Write the committed projections compiled into this binary to generated/")
+                .arg(Arg::new("check").long("check").action(ArgAction::SetTrue).help(format!(
+                    "Compare instead of writing; exit {EXIT_STALE} naming each stale file"
+                )))
+                .arg(
+                    Arg::new("dir")
+                        .long("dir")
+                        .value_name("DIR")
+                        .value_parser(clap::value_parser!(PathBuf))
+                        .default_value("generated")
+                        .help("The folder of the committed projections"),
+                ),
+        )
+        .subcommand(crate::mcp::command())
+        .subcommand(crate::http::command());
+    // One subcommand per capability CLI path, grouped by its leading words.
+    let mut paths: Vec<&'static Descriptor> = CAPABILITIES
+        .iter()
+        .filter(|d| d.executable() && !d.cli.is_empty())
+        .collect();
+    paths.sort_by_key(|d| d.cli);
+    for d in paths {
+        cmd = insert(cmd, d, d.cli);
+    }
+    cmd
+}
+
+/// Inserts the capability's command at `path` below `parent`, creating groups as needed.
+fn insert(parent: Command, d: &'static Descriptor, path: &'static [&'static str]) -> Command {
+    if path.len() == 1 {
+        return parent.subcommand(args::command_for(d, path[0]).arg(effect_arg()));
+    }
+    let name = path[0];
+    let parent = if parent.find_subcommand(name).is_none() {
+        parent.subcommand(
+            Command::new(name)
+                .about(format!("Capabilities under `{name}`"))
+                .subcommand_required(true)
+                .arg_required_else_help(true),
+        )
+    } else {
+        parent
+    };
+    parent.mut_subcommand(name, |group| insert(group, d, &path[1..]))
+}
+
+/// The leaf matches of a capability path and its descriptor, if argv chose one.
+fn capability_matches(m: &ArgMatches) -> Option<(&'static Descriptor, &ArgMatches)> {
+    let mut path = Vec::new();
+    let mut cur = m;
+    while let Some((name, sub)) = cur.subcommand() {
+        path.push(name.to_string());
+        cur = sub;
+    }
+    CAPABILITIES
+        .iter()
+        .find(|d| !d.cli.is_empty() && d.cli.iter().copied().eq(path.iter().map(String::as_str)))
+        .map(|d| (d, cur))
+}
+
+/// Where output goes and in which form.
+struct Output {
+    json: bool,
+}
+
+impl Output {
+    fn answer(&self, value: &Value) -> ExitCode {
+        let text = if self.json {
+            let mut s = serde_json::to_string_pretty(value).expect("JSON values serialize");
+            s.push('\n');
+            s
+        } else {
+            render::human(value)
+        };
+        print_stdout(&text)
+    }
+}
+
+/// Writes to stdout; a closed pipe (`seneschal ... | head`) is a quiet success.
+pub fn print_stdout(text: &str) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error[internal]: cannot write to stdout: {e}");
+            ExitCode::from(ErrorCode::Internal.exit_code())
+        }
+    }
+}
+
+/// Reports a capability error on stderr and returns its exit code.
+pub fn fail(e: &CapabilityError) -> ExitCode {
+    eprintln!("error[{}]: {}", e.code.as_str(), e.message);
+    if let Some(p) = &e.pointer {
+        if !p.is_empty() {
+            eprintln!("  at: {p}");
+        }
+    }
+    if let Some(d) = &e.data {
+        eprintln!("  data: {d}");
+    }
+    ExitCode::from(e.code.exit_code())
+}
+
+/// The repository root chosen by `--repo` or found from the current directory.
+pub fn repo_root(m: &ArgMatches) -> PathBuf {
+    let start = m
+        .get_one::<PathBuf>("repo")
+        .cloned()
+        .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
+    Context::discover(&start)
+}
+
+fn context(m: &ArgMatches, effect: Option<&String>) -> Context {
+    let max = effect
+        .and_then(|e| Effect::parse(e))
+        .unwrap_or(Effect::RepositoryWrite);
+    Context::new(repo_root(m), max)
+}
+
+/// Parses argv completely, then acts. Returns the process exit code.
+pub fn main() -> ExitCode {
+    let matches = match command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) => {
+            let code = match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
+                clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => 0,
+                _ => ErrorCode::InvalidInput.exit_code(),
+            };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let out = Output {
+        json: matches.get_flag("json") || !std::io::stdout().is_terminal(),
+    };
+    match matches.subcommand() {
+        Some(("call", m)) => {
+            let ctx = context(&matches, m.get_one::<String>("allow-effects"));
+            let id = m.get_one::<String>("id").expect("required");
+            let text = m.get_one::<String>("input").expect("defaulted");
+            let input: Value = match serde_json::from_str(text) {
+                Ok(v) => v,
+                Err(e) => {
+                    return fail(
+                        &CapabilityError::invalid_input(format!("--input is not JSON: {e}")).at(""),
+                    )
+                }
+            };
+            match execute(&ctx, id, input, Transport::Cli) {
+                Ok(v) => out.answer(&v),
+                Err(e) => fail(&e),
+            }
+        }
+        Some(("mcp", m)) => crate::mcp::cli_main(repo_root(&matches), m),
+        Some(("serve", m)) => crate::http::cli_main(repo_root(&matches), m),
+        Some(("generate", m)) => crate::generate::run(
+            m.get_one::<PathBuf>("dir").expect("defaulted"),
+            m.get_flag("check"),
+        ),
+        _ => match capability_matches(&matches) {
+            Some((d, leaf)) => {
+                let ctx = context(&matches, leaf.get_one::<String>("allow-effects"));
+                let index = CAPABILITIES
+                    .iter()
+                    .position(|c| std::ptr::eq(c, d))
+                    .expect("from the table");
+                let result = args::input_from(d, leaf)
+                    .and_then(|input| execute_index(&ctx, index, input, Transport::Cli));
+                match result {
+                    Ok(v) => out.answer(&v),
+                    Err(e) => fail(&e),
+                }
+            }
+            None => {
+                let _ = command().print_help();
+                ExitCode::from(ErrorCode::InvalidInput.exit_code())
+            }
+        },
+    }
+}

@@ -1,0 +1,41 @@
+//! The process-wide context every handler receives: the repository, the clock, the profile.
+//!
+//! Handlers never see a transport; the context holds nothing about how a call arrived.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::policy::Effect;
+
+/// Shared state of one seneschal process.
+#[derive(Debug)]
+pub struct Context {
+    /// The repository root this process stewards.
+    pub repo: PathBuf,
+    /// When the process started.
+    pub started: Instant,
+    /// The strongest effect this process executes (`--allow-effects`).
+    pub max_effect: Effect,
+}
+
+impl Context {
+    /// A context for `repo` allowing effects up to `max_effect`.
+    pub fn new(repo: PathBuf, max_effect: Effect) -> Context {
+        Context {
+            repo,
+            started: Instant::now(),
+            max_effect,
+        }
+    }
+
+    /// Finds the repository that holds `start`: the nearest ancestor with a `.git` entry,
+    /// or `start` itself when there is none.
+    pub fn discover(start: &Path) -> PathBuf {
+        let start = start.canonicalize().unwrap_or_else(|_| start.to_path_buf());
+        start
+            .ancestors()
+            .find(|p| p.join(".git").exists())
+            .map(Path::to_path_buf)
+            .unwrap_or(start)
+    }
+}

@@ -1,0 +1,32 @@
+//! Handlers of the `server.*` group: this process describing itself.
+
+use serde_json::json;
+
+use super::typed;
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::policy::{Effect, Stability};
+use crate::registry::types::server_status;
+use crate::registry::CAPABILITIES;
+
+/// `server.status`: version, pid, uptime, repository, profile and capability counts.
+pub fn status(ctx: &Context, _input: server_status::Input) -> Result<server_status::Output, CapabilityError> {
+    let count = |f: &dyn Fn(&crate::registry::Descriptor) -> bool| CAPABILITIES.iter().filter(|d| f(d)).count();
+    let allowed: Vec<&str> = Effect::ALL.iter().filter(|e| **e <= ctx.max_effect).map(|e| e.as_str()).collect();
+    typed(json!({
+        "name": crate::versions::SERVER_NAME,
+        "version": env!("CARGO_PKG_VERSION"),
+        "pid": std::process::id(),
+        "uptime_ms": u64::try_from(ctx.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        "repository": ctx.repo.to_string_lossy(),
+        "allowed_effects": allowed,
+        "capabilities": {
+            "total": CAPABILITIES.len(),
+            "executable": count(&|d| d.executable()),
+            "planned": count(&|d| d.stability == Stability::Planned),
+            "read": count(&|d| d.effect == Effect::Read),
+            "process_state": count(&|d| d.effect == Effect::ProcessState),
+            "repository_write": count(&|d| d.effect == Effect::RepositoryWrite),
+        }
+    }))
+}

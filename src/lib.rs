@@ -1,0 +1,22 @@
+//! seneschal: a repository steward for AI agents and the people beside them.
+//!
+//! Every capability is declared once, in a YAML manifest under `capabilities/`; `build.rs`
+//! (through the `seneschal-codegen` crate) compiles the manifests into the typed dispatch
+//! table of [`registry`] and into every projection. This library holds the runtime: the one
+//! [`execute`] path, the [`policy`] that derives what a caller may assume, the [`handlers`],
+//! and the transports ([`cli`]) that adapt argv, JSON-RPC or HTTP to the executor.
+//! See docs/ARCHITECTURE.md for the code map and its invariants.
+
+pub mod cli;
+pub mod codes;
+pub mod context;
+pub mod error;
+pub mod execute;
+pub mod generate;
+pub mod handlers;
+pub mod http;
+pub mod knowledge;
+pub mod mcp;
+pub mod policy;
+pub mod registry;
+pub mod versions;
