@@ -3,6 +3,7 @@
 //! Handlers never see a transport; the context holds nothing about how a call arrived.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::policy::Effect;
@@ -16,6 +17,21 @@ pub struct Context {
     pub started: Instant,
     /// The strongest effect this process executes (`--allow-effects`).
     pub max_effect: Effect,
+    /// Session notes: this process's memory, changed by `process_state` capabilities.
+    pub notes: Mutex<Vec<Note>>,
+    /// The knowledge index of the repository.
+    pub knowledge: crate::knowledge::Index,
+}
+
+/// One session note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// 1-based sequence number within the process.
+    pub id: u64,
+    /// The text.
+    pub text: String,
+    /// Milliseconds since the process started.
+    pub at_ms: u64,
 }
 
 impl Context {
