@@ -41,6 +41,8 @@ impl Context {
             repo,
             started: Instant::now(),
             max_effect,
+            notes: Mutex::new(Vec::new()),
+            knowledge: crate::knowledge::Index::default(),
         }
     }
 
