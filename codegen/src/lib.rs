@@ -104,8 +104,51 @@ pub fn report(diags: &[Diagnostic]) -> String {
     s
 }
 
-/// What build.rs does: print the rerun triggers, load and check, write OUT_DIR files, and
-/// write `generated/` when the crate is built from its repository (not from a package).
+/// Everything the build produces from one registry.
+#[derive(Debug, Clone)]
+pub struct Outputs {
+    /// The checked registry.
+    pub registry: Registry,
+    /// Committed projections: `(file name under generated/, content)`.
+    pub committed: Vec<(&'static str, String)>,
+    /// Files for OUT_DIR only: the Rust registry, the handler tree, per-profile tool lists.
+    pub out_dir: Vec<(&'static str, String)>,
+}
+
+/// Runs the whole pipeline (load, check, render) without writing anything.
+pub fn generate(inputs: &Inputs) -> Result<Outputs, Vec<Diagnostic>> {
+    let registry = load_registry(inputs)?;
+    let registry_rs = project::rust::render_registry(&registry, &inputs.root)?;
+    let mut out_dir = vec![("registry.rs", registry_rs)];
+    if let Some(dir) = &inputs.handlers {
+        let handlers_rs = project::rust::render_handlers(dir).map_err(|e| {
+            vec![Diagnostic {
+                file: "src/handlers".into(),
+                line: None,
+                pointer: String::new(),
+                message: format!("cannot list handlers: {e}"),
+            }]
+        })?;
+        out_dir.push(("handlers.rs", handlers_rs));
+    }
+    out_dir.push((
+        "mcp-tools.read.json",
+        project::mcp_tools::render(&registry, Effect::Read),
+    ));
+    out_dir.push((
+        "mcp-tools.process_state.json",
+        project::mcp_tools::render(&registry, Effect::ProcessState),
+    ));
+    let committed = committed_projections(&registry);
+    Ok(Outputs {
+        registry,
+        committed,
+        out_dir,
+    })
+}
+
+/// What build.rs does: print the rerun triggers, generate, write OUT_DIR files, and write
+/// `generated/` when the crate is built from its repository (not from a package).
 pub fn build(root: &Path, out_dir: &Path, version: &str) -> Result<(), String> {
     let inputs = Inputs::standard(root, version);
     // Precise triggers: printing any of these switches off cargo's whole-package scan.
@@ -117,35 +160,25 @@ pub fn build(root: &Path, out_dir: &Path, version: &str) -> Result<(), String> {
     if let Ok(files) = load::manifest_files(&inputs.capabilities) {
         triggers.extend(files);
     }
-    let registry = load_registry(&inputs).map_err(|d| report(&d))?;
-    for c in &registry.capabilities {
-        if let Some(content) = &c.content {
-            triggers.push(root.join(content));
-        }
-    }
+    // Print the triggers before any error, so a fixed manifest reruns the script.
     for t in &triggers {
         println!("cargo:rerun-if-changed={}", t.display());
     }
+    let outputs = generate(&inputs).map_err(|d| report(&d))?;
+    for c in &outputs.registry.capabilities {
+        if let Some(content) = &c.content {
+            println!("cargo:rerun-if-changed={}", root.join(content).display());
+        }
+    }
     let io = |e: std::io::Error| format!("seneschal: cannot write a projection: {e}");
-    let registry_rs = project::rust::render_registry(&registry, root).map_err(|d| report(&d))?;
-    write_if_changed(&out_dir.join("registry.rs"), &registry_rs).map_err(io)?;
-    let handlers_rs = project::rust::render_handlers(&root.join("src/handlers")).map_err(io)?;
-    write_if_changed(&out_dir.join("handlers.rs"), &handlers_rs).map_err(io)?;
-    for (effect, name) in [
-        (Effect::Read, "mcp-tools.read.json"),
-        (Effect::ProcessState, "mcp-tools.process_state.json"),
-    ] {
-        write_if_changed(
-            &out_dir.join(name),
-            &project::mcp_tools::render(&registry, effect),
-        )
-        .map_err(io)?;
+    for (name, content) in &outputs.out_dir {
+        write_if_changed(&out_dir.join(name), content).map_err(io)?;
     }
     let packaged = root.join(".cargo_vcs_info.json").exists();
-    for (name, content) in committed_projections(&registry) {
-        write_if_changed(&out_dir.join(name), &content).map_err(io)?;
+    for (name, content) in &outputs.committed {
+        write_if_changed(&out_dir.join(name), content).map_err(io)?;
         if !packaged {
-            write_if_changed(&root.join("generated").join(name), &content).map_err(io)?;
+            write_if_changed(&root.join("generated").join(name), content).map_err(io)?;
         }
     }
     Ok(())

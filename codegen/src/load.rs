@@ -138,7 +138,15 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
     let mut diags: Vec<Diagnostic> = validator
         .iter_errors(&value)
         .map(|e| {
-            let pointer = e.instance_path().as_str().to_string();
+            let mut pointer = e.instance_path().as_str().to_string();
+            // An unexpected key is located at the key itself, not at its parent.
+            if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } =
+                e.kind()
+            {
+                if let Some(first) = unexpected.first() {
+                    pointer = format!("{pointer}/{first}");
+                }
+            }
             diag(pointer_line(text, &pointer), &pointer, e.to_string())
         })
         .collect();

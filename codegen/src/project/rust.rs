@@ -58,12 +58,24 @@ pub fn types_for(c: &Capability) -> Result<TokenStream, Diagnostic> {
                     .cloned()
                     .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                     .unwrap_or_else(|| "unknown panic".into());
+                let why = why
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .trim_end_matches('(')
+                    .to_string();
                 return Err(fail(
                     pointer,
                     format!("typify cannot handle a feature of this schema (it panicked: {why})"),
                 ));
             }
         }
+    }
+    if space.uses_chrono() || space.uses_uuid() {
+        return Err(fail(
+            "/input",
+            "a `format` (date-time, date, uuid...) makes typify use a crate seneschal does not depend on: use a plain string with a pattern".into(),
+        ));
     }
     let stream = space.to_stream();
     let module = format_ident!("{}", c.module_name());
