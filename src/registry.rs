@@ -162,12 +162,15 @@ pub mod projections {
     pub const OPENAPI: &str = include_str!(concat!(env!("OUT_DIR"), "/openapi.json"));
     /// The Markdown reference.
     pub const REFERENCE: &str = include_str!(concat!(env!("OUT_DIR"), "/capabilities.md"));
+    /// The command-line reference.
+    pub const CLI_REFERENCE: &str = include_str!(concat!(env!("OUT_DIR"), "/cli.md"));
     /// The MCP server card.
     pub const SERVER_CARD: &str = include_str!(concat!(env!("OUT_DIR"), "/server-card.json"));
 
     /// Every committed projection: `(file name under generated/, bytes)`.
     pub const COMMITTED: &[(&str, &str)] = &[
         ("capabilities.md", REFERENCE),
+        ("cli.md", CLI_REFERENCE),
         ("mcp-tools.json", MCP_TOOLS),
         ("openapi.json", OPENAPI),
         ("server-card.json", SERVER_CARD),

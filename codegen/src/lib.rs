@@ -12,6 +12,8 @@ pub mod project;
 
 #[path = "../../src/codes.rs"]
 pub mod codes;
+#[path = "../../src/cli/flags.rs"]
+pub mod flags;
 #[path = "../../src/policy.rs"]
 pub mod policy;
 #[path = "../../src/versions.rs"]
@@ -67,6 +69,7 @@ pub fn load_registry(inputs: &Inputs) -> Result<Registry, Vec<Diagnostic>> {
 pub fn committed_projections(reg: &Registry) -> Vec<(&'static str, String)> {
     vec![
         ("capabilities.md", project::reference::render(reg)),
+        ("cli.md", project::cli_reference::render(reg)),
         (
             "mcp-tools.json",
             project::mcp_tools::render(reg, Effect::RepositoryWrite),

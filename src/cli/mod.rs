@@ -5,6 +5,7 @@
 //! its input schema (see [`args`]); no subcommand is written per capability.
 
 pub mod args;
+pub mod flags;
 pub mod render;
 
 use std::io::{IsTerminal, Write};
@@ -94,6 +95,12 @@ pub fn command() -> Command {
                         .help("The folder of the committed projections"),
                 ),
         )
+        .subcommand(
+            Command::new("completions")
+                .about("Print a shell completion script")
+                .arg(Arg::new("shell").required(true).value_parser(["bash", "zsh", "fish"])),
+        )
+        .subcommand(Command::new("man").about("Print the man page (roff)"))
         .subcommand(crate::mcp::command())
         .subcommand(crate::http::command());
     // One subcommand per capability CLI path, grouped by its leading words.
@@ -125,6 +132,28 @@ fn insert(parent: Command, d: &'static Descriptor, path: &'static [&'static str]
         parent
     };
     parent.mut_subcommand(name, |group| insert(group, d, &path[1..]))
+}
+
+/// Renders the man page: the top command, then one section per subcommand, depth first, so
+/// every capability path appears.
+fn man_page(out: &mut Vec<u8>) -> std::io::Result<()> {
+    let cmd = command();
+    clap_mangen::Man::new(cmd.clone()).render(out)?;
+    fn walk(cmd: &Command, prefix: &str, out: &mut Vec<u8>) -> std::io::Result<()> {
+        for sub in cmd.get_subcommands() {
+            let name = format!("{prefix} {}", sub.get_name());
+            let man = clap_mangen::Man::new(sub.clone().name(name.clone()));
+            writeln!(out, ".SH \"{}\"", name.to_uppercase())?;
+            man.render_synopsis_section(out)?;
+            man.render_description_section(out)?;
+            if sub.get_arguments().any(|a| !a.is_hide_set()) {
+                man.render_options_section(out)?;
+            }
+            walk(sub, &name, out)?;
+        }
+        Ok(())
+    }
+    walk(&cmd, "seneschal", out)
 }
 
 /// The leaf matches of a capability path and its descriptor, if argv chose one.
@@ -239,6 +268,25 @@ pub fn main() -> ExitCode {
         }
         Some(("mcp", m)) => crate::mcp::cli_main(repo_root(&matches), m),
         Some(("serve", m)) => crate::http::cli_main(repo_root(&matches), m),
+        Some(("completions", m)) => {
+            let shell = match m.get_one::<String>("shell").map(String::as_str) {
+                Some("zsh") => clap_complete::Shell::Zsh,
+                Some("fish") => clap_complete::Shell::Fish,
+                _ => clap_complete::Shell::Bash,
+            };
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut command(), "seneschal", &mut buf);
+            print_stdout(&String::from_utf8_lossy(&buf))
+        }
+        Some(("man", _)) => {
+            let mut buf = Vec::new();
+            match man_page(&mut buf) {
+                Ok(()) => print_stdout(&String::from_utf8_lossy(&buf)),
+                Err(e) => fail(&CapabilityError::internal(format!(
+                    "cannot render the man page: {e}"
+                ))),
+            }
+        }
         Some(("generate", m)) => crate::generate::run(
             m.get_one::<PathBuf>("dir").expect("defaulted"),
             m.get_flag("check"),

@@ -1,5 +1,6 @@
 //! Projections: each a pure, deterministic function of the typed registry, one file each.
 
+pub mod cli_reference;
 pub mod mcp_tools;
 pub mod openapi;
 pub mod reference;
