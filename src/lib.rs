@@ -10,6 +10,7 @@
 pub mod cli;
 pub mod codes;
 pub mod context;
+pub mod contract;
 pub mod error;
 pub mod execute;
 pub mod generate;

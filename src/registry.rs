@@ -164,6 +164,10 @@ pub mod projections {
     pub const REFERENCE: &str = include_str!(concat!(env!("OUT_DIR"), "/capabilities.md"));
     /// The command-line reference.
     pub const CLI_REFERENCE: &str = include_str!(concat!(env!("OUT_DIR"), "/cli.md"));
+    /// The contract lock.
+    pub const CONTRACT_LOCK: &str = include_str!(concat!(env!("OUT_DIR"), "/contract.lock"));
+    /// The server digest recorded in the contract lock.
+    pub const DIGEST: &str = include_str!(concat!(env!("OUT_DIR"), "/digest.txt"));
     /// The MCP server card.
     pub const SERVER_CARD: &str = include_str!(concat!(env!("OUT_DIR"), "/server-card.json"));
 
@@ -171,6 +175,7 @@ pub mod projections {
     pub const COMMITTED: &[(&str, &str)] = &[
         ("capabilities.md", REFERENCE),
         ("cli.md", CLI_REFERENCE),
+        ("contract.lock", CONTRACT_LOCK),
         ("mcp-tools.json", MCP_TOOLS),
         ("openapi.json", OPENAPI),
         ("server-card.json", SERVER_CARD),

@@ -114,6 +114,22 @@ fn main() {
             .map(|(_, c)| c.len())
             .sum();
     }
+    let t = Instant::now();
+    let reg = seneschal_codegen::load_registry(&inputs).expect("valid");
+    let load = t.elapsed();
+    let t = Instant::now();
+    let rust = seneschal_codegen::project::rust::render_registry(&reg, &tmp).expect("renders");
+    let rust_time = t.elapsed();
+    let t = Instant::now();
+    let _ = seneschal_codegen::committed_projections(&reg);
+    let committed = t.elapsed();
+    println!(
+        "phases: load+check {:.1} ms, rust (typify+dispatch+prettyplease, {} KiB) {:.1} ms, committed projections {:.1} ms",
+        load.as_secs_f64() * 1e3,
+        rust.len() / 1024,
+        rust_time.as_secs_f64() * 1e3,
+        committed.as_secs_f64() * 1e3
+    );
     let _ = std::fs::remove_dir_all(&tmp);
     times.sort();
     let median = times[runs / 2];

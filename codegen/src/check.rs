@@ -9,18 +9,22 @@ use crate::load::Diagnostic;
 use crate::model::{Capability, Kind};
 use crate::policy::{Effect, Stability};
 
-/// First words of the command line that belong to seneschal itself, not to a capability.
-pub const RESERVED_CLI: &[&str] = &[
-    "audit",
-    "call",
-    "completions",
-    "conformance",
-    "contract",
-    "generate",
-    "help",
-    "man",
-    "mcp",
-    "serve",
+/// Command paths that belong to seneschal itself, not to a capability. A capability path may
+/// neither start with one nor be a prefix of one; it may live beside them in a group
+/// (`contract digest` next to `contract diff`).
+pub const RESERVED_CLI: &[&[&str]] = &[
+    &["audit"],
+    &["call"],
+    &["completions"],
+    &["conformance"],
+    &["contract", "check"],
+    &["contract", "diff"],
+    &["contract", "release"],
+    &["generate"],
+    &["help"],
+    &["man"],
+    &["mcp"],
+    &["serve"],
 ];
 
 /// The URI prefix of runtime knowledge objects; no built-in resource may take it.
@@ -87,16 +91,23 @@ pub fn check_registry(
         .filter_map(|c| c.expose.cli.as_ref().map(|p| (c, p)))
         .collect();
     for (c, p) in &paths {
-        if RESERVED_CLI.contains(&p[0].as_str()) {
-            diags.push(err(
-                c,
-                "/expose/cli",
-                format!(
-                    "CLI path `{}` starts with `{}`, a command of seneschal itself",
-                    p.join(" "),
-                    p[0]
-                ),
-            ));
+        for reserved in RESERVED_CLI {
+            let n = reserved.len().min(p.len());
+            if p[..n]
+                .iter()
+                .map(String::as_str)
+                .eq(reserved[..n].iter().copied())
+            {
+                diags.push(err(
+                    c,
+                    "/expose/cli",
+                    format!(
+                        "CLI path `{}` collides with `seneschal {}`, a command of seneschal itself",
+                        p.join(" "),
+                        reserved.join(" ")
+                    ),
+                ));
+            }
         }
         for (d, q) in &paths {
             if q.len() > p.len() && q[..p.len()] == p[..] {
@@ -108,6 +119,8 @@ pub fn check_registry(
             }
         }
     }
+    // Each handler file is parsed once, however many capabilities it serves.
+    let mut handler_files: BTreeMap<String, Result<Vec<String>, String>> = BTreeMap::new();
     for c in caps {
         let planned = c.stability == Stability::Planned;
         let e = &c.expose;
@@ -180,7 +193,17 @@ pub fn check_registry(
             }
         }
         if let (Some((module, function)), Some(dir), false) = (&c.handler, handlers_dir, planned) {
-            if let Err(message) = handler_exists(dir, module, function) {
+            let functions = handler_files
+                .entry(module.clone())
+                .or_insert_with(|| public_functions(dir, module));
+            let problem = match functions {
+                Err(message) => Some(message.replace("{function}", function)),
+                Ok(names) if !names.iter().any(|n| n == function) => Some(format!(
+                    "src/handlers/{module}.rs has no `pub fn {function}`"
+                )),
+                Ok(_) => None,
+            };
+            if let Some(message) = problem {
                 diags.push(err(
                     c,
                     "/handler",
@@ -194,23 +217,23 @@ pub fn check_registry(
     diags
 }
 
-/// Proves `pub fn function` exists in `dir/module.rs` by parsing the file.
-pub fn handler_exists(dir: &Path, module: &str, function: &str) -> Result<(), String> {
+/// The public functions of `dir/module.rs`, found by parsing the file. An error message may
+/// contain `{function}`, replaced by the caller with the function it looked for.
+pub fn public_functions(dir: &Path, module: &str) -> Result<Vec<String>, String> {
     let path = dir.join(format!("{module}.rs"));
     let text = std::fs::read_to_string(&path).map_err(|_| {
-        format!("src/handlers/{module}.rs does not exist (create it with `pub fn {function}`)")
+        format!("src/handlers/{module}.rs does not exist (create it with `pub fn {{function}}`)")
     })?;
     let file = syn::parse_file(&text)
         .map_err(|e| format!("src/handlers/{module}.rs does not parse: {e}"))?;
-    let found = file.items.iter().any(|item| match item {
-        syn::Item::Fn(f) => f.sig.ident == function && matches!(f.vis, syn::Visibility::Public(_)),
-        _ => false,
-    });
-    if found {
-        Ok(())
-    } else {
-        Err(format!(
-            "src/handlers/{module}.rs has no `pub fn {function}`"
-        ))
-    }
+    Ok(file
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Fn(f) if matches!(f.vis, syn::Visibility::Public(_)) => {
+                Some(f.sig.ident.to_string())
+            }
+            _ => None,
+        })
+        .collect())
 }

@@ -66,17 +66,26 @@ pub fn load_registry(inputs: &Inputs) -> Result<Registry, Vec<Diagnostic>> {
 }
 
 /// The committed projections, as `(file name under generated/, content)`, sorted by name.
-pub fn committed_projections(reg: &Registry) -> Vec<(&'static str, String)> {
-    vec![
-        ("capabilities.md", project::reference::render(reg)),
+/// The contract lock comes first: its digest is published by the reference, OpenAPI and the
+/// card, and is itself computed from per-capability renderings that do not include it.
+/// Returns the projections and the digest.
+pub fn committed_projections(reg: &Registry) -> (Vec<(&'static str, String)>, String) {
+    let (lock, digest) = project::contract::render(reg);
+    let files = vec![
+        ("capabilities.md", project::reference::render(reg, &digest)),
         ("cli.md", project::cli_reference::render(reg)),
+        ("contract.lock", lock),
         (
             "mcp-tools.json",
             project::mcp_tools::render(reg, Effect::RepositoryWrite),
         ),
-        ("openapi.json", project::openapi::render(reg)),
-        ("server-card.json", project::server_card::render(reg)),
-    ]
+        ("openapi.json", project::openapi::render(reg, &digest)),
+        (
+            "server-card.json",
+            project::server_card::render(reg, &digest),
+        ),
+    ];
+    (files, digest)
 }
 
 /// Writes `content` to `path` only when it differs (stable mtimes; prost-build's rule).
@@ -142,7 +151,8 @@ pub fn generate(inputs: &Inputs) -> Result<Outputs, Vec<Diagnostic>> {
         "mcp-tools.process_state.json",
         project::mcp_tools::render(&registry, Effect::ProcessState),
     ));
-    let committed = committed_projections(&registry);
+    let (committed, digest) = committed_projections(&registry);
+    out_dir.push(("digest.txt", digest));
     Ok(Outputs {
         registry,
         committed,

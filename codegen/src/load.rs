@@ -61,6 +61,16 @@ pub fn resource_input_schema() -> Value {
     serde_json::json!({"type": "object", "additionalProperties": false, "properties": {}})
 }
 
+/// The compiled manifest schema, built once per process.
+fn manifest_validator() -> &'static jsonschema::Validator {
+    static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    VALIDATOR.get_or_init(|| {
+        let schema: Value =
+            serde_json::from_str(CAPABILITY_SCHEMA).expect("the manifest schema is JSON");
+        jsonschema::draft202012::new(&schema).expect("the manifest schema compiles")
+    })
+}
+
 /// Lists the manifest files of a folder, sorted by name (deterministic order).
 pub fn manifest_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
@@ -132,9 +142,7 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
             return Err(vec![diag(line, "", format!("malformed YAML: {e}"))]);
         }
     };
-    let schema: Value =
-        serde_json::from_str(CAPABILITY_SCHEMA).expect("the manifest schema is JSON");
-    let validator = jsonschema::draft202012::new(&schema).expect("the manifest schema compiles");
+    let validator = manifest_validator();
     let mut diags: Vec<Diagnostic> = validator
         .iter_errors(&value)
         .map(|e| {
@@ -229,18 +237,28 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
         ),
         Kind::Resource => (resource_input_schema(), resource_output_schema()),
     };
-    // Each schema must itself be a valid draft 2020-12 schema.
-    for (ptr, schema) in [("/input", &input), ("/output", &output)] {
-        if let Err(e) = jsonschema::draft202012::new(schema) {
+    // Each schema must itself be a valid draft 2020-12 schema; the input validator is
+    // compiled once and kept to check the examples.
+    let input_validator = match jsonschema::draft202012::new(&input) {
+        Ok(v) => Some(v),
+        Err(e) => {
             diags.push(diag(
-                pointer_line(text, ptr),
-                ptr,
+                pointer_line(text, "/input"),
+                "/input",
                 format!("not a valid JSON Schema: {e}"),
             ));
+            None
         }
+    };
+    if let Err(e) = jsonschema::draft202012::new(&output) {
+        diags.push(diag(
+            pointer_line(text, "/output"),
+            "/output",
+            format!("not a valid JSON Schema: {e}"),
+        ));
     }
     // Examples must satisfy the input schema when they expect success.
-    if let Ok(v) = jsonschema::draft202012::new(&input) {
+    if let Some(v) = input_validator {
         for (i, ex) in manifest.examples.iter().enumerate() {
             if ex.outcome == "ok" {
                 if let Some(err) = v.iter_errors(&ex.input).next() {

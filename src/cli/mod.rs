@@ -5,6 +5,7 @@
 //! its input schema (see [`args`]); no subcommand is written per capability.
 
 pub mod args;
+pub mod contract;
 pub mod flags;
 pub mod render;
 
@@ -38,6 +39,11 @@ pub fn exit_codes_help() -> String {
     s.push_str(&format!(
         "  {EXIT_STALE:<3} generate --check: a committed projection is stale\n"
     ));
+    s.push_str("  20-23 contract diff: the highest change is wire, patch, minor, breaking\n");
+    s.push_str(&format!(
+        "  {:<3} contract check: the version was bumped less than the change requires\n",
+        crate::contract::EXIT_GATE
+    ));
     s
 }
 
@@ -56,8 +62,21 @@ pub fn command() -> Command {
         .version(env!("CARGO_PKG_VERSION"))
         .about("A repository steward for AI agents: knowledge, queries and writes over MCP, HTTP and this command line")
         .after_help(exit_codes_help())
-        .subcommand_required(true)
-        .arg_required_else_help(true)
+        .disable_version_flag(true)
+        .arg(
+            Arg::new("version")
+                .short('V')
+                .long("version")
+                .action(ArgAction::SetTrue)
+                .help("Print the version (with --verbose: the contract digest and MCP revisions)"),
+        )
+        .arg(
+            Arg::new("verbose")
+                .long("verbose")
+                .action(ArgAction::SetTrue)
+                .requires("version")
+                .help("With --version: print the digest and protocol revisions too"),
+        )
         .arg(
             Arg::new("json")
                 .long("json")
@@ -101,6 +120,7 @@ pub fn command() -> Command {
                 .arg(Arg::new("shell").required(true).value_parser(["bash", "zsh", "fish"])),
         )
         .subcommand(Command::new("man").about("Print the man page (roff)"))
+        .subcommand(contract::command())
         .subcommand(crate::mcp::command())
         .subcommand(crate::http::command());
     // One subcommand per capability CLI path, grouped by its leading words.
@@ -132,6 +152,26 @@ fn insert(parent: Command, d: &'static Descriptor, path: &'static [&'static str]
         parent
     };
     parent.mut_subcommand(name, |group| insert(group, d, &path[1..]))
+}
+
+/// `seneschal --version [--verbose]`.
+pub fn version_text(verbose: bool) -> String {
+    let mut s = format!("seneschal {}\n", env!("CARGO_PKG_VERSION"));
+    if verbose {
+        s.push_str(&format!(
+            "digest: {}\n",
+            crate::registry::projections::DIGEST
+        ));
+        s.push_str(&format!(
+            "capabilities: {}\n",
+            crate::registry::CAPABILITIES.len()
+        ));
+        s.push_str(&format!(
+            "mcp: {}\n",
+            crate::versions::MCP_ALL_VERSIONS.join(", ")
+        ));
+    }
+    s
 }
 
 /// Renders the man page: the top command, then one section per subcommand, depth first, so
@@ -248,6 +288,14 @@ pub fn main() -> ExitCode {
     let out = Output {
         json: matches.get_flag("json") || !std::io::stdout().is_terminal(),
     };
+    if matches.get_flag("version") {
+        return print_stdout(&version_text(matches.get_flag("verbose")));
+    }
+    if let Some(("contract", m)) = matches.subcommand() {
+        if let Some(code) = contract::run(m, &repo_root(&matches), matches.get_flag("json")) {
+            return code;
+        }
+    }
     match matches.subcommand() {
         Some(("call", m)) => {
             let ctx = context(&matches, m.get_one::<String>("allow-effects"));

@@ -72,53 +72,63 @@ text on a terminal. Global flags: `--json`, `--repo DIR`.\n",
         .collect();
     caps.sort_by_key(|c| c.expose.cli.clone());
     for c in caps {
-        let path = c.expose.cli.as_ref().expect("filtered").join(" ");
-        let specs = flags(&c.input);
-        let usage: Vec<String> = specs.iter().map(|f| f.usage()).collect();
-        let _ = writeln!(s, "### `seneschal {path}`\n");
-        let _ = writeln!(
-            s,
-            "{} — capability `{}`, effect `{}`.\n",
-            c.title,
-            c.id,
-            c.effect.as_str()
-        );
-        let _ = writeln!(
-            s,
-            "```\nseneschal {path} {}\n```\n",
-            usage.join(" ").trim_end()
-        );
-        if !specs.is_empty() {
-            let _ = writeln!(s, "| flag | type | required | help |\n|---|---|---|---|");
-            for f in &specs {
-                let mut ty = match f.ty {
-                    FlagType::Boolean => "boolean".to_string(),
-                    FlagType::Integer => "integer".to_string(),
-                    FlagType::Number => "number".to_string(),
-                    FlagType::Text if !f.choices.is_empty() => f.choices.join(" \\| "),
-                    FlagType::Text => "text".to_string(),
-                    FlagType::Json => "JSON".to_string(),
-                };
-                if f.repeated {
-                    ty.push_str(", repeatable");
-                }
-                let _ = writeln!(
-                    s,
-                    "| `--{}` | {} | {} | {} |",
-                    f.long,
-                    ty,
-                    if f.required { "yes" } else { "no" },
-                    f.help.replace('|', "\\|")
-                );
-            }
-            let _ = writeln!(s);
-        }
-        let errors: Vec<String> = c
-            .all_errors()
-            .iter()
-            .map(|e| format!("`{}` (exit {})", e.as_str(), e.exit_code()))
-            .collect();
-        let _ = writeln!(s, "Errors: {}.\n", errors.join(", "));
+        s.push_str(&section(c));
     }
+    s
+}
+
+/// One capability's section (also hashed into the contract lock).
+pub fn section(c: &crate::model::Capability) -> String {
+    let mut s = String::new();
+    let Some(cli) = c.expose.cli.as_ref() else {
+        return s;
+    };
+    let path = cli.join(" ");
+    let specs = flags(&c.input);
+    let usage: Vec<String> = specs.iter().map(|f| f.usage()).collect();
+    let _ = writeln!(s, "### `seneschal {path}`\n");
+    let _ = writeln!(
+        s,
+        "{} — capability `{}`, effect `{}`.\n",
+        c.title,
+        c.id,
+        c.effect.as_str()
+    );
+    let _ = writeln!(
+        s,
+        "```\nseneschal {path} {}\n```\n",
+        usage.join(" ").trim_end()
+    );
+    if !specs.is_empty() {
+        let _ = writeln!(s, "| flag | type | required | help |\n|---|---|---|---|");
+        for f in &specs {
+            let mut ty = match f.ty {
+                FlagType::Boolean => "boolean".to_string(),
+                FlagType::Integer => "integer".to_string(),
+                FlagType::Number => "number".to_string(),
+                FlagType::Text if !f.choices.is_empty() => f.choices.join(" \\| "),
+                FlagType::Text => "text".to_string(),
+                FlagType::Json => "JSON".to_string(),
+            };
+            if f.repeated {
+                ty.push_str(", repeatable");
+            }
+            let _ = writeln!(
+                s,
+                "| `--{}` | {} | {} | {} |",
+                f.long,
+                ty,
+                if f.required { "yes" } else { "no" },
+                f.help.replace('|', "\\|")
+            );
+        }
+        let _ = writeln!(s);
+    }
+    let errors: Vec<String> = c
+        .all_errors()
+        .iter()
+        .map(|e| format!("`{}` (exit {})", e.as_str(), e.exit_code()))
+        .collect();
+    let _ = writeln!(s, "Errors: {}.\n", errors.join(", "));
     s
 }

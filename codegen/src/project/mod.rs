@@ -1,6 +1,7 @@
 //! Projections: each a pure, deterministic function of the typed registry, one file each.
 
 pub mod cli_reference;
+pub mod contract;
 pub mod mcp_tools;
 pub mod openapi;
 pub mod reference;

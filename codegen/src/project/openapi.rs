@@ -140,7 +140,7 @@ fn components() -> Value {
 }
 
 /// The whole document.
-pub fn render(reg: &Registry) -> String {
+pub fn render(reg: &Registry, digest: &str) -> String {
     let mut paths: Map<String, Value> = Map::new();
     for c in reg.executable() {
         if let Some(h) = &c.expose.http {
@@ -163,6 +163,7 @@ pub fn render(reg: &Registry) -> String {
             "description": "The HTTP projection of seneschal's capability registry. Every operation is declared once, in a manifest under capabilities/; its operationId is the capability's canonical id.",
             "license": {"name": "Apache-2.0", "identifier": "Apache-2.0"},
             "x-seneschal-planned": planned,
+            "x-seneschal-digest": digest,
         },
         "servers": [{"url": "http://127.0.0.1:7878", "description": "the default loopback bind of `seneschal serve`"}],
         "paths": paths,

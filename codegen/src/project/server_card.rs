@@ -9,7 +9,7 @@ use crate::versions::{MCP_ALL_VERSIONS, MCP_HTTP_PATH, SERVER_CARD_NAME, SERVER_
 
 /// The card. It lists only tools and resources the registry holds, so it cannot announce a
 /// surface that does not exist.
-pub fn render(reg: &Registry) -> String {
+pub fn render(reg: &Registry, digest: &str) -> String {
     let tools = mcp_tools::tools(reg, Effect::RepositoryWrite);
     let summary: Vec<_> = reg
         .executable()
@@ -52,6 +52,7 @@ pub fn render(reg: &Registry) -> String {
         "prompts": [],
         "_meta": {
             "seneschal/generated-by": GENERATED_BY,
+            "seneschal/digest": digest,
             "seneschal/tools": summary,
             "seneschal/writers": writers,
             "seneschal/capabilities": reg.capabilities.len(),

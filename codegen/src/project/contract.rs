@@ -1,0 +1,116 @@
+//! `generated/contract.lock`: per capability, hashed sections and the hash of each
+//! projection's rendering of it, and one server digest over all of it.
+//!
+//! Each section hash is the SHA-256 of the section's RFC 8785 (JCS) canonical JSON. The lock
+//! keeps each section's material beside its hash, so `seneschal contract diff` can classify a
+//! change from two locks alone.
+
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::{cli_reference, json_text, mcp_tools, openapi, reference, GENERATED_BY};
+use crate::model::{hints_json, Capability, Registry};
+
+/// `sha256:<hex>` of the canonical JSON of `value`.
+pub fn hash_json(value: &Value) -> String {
+    let canonical = serde_json_canonicalizer::to_vec(value).expect("JSON values canonicalize");
+    hash_bytes(&canonical)
+}
+
+/// `sha256:<hex>` of bytes.
+pub fn hash_bytes(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut s = String::from("sha256:");
+    for b in digest {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+fn section(value: Value) -> Value {
+    json!({ "sha256": hash_json(&value), "value": value })
+}
+
+/// The sections of one capability.
+pub fn capability_entry(c: &Capability) -> Value {
+    let e = &c.expose;
+    let surface = json!({
+        "name": c.id,
+        "title": c.title,
+        "description": c.description,
+        "input": c.input,
+        "output": c.output,
+    });
+    let behaviour = json!({
+        "effect": c.effect.as_str(),
+        "hints": hints_json(c.hints()),
+        "approval": c.approval().as_str(),
+        "disclosure": c.disclosure.as_str(),
+        "determinism": c.determinism.as_str(),
+        "stability": c.stability.as_str(),
+    });
+    let errors = json!(c
+        .all_errors()
+        .iter()
+        .map(|c| c.as_str())
+        .collect::<Vec<_>>());
+    let exposures = json!({
+        "mcp_tool": e.mcp_tool,
+        "mcp_resource": e.mcp_resource,
+        "http": e.http.as_ref().map(|h| format!("{} {}", h.method, h.path)),
+        "cli": e.cli.as_ref().map(|p| p.join(" ")),
+    });
+    let examples = json!({ "review": c.review, "examples": c.examples });
+    let executable = c.executable();
+    let projections = json!({
+        "mcp_tool": e.mcp_tool.as_ref().filter(|_| executable).map(|t| hash_json(&mcp_tools::tool(c, t))),
+        "openapi": e.http.as_ref().filter(|_| executable).map(|_| hash_json(&openapi::operation(c))),
+        "cli": e.cli.as_ref().filter(|_| executable).map(|_| hash_bytes(cli_reference::section(c).as_bytes())),
+        "reference": hash_bytes(reference::section(c).as_bytes()),
+    });
+    json!({
+        "surface": section(surface),
+        "behaviour": section(behaviour),
+        "errors": section(errors),
+        "exposures": section(exposures),
+        "examples": section(examples),
+        "projections": projections,
+    })
+}
+
+/// The server digest: the hash of every capability's section and projection hashes. The
+/// package version is not part of it, so it names the surface, not the release.
+pub fn digest(entries: &Map<String, Value>) -> String {
+    let mut hashes = Map::new();
+    for (id, entry) in entries {
+        let mut h = Map::new();
+        for (name, sec) in entry.as_object().expect("entries are objects") {
+            let v = if name == "projections" {
+                sec.clone()
+            } else {
+                sec["sha256"].clone()
+            };
+            h.insert(name.clone(), v);
+        }
+        hashes.insert(id.clone(), Value::Object(h));
+    }
+    hash_json(&Value::Object(hashes))
+}
+
+/// The lock and its digest.
+pub fn render(reg: &Registry) -> (String, String) {
+    let entries: Map<String, Value> = reg
+        .capabilities
+        .iter()
+        .map(|c| (c.id.clone(), capability_entry(c)))
+        .collect();
+    let digest = digest(&entries);
+    let text = json_text(&json!({
+        "x-generated-by": GENERATED_BY,
+        "lock_version": 1,
+        "version": reg.version,
+        "digest": digest,
+        "capabilities": entries,
+    }));
+    (text, digest)
+}
