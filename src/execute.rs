@@ -22,6 +22,8 @@ pub enum Transport {
     Mcp,
     /// The HTTP API.
     Http,
+    /// The behaviour-conformance harness.
+    Conformance,
 }
 
 impl Transport {
@@ -31,6 +33,7 @@ impl Transport {
             Transport::Cli => "cli",
             Transport::Mcp => "mcp",
             Transport::Http => "http",
+            Transport::Conformance => "conformance",
         }
     }
 }

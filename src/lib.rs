@@ -9,6 +9,7 @@
 
 pub mod cli;
 pub mod codes;
+pub mod conformance;
 pub mod context;
 pub mod contract;
 pub mod error;

@@ -39,6 +39,10 @@ pub fn exit_codes_help() -> String {
     s.push_str(&format!(
         "  {EXIT_STALE:<3} generate --check: a committed projection is stale\n"
     ));
+    s.push_str(&format!(
+        "  {:<3} conformance: a capability's behaviour falsified one of its claims\n",
+        crate::conformance::EXIT_FALSIFIED
+    ));
     s.push_str("  20-23 contract diff: the highest change is wire, patch, minor, breaking\n");
     s.push_str(&format!(
         "  {:<3} contract check: the version was bumped less than the change requires\n",
@@ -121,6 +125,17 @@ pub fn command() -> Command {
         )
         .subcommand(Command::new("man").about("Print the man page (roff)"))
         .subcommand(contract::command())
+        .subcommand(
+            Command::new("conformance")
+                .about("Try to falsify every annotation: run each capability's examples in a scratch repository and observe what changed")
+                .arg(
+                    Arg::new("fixture")
+                        .long("fixture")
+                        .value_name("DIR")
+                        .value_parser(clap::value_parser!(PathBuf))
+                        .help("The template repository [default: the repository seneschal stands in]"),
+                ),
+        )
         .subcommand(crate::mcp::command())
         .subcommand(crate::http::command());
     // One subcommand per capability CLI path, grouped by its leading words.
@@ -316,6 +331,27 @@ pub fn main() -> ExitCode {
         }
         Some(("mcp", m)) => crate::mcp::cli_main(repo_root(&matches), m),
         Some(("serve", m)) => crate::http::cli_main(repo_root(&matches), m),
+        Some(("conformance", m)) => {
+            let template = m
+                .get_one::<PathBuf>("fixture")
+                .cloned()
+                .unwrap_or_else(|| repo_root(&matches));
+            let rows = crate::conformance::run(&template);
+            let text = if out.json {
+                let mut s = serde_json::to_string_pretty(&crate::conformance::to_json(&rows))
+                    .expect("serializes");
+                s.push('\n');
+                s
+            } else {
+                crate::conformance::table(&rows)
+            };
+            let code = print_stdout(&text);
+            if crate::conformance::passed(&rows) {
+                code
+            } else {
+                ExitCode::from(crate::conformance::EXIT_FALSIFIED)
+            }
+        }
         Some(("completions", m)) => {
             let shell = match m.get_one::<String>("shell").map(String::as_str) {
                 Some("zsh") => clap_complete::Shell::Zsh,

@@ -1,0 +1,740 @@
+//! The behaviour-conformance harness: every annotation is a claim, and this module tries to
+//! falsify each one by running the capability's declared examples in a scratch repository and
+//! observing what actually changed.
+//!
+//! For each executable capability it works in a fresh scratch copy of a template repository
+//! and snapshots, before and after every call, the working tree (content hashes), `.git`
+//! (HEAD, refs, index, object count), the `.seneschal/` state and the process state (through
+//! `session.note.list` when the registry has it). The matrix: each example with its declared
+//! outcome; a byte-identical repeat; a missing resource; a malformed field; two identical calls
+//! at once; an interrupted call retried with its idempotency key (writers that take one).
+//! The claims checked: `readOnlyHint` → nothing changed by any call; `idempotentHint` → the
+//! repeat added no effect; `process_state` → no file changed; `repository_write` → `.git`
+//! untouched and at least one example shows its effect.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::context::Context;
+use crate::execute::{execute_index, Transport};
+use crate::policy::{Effect, ExecutionPolicy};
+use crate::registry::{Descriptor, CAPABILITIES};
+
+/// What one check concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// The claim held.
+    Pass,
+    /// The claim was falsified.
+    Fail,
+    /// The check does not apply to this capability.
+    NotApplicable,
+}
+
+impl Status {
+    fn as_str(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::Fail => "FAIL",
+            Status::NotApplicable => "n/a",
+        }
+    }
+}
+
+/// One cell of the report: capability × check.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Canonical id.
+    pub capability: &'static str,
+    /// The check's name.
+    pub check: &'static str,
+    /// Its conclusion.
+    pub status: Status,
+    /// What was observed (what changed, where; or why it does not apply).
+    pub evidence: String,
+}
+
+/// The checks, in report order.
+pub const CHECKS: [&str; 7] = [
+    "examples",
+    "repeat",
+    "missing",
+    "malformed",
+    "concurrent",
+    "retry",
+    "claims",
+];
+
+/// Everything observable about a scratch repository and its process.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Snapshot {
+    tree: BTreeMap<String, String>,
+    git: BTreeMap<String, String>,
+    state: BTreeMap<String, String>,
+    process: String,
+}
+
+fn sha(bytes: &[u8]) -> String {
+    let d = Sha256::digest(bytes);
+    d.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+fn walk(root: &Path, dir: &Path, skip: &[&str], out: &mut BTreeMap<String, String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        if skip.iter().any(|s| rel == *s) {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&path)
+                .map(|t| t.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            out.insert(rel, format!("link:{target}"));
+        } else if meta.is_dir() {
+            walk(root, &path, skip, out);
+        } else {
+            out.insert(rel, sha(&std::fs::read(&path).unwrap_or_default()));
+        }
+    }
+}
+
+impl Snapshot {
+    /// Takes a snapshot of `repo` and of the process behind `ctx`.
+    pub fn take(repo: &Path, ctx: &Context) -> Snapshot {
+        let mut tree = BTreeMap::new();
+        walk(repo, repo, &[".git", ".seneschal"], &mut tree);
+        let mut git = BTreeMap::new();
+        let g = repo.join(".git");
+        for name in ["HEAD", "index", "packed-refs", "config"] {
+            if let Ok(bytes) = std::fs::read(g.join(name)) {
+                git.insert(name.to_string(), sha(&bytes));
+            }
+        }
+        let mut refs = BTreeMap::new();
+        walk(&g, &g.join("refs"), &[], &mut refs);
+        git.extend(refs);
+        let mut objects = BTreeMap::new();
+        walk(&g, &g.join("objects"), &[], &mut objects);
+        git.insert("objects (count)".into(), objects.len().to_string());
+        let mut state = BTreeMap::new();
+        let s = repo.join(".seneschal");
+        walk(&s, &s, &[], &mut state);
+        Snapshot {
+            tree,
+            git,
+            state,
+            process: process_state(ctx),
+        }
+    }
+
+    /// What changed from `self` to `after`, as sentences; empty when nothing did.
+    pub fn delta(&self, after: &Snapshot) -> Vec<String> {
+        let mut out = Vec::new();
+        for (area, a, b) in [
+            ("tree", &self.tree, &after.tree),
+            (".git", &self.git, &after.git),
+            (".seneschal", &self.state, &after.state),
+        ] {
+            for (k, v) in b {
+                match a.get(k) {
+                    None => out.push(format!("{area}: added {k}")),
+                    Some(old) if old != v => out.push(format!("{area}: changed {k}")),
+                    _ => {}
+                }
+            }
+            for k in a.keys().filter(|k| !b.contains_key(*k)) {
+                out.push(format!("{area}: removed {k}"));
+            }
+        }
+        if self.process != after.process {
+            out.push("process: session state changed".into());
+        }
+        out
+    }
+
+    /// Whether only the process state differs.
+    fn files_changed(delta: &[String]) -> Vec<String> {
+        delta
+            .iter()
+            .filter(|d| !d.starts_with("process:"))
+            .cloned()
+            .collect()
+    }
+}
+
+/// The process state, read through `session.note.list` when the registry has it.
+fn process_state(ctx: &Context) -> String {
+    if let Some((index, _)) = crate::registry::find("session.note.list") {
+        match execute_index(ctx, index, json!({}), Transport::Conformance) {
+            Ok(v) => return v.to_string(),
+            Err(e) => return format!("error:{}", e.code.as_str()),
+        }
+    }
+    let notes = ctx.notes.lock().map(|n| n.len()).unwrap_or(0);
+    format!("notes:{notes}")
+}
+
+static SCRATCH: AtomicU64 = AtomicU64::new(0);
+
+/// A scratch copy of the template repository, removed on drop.
+pub struct Scratch {
+    /// The scratch repository root.
+    pub path: PathBuf,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("LC_ALL", "C")
+        .env("GIT_AUTHOR_NAME", "seneschal conformance")
+        .env("GIT_AUTHOR_EMAIL", "conformance@seneschal.invalid")
+        .env("GIT_COMMITTER_NAME", "seneschal conformance")
+        .env("GIT_COMMITTER_EMAIL", "conformance@seneschal.invalid")
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!(
+            "git {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path, skip: &[&str]) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if skip.iter().any(|s| name == *s) {
+            continue;
+        }
+        let (src, dst) = (entry.path(), to.join(&name));
+        let ty = entry.file_type()?;
+        if ty.is_dir() {
+            copy_tree(&src, &dst, skip)?;
+        } else if ty.is_symlink() {
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(std::fs::read_link(&src)?, &dst)?;
+        } else {
+            std::fs::copy(&src, &dst)?;
+        }
+    }
+    Ok(())
+}
+
+/// Makes a scratch git repository from `template`: the files git tracks there (or every file
+/// but `.git` and `target` when it is no repository), committed once.
+pub fn scratch(template: &Path) -> Result<Scratch, String> {
+    let n = SCRATCH.fetch_add(1, Ordering::Relaxed);
+    let path =
+        std::env::temp_dir().join(format!("seneschal-conformance-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&path);
+    std::fs::create_dir_all(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let scratch = Scratch { path: path.clone() };
+    match git(template, &["ls-files", "-z"]) {
+        Ok(list) if template.join(".git").exists() => {
+            for rel in list.split('\0').filter(|s| !s.is_empty()) {
+                let (src, dst) = (template.join(rel), path.join(rel));
+                if let Some(parent) = dst.parent() {
+                    std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+                }
+                if src.is_file() {
+                    std::fs::copy(&src, &dst).map_err(|e| format!("cannot copy {rel}: {e}"))?;
+                }
+            }
+        }
+        _ => copy_tree(template, &path, &[".git", "target"])
+            .map_err(|e| format!("cannot copy the template: {e}"))?,
+    }
+    // No hook templates, and the objects in one pack: copies of the base stay cheap.
+    git(&path, &["init", "-q", "--template=", "-b", "main"])?;
+    git(&path, &["add", "-A"])?;
+    git(
+        &path,
+        &["commit", "-q", "--allow-empty", "-m", "conformance fixture"],
+    )?;
+    git(&path, &["repack", "-a", "-d", "-q"])?;
+    git(&path, &["prune-packed"])?;
+    Ok(scratch)
+}
+
+fn outcome(result: &Result<Value, crate::error::CapabilityError>) -> String {
+    match result {
+        Ok(_) => "ok".into(),
+        Err(e) => e.code.as_str().into(),
+    }
+}
+
+fn examples(d: &Descriptor) -> Vec<(String, Value, String)> {
+    let v: Value = serde_json::from_str(d.examples_json).unwrap_or(Value::Null);
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            (
+                e["title"].as_str().unwrap_or("").to_string(),
+                e["input"].clone(),
+                e["outcome"].as_str().unwrap_or("ok").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The input of a call whose named resource does not exist, if the capability names one.
+fn missing_input(d: &Descriptor) -> Option<Value> {
+    if !d.errors.contains(&crate::codes::ErrorCode::NotFound) {
+        return None;
+    }
+    let (_, input, _) = examples(d).into_iter().find(|(_, _, o)| o == "ok")?;
+    let key = ["uri", "id", "path", "name"]
+        .into_iter()
+        .find(|k| input.get(*k).is_some_and(Value::is_string))?;
+    let mut input = input;
+    let old = input[key].as_str().unwrap_or("").to_string();
+    let missing = match old.rfind('/') {
+        Some(i) => format!("{}/seneschal-conformance-missing", &old[..i]),
+        None => "seneschal-conformance-missing".into(),
+    };
+    input[key] = Value::String(missing);
+    Some(input)
+}
+
+/// The first ok example's input with one field of the wrong type (or an unknown field).
+fn malformed_input(d: &Descriptor) -> Value {
+    let schema: Value = serde_json::from_str(d.input_schema).unwrap_or(Value::Null);
+    let mut input = examples(d)
+        .into_iter()
+        .find(|(_, _, o)| o == "ok")
+        .map(|(_, i, _)| i)
+        .unwrap_or_else(|| json!({}));
+    match schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .and_then(|p| p.iter().next())
+    {
+        Some((name, prop)) => {
+            let wrong = if prop.get("type") == Some(&json!("string")) {
+                json!(12345)
+            } else {
+                json!("seneschal-conformance-wrong-type")
+            };
+            input[name.as_str()] = wrong;
+        }
+        None => input["seneschal_conformance_unknown"] = json!(true),
+    }
+    input
+}
+
+/// Hands out fresh scratch repositories: the template is copied and committed once, then each
+/// call gets a plain copy of that base, `.git` included.
+struct Probe {
+    base: Scratch,
+}
+
+impl Probe {
+    fn fresh(&self) -> Result<(Scratch, Context), String> {
+        let n = SCRATCH.fetch_add(1, Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!("seneschal-conformance-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        let s = Scratch { path };
+        copy_tree(&self.base.path, &s.path, &[])
+            .map_err(|e| format!("cannot copy the scratch base: {e}"))?;
+        let ctx = Context::new(s.path.clone(), Effect::RepositoryWrite);
+        Ok((s, ctx))
+    }
+}
+
+/// Runs the whole matrix over every executable capability, using `template` as the fixture
+/// repository.
+pub fn run(template: &Path) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let probe = match scratch(template) {
+        Ok(base) => Probe { base },
+        Err(e) => {
+            rows.push(Row {
+                capability: "(harness)",
+                check: "examples",
+                status: Status::Fail,
+                evidence: e,
+            });
+            return rows;
+        }
+    };
+    for (index, d) in CAPABILITIES
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.executable())
+    {
+        match run_one(&probe, index, d) {
+            Ok(mut r) => rows.append(&mut r),
+            Err(e) => rows.push(Row {
+                capability: d.id,
+                check: "examples",
+                status: Status::Fail,
+                evidence: format!("harness error: {e}"),
+            }),
+        }
+    }
+    rows
+}
+
+fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Row>, String> {
+    let hints = ExecutionPolicy::hints(d.effect);
+    let mut rows = Vec::new();
+    let mut row = |check: &'static str, status: Status, evidence: String| {
+        rows.push(Row {
+            capability: d.id,
+            check,
+            status,
+            evidence,
+        })
+    };
+    // Every delta observed by any call, for the claims.
+    let mut deltas: Vec<(String, Vec<String>)> = Vec::new();
+    let examples = examples(d);
+
+    // 1. Each example, with its declared outcome.
+    let mut failures = Vec::new();
+    let mut example_effects = 0;
+    for (title, input, expected) in &examples {
+        let (s, ctx) = probe.fresh()?;
+        let before = Snapshot::take(&s.path, &ctx);
+        let got = outcome(&execute_index(
+            &ctx,
+            index,
+            input.clone(),
+            Transport::Conformance,
+        ));
+        let delta = before.delta(&Snapshot::take(&s.path, &ctx));
+        if !Snapshot::files_changed(&delta).is_empty() {
+            example_effects += 1;
+        }
+        if &got != expected {
+            failures.push(format!("`{title}`: declared {expected}, got {got}"));
+        }
+        deltas.push((format!("example `{title}`"), delta));
+    }
+    row(
+        "examples",
+        if failures.is_empty() {
+            Status::Pass
+        } else {
+            Status::Fail
+        },
+        if failures.is_empty() {
+            format!("{} example(s) gave their declared outcome", examples.len())
+        } else {
+            failures.join("; ")
+        },
+    );
+
+    // 2. The first example again, with byte-identical arguments.
+    match examples.first() {
+        Some((title, input, _)) => {
+            let (s, ctx) = probe.fresh()?;
+            let _ = execute_index(&ctx, index, input.clone(), Transport::Conformance);
+            let middle = Snapshot::take(&s.path, &ctx);
+            let first = outcome(&execute_index(
+                &ctx,
+                index,
+                input.clone(),
+                Transport::Conformance,
+            ));
+            let delta = middle.delta(&Snapshot::take(&s.path, &ctx));
+            let fails = hints.idempotent && !delta.is_empty();
+            row(
+                "repeat",
+                if fails { Status::Fail } else { Status::Pass },
+                if delta.is_empty() {
+                    format!("the repeat of `{title}` ({first}) changed nothing")
+                } else {
+                    format!("the repeat of `{title}` changed: {}", delta.join(", "))
+                },
+            );
+            deltas.push((format!("repeat of `{title}`"), delta));
+        }
+        None => row("repeat", Status::NotApplicable, "no example".into()),
+    }
+
+    // 3. A missing resource.
+    match missing_input(d) {
+        Some(input) => {
+            let (s, ctx) = probe.fresh()?;
+            let before = Snapshot::take(&s.path, &ctx);
+            let got = outcome(&execute_index(
+                &ctx,
+                index,
+                input.clone(),
+                Transport::Conformance,
+            ));
+            let delta = before.delta(&Snapshot::take(&s.path, &ctx));
+            let ok = got == "not_found" && Snapshot::files_changed(&delta).is_empty();
+            row(
+                "missing",
+                if ok { Status::Pass } else { Status::Fail },
+                format!(
+                    "input {input} → {got}{}",
+                    if delta.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; changed: {}", delta.join(", "))
+                    }
+                ),
+            );
+            deltas.push(("missing resource".into(), delta));
+        }
+        None => row(
+            "missing",
+            Status::NotApplicable,
+            "the input names no resource, or not_found is not declared".into(),
+        ),
+    }
+
+    // 4. A malformed field.
+    {
+        let input = malformed_input(d);
+        let (s, ctx) = probe.fresh()?;
+        let before = Snapshot::take(&s.path, &ctx);
+        let got = outcome(&execute_index(
+            &ctx,
+            index,
+            input.clone(),
+            Transport::Conformance,
+        ));
+        let delta = before.delta(&Snapshot::take(&s.path, &ctx));
+        let ok = got == "invalid_input" && delta.is_empty();
+        row(
+            "malformed",
+            if ok { Status::Pass } else { Status::Fail },
+            format!(
+                "input {input} → {got}{}",
+                if delta.is_empty() {
+                    ", nothing changed".to_string()
+                } else {
+                    format!("; changed: {}", delta.join(", "))
+                }
+            ),
+        );
+    }
+
+    // 5. Two identical calls at once.
+    match examples.first() {
+        Some((title, input, expected)) => {
+            let (s, ctx) = probe.fresh()?;
+            let before = Snapshot::take(&s.path, &ctx);
+            let (a, b) = std::thread::scope(|scope| {
+                let h1 = scope.spawn(|| {
+                    outcome(&execute_index(
+                        &ctx,
+                        index,
+                        input.clone(),
+                        Transport::Conformance,
+                    ))
+                });
+                let h2 = scope.spawn(|| {
+                    outcome(&execute_index(
+                        &ctx,
+                        index,
+                        input.clone(),
+                        Transport::Conformance,
+                    ))
+                });
+                (
+                    h1.join().unwrap_or_else(|_| "panic".into()),
+                    h2.join().unwrap_or_else(|_| "panic".into()),
+                )
+            });
+            let delta = before.delta(&Snapshot::take(&s.path, &ctx));
+            let declared = if hints.read_only {
+                a == *expected && b == *expected
+            } else {
+                a == *expected || b == *expected
+            };
+            let ok = declared && (a == b || !hints.idempotent);
+            row(
+                "concurrent",
+                if ok { Status::Pass } else { Status::Fail },
+                format!(
+                    "`{title}` twice at once → {a}, {b}{}",
+                    if delta.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; changed: {}", delta.join(", "))
+                    }
+                ),
+            );
+            deltas.push(("concurrent calls".into(), delta));
+        }
+        None => row("concurrent", Status::NotApplicable, "no example".into()),
+    }
+
+    // 6. An interrupted call retried with its idempotency key.
+    let schema: Value = serde_json::from_str(d.input_schema).unwrap_or(Value::Null);
+    if d.effect == Effect::RepositoryWrite && schema["properties"].get("idempotency_key").is_some()
+    {
+        match examples.iter().find(|(_, _, o)| o == "ok") {
+            Some((title, input, _)) => {
+                let (s, ctx) = probe.fresh()?;
+                let mut keyed = input.clone();
+                keyed["idempotency_key"] = json!("seneschal-conformance-retry");
+                let before = Snapshot::take(&s.path, &ctx);
+                // The first call is received and applied, but its answer is lost.
+                let _ = execute_index(&ctx, index, keyed.clone(), Transport::Conformance);
+                let middle = Snapshot::take(&s.path, &ctx);
+                let retry = outcome(&execute_index(&ctx, index, keyed, Transport::Conformance));
+                let second = middle.delta(&Snapshot::take(&s.path, &ctx));
+                let first = before.delta(&middle);
+                let only_audit = second.iter().all(|c| c.contains("audit"));
+                row(
+                    "retry",
+                    if retry == "ok" && only_audit { Status::Pass } else { Status::Fail },
+                    format!("`{title}` applied ({}), retried with the same key → {retry}; the retry changed: {}", first.join(", "), if second.is_empty() { "nothing".into() } else { second.join(", ") }),
+                );
+            }
+            None => row(
+                "retry",
+                Status::Fail,
+                "a writer with an idempotency key has no ok example".into(),
+            ),
+        }
+    } else {
+        row(
+            "retry",
+            Status::NotApplicable,
+            "not a writer that takes an idempotency key".into(),
+        );
+    }
+
+    // The claims, over every observed delta.
+    let mut broken = Vec::new();
+    for (what, delta) in &deltas {
+        if hints.read_only && !delta.is_empty() {
+            broken.push(format!(
+                "readOnlyHint, but {what} changed: {}",
+                delta.join(", ")
+            ));
+        }
+        if d.effect == Effect::ProcessState && !Snapshot::files_changed(delta).is_empty() {
+            broken.push(format!(
+                "process_state, but {what} changed files: {}",
+                Snapshot::files_changed(delta).join(", ")
+            ));
+        }
+        if d.effect == Effect::RepositoryWrite && delta.iter().any(|c| c.starts_with(".git:")) {
+            broken.push(format!(
+                "repository_write must not touch .git, but {what} did"
+            ));
+        }
+    }
+    if d.effect == Effect::RepositoryWrite && example_effects == 0 {
+        broken.push("repository_write, but no example shows an effect".into());
+    }
+    row(
+        "claims",
+        if broken.is_empty() {
+            Status::Pass
+        } else {
+            Status::Fail
+        },
+        if broken.is_empty() {
+            format!(
+                "effect {}: readOnly={} idempotent={} destructive={} held over {} call(s)",
+                d.effect.as_str(),
+                hints.read_only,
+                hints.idempotent,
+                hints.destructive,
+                deltas.len()
+            )
+        } else {
+            broken.join("; ")
+        },
+    );
+    Ok(rows)
+}
+
+/// Exit code of `seneschal conformance` when a claim was falsified.
+pub const EXIT_FALSIFIED: u8 = 25;
+
+/// Whether every row passed or does not apply.
+pub fn passed(rows: &[Row]) -> bool {
+    rows.iter().all(|r| r.status != Status::Fail)
+}
+
+/// The report as a table (capability × check), then the evidence of every failure.
+pub fn table(rows: &[Row]) -> String {
+    let mut ids: Vec<&str> = rows.iter().map(|r| r.capability).collect();
+    ids.dedup();
+    let width = ids.iter().map(|i| i.len()).max().unwrap_or(10).max(10);
+    let mut s = format!("{:<width$}", "capability");
+    for c in CHECKS {
+        let _ = write!(s, "  {c:<10}");
+    }
+    s = s.trim_end().to_string();
+    s.push('\n');
+    for id in &ids {
+        let mut line = format!("{id:<width$}");
+        for c in CHECKS {
+            let st = rows
+                .iter()
+                .find(|r| r.capability == *id && r.check == c)
+                .map_or("-", |r| r.status.as_str());
+            let _ = write!(line, "  {st:<10}");
+        }
+        s.push_str(line.trim_end());
+        s.push('\n');
+    }
+    let failures: Vec<&Row> = rows.iter().filter(|r| r.status == Status::Fail).collect();
+    let _ = writeln!(
+        s,
+        "\n{} capabilities, {} checks: {} passed, {} failed, {} not applicable",
+        ids.len(),
+        rows.len(),
+        rows.iter().filter(|r| r.status == Status::Pass).count(),
+        failures.len(),
+        rows.iter()
+            .filter(|r| r.status == Status::NotApplicable)
+            .count()
+    );
+    for r in failures {
+        let _ = writeln!(s, "FAIL {} {}: {}", r.capability, r.check, r.evidence);
+    }
+    s
+}
+
+/// The report as JSON.
+pub fn to_json(rows: &[Row]) -> Value {
+    json!({
+        "passed": passed(rows),
+        "rows": rows.iter().map(|r| json!({
+            "capability": r.capability, "check": r.check, "status": r.status.as_str(), "evidence": r.evidence,
+        })).collect::<Vec<_>>(),
+    })
+}
