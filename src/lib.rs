@@ -9,14 +9,17 @@
 
 pub mod cli;
 pub mod codes;
+pub mod confine;
 pub mod context;
 pub mod error;
 pub mod execute;
 pub mod generate;
+pub mod git;
 pub mod handlers;
 pub mod http;
 pub mod knowledge;
 pub mod mcp;
 pub mod policy;
+pub mod redact;
 pub mod registry;
 pub mod versions;
