@@ -161,12 +161,11 @@ pub fn redact_url(url: &str) -> (String, bool) {
     let (text, n) = redact(url);
     let mut out = text.into_owned();
     let mut changed = n > 0;
-    if let Some(hash) = out.find('#') {
+    let fragment = out.find('#').map(|hash| {
         out.truncate(hash);
-        out.push('#');
-        out.push_str(MARKER);
         changed = true;
-    }
+        format!("#{MARKER}")
+    });
     if let Some(q) = out.find('?') {
         let (base, query) = out.split_at(q + 1);
         let blanked: Vec<String> = query
@@ -181,6 +180,7 @@ pub fn redact_url(url: &str) -> (String, bool) {
             .collect();
         out = format!("{base}{}", blanked.join("&"));
     }
+    out.push_str(fragment.as_deref().unwrap_or(""));
     (out, changed)
 }
 
