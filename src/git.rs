@@ -418,7 +418,7 @@ u UU N... 100644 100644 100644 100644 a b c both.txt\0\
 
     #[test]
     fn log_records_are_parsed() {
-        let out = b"abc\0p1 p2\0Ann\0a@x\02026-01-01T00:00:00+00:00\0subject one\0\ndef\0\0Bob\0b@x\02026-01-02T00:00:00+00:00\0two\0";
+        let out = b"abc\0p1 p2\0Ann\0a@x\x002026-01-01T00:00:00+00:00\0subject one\0\ndef\0\0Bob\0b@x\x002026-01-02T00:00:00+00:00\0two\0";
         let c = parse_log(out).unwrap();
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].parents, vec!["p1", "p2"]);
