@@ -30,44 +30,117 @@ pub const MARKER: &str = "[REDACTED]";
 /// The shortest environment value treated as a secret; shorter ones would blank common words.
 const MIN_ENV_SECRET: usize = 8;
 
-struct Rules {
-    userinfo: Regex,
-    query: Regex,
-    private_key: Regex,
-    tokens: Vec<Regex>,
-    env_values: Vec<String>,
+/// A rule compiled on first need. A text that holds none of its `gates` (cheap literal
+/// searches) cannot match, so most texts never pay for compiling the regex: a search answer
+/// with a few matched lines costs microseconds here, not the milliseconds of compiling every
+/// rule.
+struct Lazy {
+    gates: &'static [&'static str],
+    /// Look for the gates without regard to ASCII case (they are then written lower-case).
+    fold: bool,
+    pattern: &'static str,
+    re: OnceLock<Regex>,
 }
 
-fn rules() -> &'static Rules {
-    static RULES: OnceLock<Rules> = OnceLock::new();
-    RULES.get_or_init(|| {
-        let re = |s: &str| Regex::new(s).expect("redaction rules compile");
-        Rules {
-            userinfo: re(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^/\s@?#]+)@"),
-            query: re(
-                r"(?i)([?&;](?:access_token|refresh_token|id_token|private_token|token|auth|authorization|api_key|apikey|key|password|passwd|pwd|secret|client_secret|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|code)=)[^&#\s]+",
-            ),
-            private_key: re(
-                r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----|\z)",
-            ),
-            tokens: [
-                r"\bgh[pousr]_[A-Za-z0-9]{30,255}\b",
-                r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b",
-                r"\bglpat-[A-Za-z0-9_\-]{20,}\b",
-                r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b",
-                r"\bxox[abposr]-[A-Za-z0-9\-]{10,}\b",
-                r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}\b",
-                r"\bAIza[0-9A-Za-z_\-]{35}\b",
-                r"\bnpm_[A-Za-z0-9]{36}\b",
-                r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\b",
-                r"(?i)\bbearer\s+[A-Za-z0-9._~+/=\-]{16,}",
-            ]
-            .iter()
-            .map(|s| re(s))
-            .collect(),
-            env_values: secret_env_values(std::env::vars_os()),
+impl Lazy {
+    const fn new(gates: &'static [&'static str], fold: bool, pattern: &'static str) -> Lazy {
+        Lazy {
+            gates,
+            fold,
+            pattern,
+            re: OnceLock::new(),
         }
-    })
+    }
+
+    fn may_match(&self, text: &str, lower: &mut Option<String>) -> bool {
+        if self.fold {
+            let lower = lower.get_or_insert_with(|| text.to_ascii_lowercase());
+            self.gates.iter().any(|g| lower.contains(g))
+        } else {
+            self.gates.iter().any(|g| text.contains(g))
+        }
+    }
+
+    fn regex(&self) -> &Regex {
+        self.re
+            .get_or_init(|| Regex::new(self.pattern).expect("redaction rules compile"))
+    }
+}
+
+static USERINFO: Lazy = Lazy::new(
+    &["://"],
+    false,
+    r"(?i)(?-u:\b)([a-z][a-z0-9+.\-]*://)([^/\s@?#]+)@",
+);
+
+static QUERY: Lazy = Lazy::new(
+    &[
+        "token=",
+        "auth=",
+        "authorization=",
+        "key=",
+        "password=",
+        "passwd=",
+        "pwd=",
+        "secret=",
+        "sig=",
+        "signature=",
+        "x-amz-",
+        "code=",
+    ],
+    true,
+    r"(?i)([?&;](?:access_token|refresh_token|id_token|private_token|token|auth|authorization|api_key|apikey|key|password|passwd|pwd|secret|client_secret|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|code)=)[^&#\s]+",
+);
+
+static PRIVATE_KEY: Lazy = Lazy::new(
+    &["PRIVATE KEY-----"],
+    false,
+    r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----|\z)",
+);
+
+static TOKENS: [Lazy; 10] = [
+    Lazy::new(
+        &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
+        false,
+        r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{30,255}(?-u:\b)",
+    ),
+    Lazy::new(
+        &["github_pat_"],
+        false,
+        r"(?-u:\b)github_pat_[A-Za-z0-9_]{22,255}(?-u:\b)",
+    ),
+    Lazy::new(&["glpat-"], false, r"(?-u:\b)glpat-[A-Za-z0-9_\-]{20,}"),
+    Lazy::new(
+        &[
+            "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA",
+        ],
+        false,
+        r"(?-u:\b)(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}(?-u:\b)",
+    ),
+    Lazy::new(&["xox"], false, r"(?-u:\b)xox[abposr]-[A-Za-z0-9\-]{10,}"),
+    Lazy::new(
+        &["sk-"],
+        false,
+        r"(?-u:\b)sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}",
+    ),
+    Lazy::new(&["AIza"], false, r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}"),
+    Lazy::new(&["npm_"], false, r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)"),
+    Lazy::new(
+        &["eyJ"],
+        false,
+        r"(?-u:\b)eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+    ),
+    Lazy::new(
+        &["bearer"],
+        true,
+        r"(?i)(?-u:\b)bearer\s+[A-Za-z0-9._~+/=\-]{16,}",
+    ),
+];
+
+/// The literal values of this process's credential-named environment variables.
+fn env_values() -> &'static [String] {
+    static VALUES: OnceLock<Vec<String>> = OnceLock::new();
+    VALUES.get_or_init(|| secret_env_values(std::env::vars_os()))
 }
 
 /// True for environment variable names that conventionally hold credentials.
@@ -103,14 +176,19 @@ fn secret_env_values(
     values
 }
 
-/// Replaces every match of `re` for which `with` gives a replacement, counting them; a match
+/// Replaces every match of `rule` for which `with` gives a replacement, counting them; a match
 /// for which it gives `None` is kept as it is and not counted.
 fn replace<'t>(
-    re: &Regex,
+    rule: &Lazy,
     text: Cow<'t, str>,
     count: &mut usize,
     with: impl Fn(&Captures) -> Option<String>,
 ) -> Cow<'t, str> {
+    let mut lower = None;
+    if !rule.may_match(&text, &mut lower) {
+        return text;
+    }
+    let re = rule.regex();
     if !re.is_match(&text) {
         return text;
     }
@@ -129,28 +207,25 @@ fn replace<'t>(
 /// Redacts every secret this module knows in `text`; returns the text and how many secrets
 /// were replaced.
 pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
-    let r = rules();
     let mut count = 0;
     let mut out = Cow::Borrowed(text);
-    for value in &r.env_values {
+    for value in env_values() {
         if out.contains(value.as_str()) {
             count += out.matches(value.as_str()).count();
             out = Cow::Owned(out.replace(value.as_str(), MARKER));
         }
     }
-    out = replace(&r.private_key, out, &mut count, |_| {
-        Some(MARKER.to_string())
-    });
-    out = replace(&r.userinfo, out, &mut count, |c| {
+    out = replace(&PRIVATE_KEY, out, &mut count, |_| Some(MARKER.to_string()));
+    out = replace(&USERINFO, out, &mut count, |c| {
         // `ssh://git@host/...` names a conventional user, not a credential.
         let user = &c[2];
         (user != "git" && user != MARKER).then(|| format!("{}{MARKER}@", &c[1]))
     });
-    out = replace(&r.query, out, &mut count, |c| {
+    out = replace(&QUERY, out, &mut count, |c| {
         (&c[0][c[1].len()..] != MARKER).then(|| format!("{}{MARKER}", &c[1]))
     });
-    for re in &r.tokens {
-        out = replace(re, out, &mut count, |_| Some(MARKER.to_string()));
+    for rule in &TOKENS {
+        out = replace(rule, out, &mut count, |_| Some(MARKER.to_string()));
     }
     (out, count)
 }
@@ -241,6 +316,13 @@ mod tests {
             format!("xoxb-{}", "1234-abcd".repeat(3)),
             format!("sk-{}", "Qw3r".repeat(8)),
             format!("glpat-{}", "abcDEF123_".repeat(3)),
+            format!("AIza{}", "Sy0_-x".repeat(6)[..35].to_string()),
+            format!("npm_{}", "n0pQ".repeat(9)),
+            format!(
+                "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.{}",
+                "s1gn".repeat(4)
+            ),
+            format!("BEARER {}", "Tok3n.value".repeat(2)),
         ];
         for s in &samples {
             let (t, n) = red(&format!("key = \"{s}\";"));
