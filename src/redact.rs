@@ -268,7 +268,7 @@ pub fn holds_private_key(bytes: &[u8]) -> bool {
     }
     RE.get_or_init(|| {
         regex::bytes::Regex::new(
-            r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----\r?\n(?:[A-Za-z0-9-]+: [^\n]*\r?\n)*\r?\n?[A-Za-z0-9+/=]{16,}",
+            r"(?-u)-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----\r?\n(?:[A-Za-z0-9-]+: [^\n]*\r?\n)*\r?\n?[A-Za-z0-9+/=]{16,}",
         )
         .expect("the private key rule compiles")
     })
