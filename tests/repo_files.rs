@@ -327,3 +327,23 @@ fn the_cli_paths_reach_the_same_handlers() {
     let o = run_in(repo.path(), &["files", "read", "--path", ".env"]);
     assert_eq!(outcome(&o), "refused");
 }
+
+#[test]
+fn a_secret_across_the_line_cut_is_redacted_not_halved() {
+    let repo = scratch_repo();
+    let body = "Qz7k".repeat(9);
+    let line = format!("{} ghp_{body} tail\n", "x".repeat(990));
+    write(repo.path(), "long.txt", &line);
+    let v = json(&call(
+        repo.path(),
+        "files.search",
+        json!({"pattern": "tail"}),
+    ));
+    let text = v["matches"][0]["text"].as_str().unwrap();
+    assert!(text.len() <= 1000, "{}", text.len());
+    assert!(
+        !text.contains(&body[..6]),
+        "half a token survived the cut: {text}"
+    );
+    assert_eq!(v["redactions"], 1);
+}

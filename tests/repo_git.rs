@@ -90,6 +90,10 @@ fn identity_before_the_first_commit_and_outside_a_repository() {
     let o = call(dir.path(), "repo.identity", json!({}));
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(stderr(&o).starts_with("error[not_found]"), "{}", stderr(&o));
+    for id in ["repo.status", "repo.log"] {
+        let o = call(dir.path(), id, json!({}));
+        assert_eq!(o.status.code(), Some(3), "{id}: {}", stderr(&o));
+    }
     git(dir.path(), &["init", "-q", "-b", "trunk"]);
     let v = ok(dir.path(), "repo.identity", json!({}));
     assert_eq!(v["branch"], "trunk");

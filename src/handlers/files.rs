@@ -31,6 +31,15 @@ pub const CONTENT_CAP: usize = 256 * 1024;
 pub const BINARY_PROBE: usize = 8 * 1024;
 /// The longest line `files.search` returns; the rest is cut.
 pub const LINE_CAP: usize = 1000;
+/// How far past a cut text is kept for redaction, so that a secret straddling the cut is
+/// still seen whole (and redacted) before the text is cut.
+const REDACT_MARGIN: usize = 512;
+
+/// Redacts `text` seen up to `max + REDACT_MARGIN` bytes, then cuts it to `max`.
+fn redact_cut(text: &str, max: usize) -> (String, usize) {
+    let (red, n) = redact(cut(text, max + REDACT_MARGIN));
+    (cut(&red, max).to_string(), n)
+}
 
 /// Cuts `s` to at most `max` bytes on a character boundary.
 fn cut(s: &str, max: usize) -> &str {
@@ -95,11 +104,13 @@ pub fn read(ctx: &Context, input: files_read::Input) -> Result<files_read::Outpu
     let want = usize::try_from(input.limit.get()).unwrap_or(usize::MAX);
     let mut window = String::new();
     let mut taken = 0usize;
+    let mut long_line = false;
     for line in all[start..].iter().take(want) {
         if window.len() + line.len() > CONTENT_CAP {
             if taken == 0 {
                 // One line longer than the cap: its head, cut on a character boundary.
-                window.push_str(cut(line, CONTENT_CAP));
+                window.push_str(line);
+                long_line = true;
                 taken = 1;
             }
             break;
@@ -109,7 +120,12 @@ pub fn read(ctx: &Context, input: files_read::Input) -> Result<files_read::Outpu
     }
     let end = start + taken;
     let truncated = end < all.len();
-    let (content, redactions) = redact(&window);
+    let (content, redactions) = if long_line {
+        redact_cut(&window, CONTENT_CAP)
+    } else {
+        let (c, n) = redact(&window);
+        (c.into_owned(), n)
+    };
     typed(json!({
         "path": c.rel,
         "size": meta.len(),
@@ -150,7 +166,7 @@ impl Sink for Collect {
         let raw = String::from_utf8_lossy(m.bytes());
         let line = raw.trim_end_matches(['\n', '\r']);
         self.lines
-            .push((m.line_number().unwrap_or(0), cut(line, LINE_CAP).to_string()));
+            .push((m.line_number().unwrap_or(0), cut(line, LINE_CAP + REDACT_MARGIN).to_string()));
         Ok(true)
     }
 }
@@ -257,7 +273,7 @@ pub fn search(
                 truncated = true;
                 break;
             }
-            let (text, n) = redact(text);
+            let (text, n) = redact_cut(text, LINE_CAP);
             redactions += n;
             matches.push(json!({ "path": f.path, "line": line, "text": text }));
         }
