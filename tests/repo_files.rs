@@ -347,3 +347,18 @@ fn a_secret_across_the_line_cut_is_redacted_not_halved() {
     );
     assert_eq!(v["redactions"], 1);
 }
+
+#[test]
+fn a_line_longer_than_the_answer_cap_is_cut_and_said_so() {
+    let repo = scratch_repo();
+    write(repo.path(), "one-line.min.js", "c".repeat(300 * 1024));
+    let v = json(&call(
+        repo.path(),
+        "files.read",
+        json!({"path": "one-line.min.js"}),
+    ));
+    assert_eq!(v["content"].as_str().unwrap().len(), 256 * 1024);
+    assert_eq!(v["lines"], 1);
+    assert_eq!(v["truncated"], true);
+    assert_eq!(v["next_offset"], Value::Null);
+}

@@ -119,7 +119,7 @@ pub fn read(ctx: &Context, input: files_read::Input) -> Result<files_read::Outpu
         taken += 1;
     }
     let end = start + taken;
-    let truncated = end < all.len();
+    let more = end < all.len();
     let (content, redactions) = if long_line {
         redact_cut(&window, CONTENT_CAP)
     } else {
@@ -134,8 +134,8 @@ pub fn read(ctx: &Context, input: files_read::Input) -> Result<files_read::Outpu
         "offset": offset,
         "lines": taken,
         "total_lines": total,
-        "truncated": truncated,
-        "next_offset": if truncated { Some(end as u64 + 1) } else { None },
+        "truncated": more || long_line,
+        "next_offset": if more { Some(end as u64 + 1) } else { None },
         "redactions": redactions,
     }))
 }
