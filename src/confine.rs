@@ -359,6 +359,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn symlinks_are_resolved_component_by_component() {
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("secret.txt"), "x").unwrap();

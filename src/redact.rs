@@ -316,7 +316,7 @@ mod tests {
             format!("xoxb-{}", "1234-abcd".repeat(3)),
             format!("sk-{}", "Qw3r".repeat(8)),
             format!("glpat-{}", "abcDEF123_".repeat(3)),
-            format!("AIza{}", "Sy0_-x".repeat(6)[..35].to_string()),
+            format!("AIza{}", &"Sy0_-x".repeat(6)[..35]),
             format!("npm_{}", "n0pQ".repeat(9)),
             format!(
                 "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.{}",
