@@ -362,3 +362,43 @@ fn a_line_longer_than_the_answer_cap_is_cut_and_said_so() {
     assert_eq!(v["truncated"], true);
     assert_eq!(v["next_offset"], Value::Null);
 }
+
+#[test]
+fn search_is_deterministic_and_honours_every_ignore_file() {
+    let repo = scratch_repo();
+    let root = repo.path();
+    write(root, ".ignore", "skipped-by-ignore/\n");
+    std::fs::write(root.join(".git/info/exclude"), "excluded.txt\n").unwrap();
+    write(root, "skipped-by-ignore/a.txt", "needle\n");
+    write(root, "excluded.txt", "needle\n");
+    for i in 0..40 {
+        write(
+            root,
+            &format!("d{}/f{i}.txt", i % 7),
+            "needle\nneedle again\n",
+        );
+    }
+    let first = call(
+        root,
+        "files.search",
+        json!({"pattern": "needle", "limit": 50}),
+    );
+    let v = json(&first);
+    assert_eq!(v["files_matched"], 40, "{v}");
+    assert_eq!(v["matches"].as_array().unwrap().len(), 50);
+    assert_eq!(v["truncated"], true);
+    assert!(
+        !v.to_string().contains("excluded.txt") && !v.to_string().contains("skipped-by-ignore")
+    );
+    for _ in 0..3 {
+        let again = call(
+            root,
+            "files.search",
+            json!({"pattern": "needle", "limit": 50}),
+        );
+        assert_eq!(
+            again.stdout, first.stdout,
+            "the same tree gave another answer"
+        );
+    }
+}
