@@ -1,0 +1,404 @@
+//! Path confinement and the secret-file rules: which repository paths a capability may touch.
+//!
+//! Every path a client names goes through [`confine`] before any file is opened; the
+//! repository writes reuse it. A path is refused (code `refused`, with the [`Rule`] in the
+//! message and in `data.rule`) when it:
+//!
+//! * is absolute ([`Rule::AbsolutePath`]);
+//! * has a `..` component ([`Rule::ParentDir`]), even one that would stay inside;
+//! * passes through a symbolic link that resolves outside the repository, or cannot be
+//!   resolved at all ([`Rule::SymlinkEscape`]); every component is checked, not only the last;
+//! * names, or resolves through a link into, a `.git` entry at any depth ([`Rule::GitDir`]);
+//! * names, or resolves into, a secret-bearing file or folder ([`Rule::SecretFile`], see
+//!   [`is_secret_name`]).
+//!
+//! Names are compared without regard to ASCII case, so `.GIT/config` and `.ENV` are refused on
+//! case-insensitive file systems too. Readers add [`Rule::SecretContent`] (a file holding a
+//! private key block) and [`Rule::SizeCap`]. Hard links cannot be told from ordinary files and
+//! are not detected.
+
+use std::ffi::OsStr;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::json;
+
+use crate::error::CapabilityError;
+
+/// The rule a refused path broke; its spelling is stable (it travels in `data.rule`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// An absolute path.
+    AbsolutePath,
+    /// A `..` component.
+    ParentDir,
+    /// A symbolic link resolving outside the repository, or not at all.
+    SymlinkEscape,
+    /// A `.git` entry, or a path inside one.
+    GitDir,
+    /// A secret-bearing file or folder, by name.
+    SecretFile,
+    /// A file whose content holds a private key block.
+    SecretContent,
+    /// A file above the size a reader accepts.
+    SizeCap,
+}
+
+impl Rule {
+    /// The stable spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Rule::AbsolutePath => "absolute_path",
+            Rule::ParentDir => "parent_dir",
+            Rule::SymlinkEscape => "symlink_escape",
+            Rule::GitDir => "git_dir",
+            Rule::SecretFile => "secret_file",
+            Rule::SecretContent => "secret_content",
+            Rule::SizeCap => "size_cap",
+        }
+    }
+}
+
+/// A `refused` error naming the path, the rule and why, pointing at the input `field`.
+pub fn refusal(rule: Rule, path: &str, why: &str, field: &str) -> CapabilityError {
+    CapabilityError::refused(format!(
+        "`{path}` is refused by the rule {}: {why}",
+        rule.as_str()
+    ))
+    .at(field)
+    .with_data(json!({ "rule": rule.as_str() }))
+}
+
+/// A path that passed every rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Confined {
+    /// The normalized repository-relative path, `/`-separated (`""` for the root).
+    pub rel: String,
+    /// The file system path: resolved through links as far as the path exists.
+    pub abs: PathBuf,
+    /// False when some component does not exist (writes may create it; reads answer not_found).
+    pub exists: bool,
+}
+
+/// True for a `.git` entry name (folder, or the file of a worktree or submodule).
+pub fn is_git_name(name: &OsStr) -> bool {
+    name.as_encoded_bytes().eq_ignore_ascii_case(b".git")
+}
+
+/// Folder names that hold credentials by convention.
+const SECRET_DIRS: &[&str] = &[".ssh", ".gnupg", ".aws"];
+
+/// File names that hold credentials by convention.
+const SECRET_NAMES: &[&str] = &[
+    ".netrc",
+    "_netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".htpasswd",
+    ".dockercfg",
+    ".s3cfg",
+    "credentials",
+    "credentials.json",
+    "client_secret.json",
+    "secrets.json",
+    "secrets.yml",
+    "secrets.yaml",
+    "secrets.toml",
+];
+
+/// Name prefixes of secret-bearing files.
+const SECRET_PREFIXES: &[&str] = &[".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"];
+
+/// Name suffixes of secret-bearing files.
+const SECRET_SUFFIXES: &[&str] = &[
+    ".pem",
+    ".key",
+    ".p12",
+    ".pfx",
+    ".jks",
+    ".keystore",
+    ".ppk",
+    ".kdbx",
+    ".tfvars",
+];
+
+/// True for a secret-bearing file or folder name: `.env*`, `id_rsa*` (and the other SSH key
+/// types), `*.pem`, `*.key`, `*.p12`, `*.pfx`, `*.jks`, `*.keystore`, `*.ppk`, `*.kdbx`,
+/// `*.tfvars`, credential files (`.netrc`, `.git-credentials`, `.npmrc`, `.pypirc`, `.pgpass`,
+/// `.htpasswd`, `credentials`, `secrets.{json,yml,yaml,toml}`, ...) and the folders `.ssh`,
+/// `.gnupg` and `.aws`.
+pub fn is_secret_name(name: &OsStr) -> bool {
+    let lower = name.to_string_lossy().to_ascii_lowercase();
+    SECRET_DIRS.contains(&lower.as_str())
+        || SECRET_NAMES.contains(&lower.as_str())
+        || SECRET_PREFIXES.iter().any(|p| lower.starts_with(p))
+        || SECRET_SUFFIXES.iter().any(|s| lower.ends_with(s))
+}
+
+/// The rule a single name breaks, if any.
+pub fn name_rule(name: &OsStr) -> Option<Rule> {
+    if is_git_name(name) {
+        Some(Rule::GitDir)
+    } else if is_secret_name(name) {
+        Some(Rule::SecretFile)
+    } else {
+        None
+    }
+}
+
+fn name_why(rule: Rule) -> &'static str {
+    match rule {
+        Rule::GitDir => "nothing under .git/ is served",
+        _ => "secret-bearing files are never served",
+    }
+}
+
+/// The lexical rules alone: absolute paths, `..`, `.git` and secret names. Returns the
+/// normal components.
+pub fn check_lexical<'p>(input: &'p str, field: &str) -> Result<Vec<&'p OsStr>, CapabilityError> {
+    if input.contains('\0') {
+        return Err(CapabilityError::invalid_input("a path cannot hold a NUL byte").at(field));
+    }
+    let path = Path::new(input);
+    if path.is_absolute() || input.starts_with('/') || input.starts_with('\\') || has_drive(input) {
+        return Err(refusal(
+            Rule::AbsolutePath,
+            input,
+            "paths are relative to the repository root",
+            field,
+        ));
+    }
+    let mut names = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(name) => {
+                if let Some(rule) = name_rule(name) {
+                    return Err(refusal(rule, input, name_why(rule), field));
+                }
+                names.push(name);
+            }
+            Component::CurDir => {}
+            Component::ParentDir => {
+                return Err(refusal(
+                    Rule::ParentDir,
+                    input,
+                    "`..` components are not accepted",
+                    field,
+                ))
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(refusal(
+                    Rule::AbsolutePath,
+                    input,
+                    "paths are relative to the repository root",
+                    field,
+                ))
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// `C:` or `C:\...`: a Windows drive, absolute on that system even when read on this one.
+fn has_drive(input: &str) -> bool {
+    let b = input.as_bytes();
+    b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
+}
+
+/// Confines `input` to the repository at `root`: the lexical rules, then every component
+/// resolved on disk (a symbolic link must resolve inside the repository, and not into `.git`
+/// or a secret-bearing file). `field` is the JSON pointer of the input, for the error.
+pub fn confine(root: &Path, input: &str, field: &str) -> Result<Confined, CapabilityError> {
+    let names = check_lexical(input, field)?;
+    let root = root.canonicalize().map_err(|e| {
+        CapabilityError::internal(format!("the repository root cannot be resolved: {e}"))
+    })?;
+    let rel = names
+        .iter()
+        .map(|n| n.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/");
+    let mut cur = root.clone();
+    for (i, name) in names.iter().enumerate() {
+        let next = cur.join(name);
+        let meta = match std::fs::symlink_metadata(&next) {
+            Ok(m) => m,
+            Err(_) => {
+                // The rest does not exist: nothing on disk can redirect it, and its names
+                // passed the lexical rules.
+                let mut abs = next;
+                for rest in &names[i + 1..] {
+                    abs.push(rest);
+                }
+                return Ok(Confined {
+                    rel,
+                    abs,
+                    exists: false,
+                });
+            }
+        };
+        if meta.file_type().is_symlink() {
+            let target = next.canonicalize().map_err(|_| {
+                refusal(
+                    Rule::SymlinkEscape,
+                    input,
+                    "it passes through a symbolic link that cannot be resolved",
+                    field,
+                )
+            })?;
+            let inside = target.strip_prefix(&root).map_err(|_| {
+                refusal(
+                    Rule::SymlinkEscape,
+                    input,
+                    "it passes through a symbolic link that leads outside the repository",
+                    field,
+                )
+            })?;
+            for c in inside.components() {
+                if let Component::Normal(n) = c {
+                    if let Some(rule) = name_rule(n) {
+                        return Err(refusal(
+                            rule,
+                            input,
+                            &format!("through a symbolic link: {}", name_why(rule)),
+                            field,
+                        ));
+                    }
+                }
+            }
+            cur = target;
+        } else {
+            cur = next;
+        }
+        if i + 1 < names.len() && !cur.is_dir() {
+            let mut abs = cur;
+            for rest in &names[i + 1..] {
+                abs.push(rest);
+            }
+            return Ok(Confined {
+                rel,
+                abs,
+                exists: false,
+            });
+        }
+    }
+    Ok(Confined {
+        rel,
+        abs: cur,
+        exists: true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule_of(e: &CapabilityError) -> &str {
+        e.data
+            .as_ref()
+            .and_then(|d| d["rule"].as_str())
+            .unwrap_or("")
+    }
+
+    #[test]
+    fn secret_names() {
+        for n in [
+            ".env",
+            ".env.local",
+            ".ENV",
+            "server.pem",
+            "tls.KEY",
+            "id_rsa",
+            "id_rsa.pub",
+            "id_ed25519",
+            ".netrc",
+            ".git-credentials",
+            "credentials",
+            "secrets.yaml",
+            "prod.tfvars",
+            ".ssh",
+        ] {
+            assert!(is_secret_name(OsStr::new(n)), "{n}");
+        }
+        for n in [
+            "README.md",
+            "env.rs",
+            "keyboard.rs",
+            "monkey",
+            "environment.md",
+            "key.rs",
+        ] {
+            assert!(!is_secret_name(OsStr::new(n)), "{n}");
+        }
+    }
+
+    #[test]
+    fn lexical_rules() {
+        let cases = [
+            ("/etc/passwd", "absolute_path"),
+            ("C:\\x", "absolute_path"),
+            ("../x", "parent_dir"),
+            ("a/../b", "parent_dir"),
+            (".git/config", "git_dir"),
+            ("sub/.Git/HEAD", "git_dir"),
+            (".env", "secret_file"),
+            ("deploy/.ssh/config", "secret_file"),
+        ];
+        for (p, rule) in cases {
+            let e = check_lexical(p, "/path").unwrap_err();
+            assert_eq!(e.code.as_str(), "refused", "{p}");
+            assert_eq!(rule_of(&e), rule, "{p}");
+            assert_eq!(e.pointer.as_deref(), Some("/path"));
+        }
+        assert_eq!(
+            check_lexical("a\0b", "/path").unwrap_err().code.as_str(),
+            "invalid_input"
+        );
+        assert_eq!(check_lexical("./src/lib.rs", "/p").unwrap().len(), 2);
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn symlinks_are_resolved_component_by_component() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "x").unwrap();
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path();
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join("docs/a.md"), "a").unwrap();
+        std::fs::write(root.join(".env"), "T=1").unwrap();
+        let link = |target: &Path, name: &str| {
+            std::os::unix::fs::symlink(target, root.join(name)).unwrap();
+        };
+        link(outside.path(), "outdir");
+        link(&outside.path().join("secret.txt"), "outfile");
+        link(Path::new("docs"), "docs-link");
+        link(Path::new(".git"), "gitlink");
+        link(Path::new(".env"), "envlink");
+        link(Path::new("nowhere"), "dangling");
+
+        let ok = confine(root, "docs-link/a.md", "/path").unwrap();
+        assert!(ok.exists);
+        assert_eq!(ok.rel, "docs-link/a.md");
+        assert!(ok.abs.ends_with("docs/a.md"));
+        let missing = confine(root, "docs/none/deeper.md", "/path").unwrap();
+        assert!(!missing.exists);
+        for (p, rule) in [
+            ("outdir/secret.txt", "symlink_escape"),
+            ("outfile", "symlink_escape"),
+            ("dangling", "symlink_escape"),
+            ("gitlink/config", "git_dir"),
+            ("envlink", "secret_file"),
+        ] {
+            let e = confine(root, p, "/path").unwrap_err();
+            assert_eq!(rule_of(&e), rule, "{p}: {e}");
+            assert!(
+                !e.message.contains(&*outside.path().to_string_lossy()),
+                "the target is not echoed: {}",
+                e.message
+            );
+        }
+    }
+}

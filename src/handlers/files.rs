@@ -1,0 +1,289 @@
+//! Handlers of the `files.*` group: confined reading and searching of repository files.
+//!
+//! Both go through [`crate::confine`]: `files.read` refuses a path that breaks a rule, and
+//! `files.search` never enters `.git`, never opens a secret-bearing file and never follows a
+//! symbolic link. Text leaves through [`crate::redact`]. The search walks the tree with
+//! ripgrep's `ignore` crate (so `.gitignore`, `.ignore` and `.git/info/exclude` are
+//! honoured) on every core, and matches with ripgrep's `grep-searcher` and `grep-regex`.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use ignore::overrides::OverrideBuilder;
+use ignore::{WalkBuilder, WalkState};
+use serde_json::{json, Value};
+
+use super::typed;
+use crate::confine::{self, refusal, Rule};
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::redact::{holds_private_key, redact};
+use crate::registry::types::{files_read, files_search};
+
+/// The largest file `files.read` opens.
+pub const FILE_CAP: u64 = 8 * 1024 * 1024;
+/// The most text one `files.read` answer carries.
+pub const CONTENT_CAP: usize = 256 * 1024;
+/// How far into a file a NUL byte makes it binary (as git and ripgrep do).
+pub const BINARY_PROBE: usize = 8 * 1024;
+/// The longest line `files.search` returns; the rest is cut.
+pub const LINE_CAP: usize = 1000;
+/// How far past a cut text is kept for redaction, so that a secret straddling the cut is
+/// still seen whole (and redacted) before the text is cut.
+const REDACT_MARGIN: usize = 512;
+
+/// Redacts `text` seen up to `max + REDACT_MARGIN` bytes, then cuts it to `max`.
+fn redact_cut(text: &str, max: usize) -> (String, usize) {
+    let (red, n) = redact(cut(text, max + REDACT_MARGIN));
+    (cut(&red, max).to_string(), n)
+}
+
+/// Cuts `s` to at most `max` bytes on a character boundary.
+fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// `files.read`: a window of lines of one confined file.
+pub fn read(ctx: &Context, input: files_read::Input) -> Result<files_read::Output, CapabilityError> {
+    let path = input.path.as_str();
+    let c = confine::confine(&ctx.repo, path, "/path")?;
+    if !c.exists {
+        return Err(CapabilityError::not_found(format!("`{path}` does not exist")).at("/path"));
+    }
+    let meta = std::fs::metadata(&c.abs)
+        .map_err(|e| CapabilityError::not_found(format!("`{path}` cannot be read: {e}")).at("/path"))?;
+    if meta.is_dir() {
+        return Err(CapabilityError::invalid_input(format!(
+            "`{path}` is a directory; files.search or repo.status list files"
+        ))
+        .at("/path"));
+    }
+    if !meta.is_file() {
+        return Err(CapabilityError::invalid_input(format!("`{path}` is not a regular file")).at("/path"));
+    }
+    if meta.len() > FILE_CAP {
+        return Err(refusal(
+            Rule::SizeCap,
+            path,
+            &format!("it holds {} bytes, above the cap of {FILE_CAP}", meta.len()),
+            "/path",
+        ));
+    }
+    let bytes = std::fs::read(&c.abs)
+        .map_err(|e| CapabilityError::internal(format!("`{path}` cannot be read: {e}")))?;
+    if holds_private_key(&bytes) {
+        return Err(refusal(
+            Rule::SecretContent,
+            path,
+            "it holds a private key block",
+            "/path",
+        ));
+    }
+    let offset = input.offset.get();
+    if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_PROBE)]).is_some() {
+        return typed(json!({
+            "path": c.rel, "size": meta.len(), "binary": true, "content": null,
+            "offset": offset, "lines": 0, "total_lines": null, "truncated": false,
+            "next_offset": null, "redactions": 0,
+        }));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let all: Vec<&str> = text.split_inclusive('\n').collect();
+    let total = all.len() as u64;
+    let start = usize::try_from(offset - 1).unwrap_or(usize::MAX).min(all.len());
+    let want = usize::try_from(input.limit.get()).unwrap_or(usize::MAX);
+    let mut window = String::new();
+    let mut taken = 0usize;
+    let mut long_line = false;
+    for line in all[start..].iter().take(want) {
+        if window.len() + line.len() > CONTENT_CAP {
+            if taken == 0 {
+                // One line longer than the cap: its head, cut on a character boundary.
+                window.push_str(line);
+                long_line = true;
+                taken = 1;
+            }
+            break;
+        }
+        window.push_str(line);
+        taken += 1;
+    }
+    let end = start + taken;
+    let more = end < all.len();
+    let (content, redactions) = if long_line {
+        redact_cut(&window, CONTENT_CAP)
+    } else {
+        let (c, n) = redact(&window);
+        (c.into_owned(), n)
+    };
+    typed(json!({
+        "path": c.rel,
+        "size": meta.len(),
+        "binary": false,
+        "content": content,
+        "offset": offset,
+        "lines": taken,
+        "total_lines": total,
+        "truncated": more || long_line,
+        "next_offset": if more { Some(end as u64 + 1) } else { None },
+        "redactions": redactions,
+    }))
+}
+
+/// The matches of one file.
+struct FileHits {
+    path: String,
+    lines: Vec<(u64, String)>,
+    /// More lines matched than were kept.
+    more: bool,
+}
+
+/// Collects up to `cap` matching lines of one file.
+struct Collect {
+    cap: usize,
+    lines: Vec<(u64, String)>,
+    more: bool,
+}
+
+impl Sink for Collect {
+    type Error = std::io::Error;
+
+    fn matched(&mut self, _s: &Searcher, m: &SinkMatch<'_>) -> Result<bool, std::io::Error> {
+        if self.lines.len() >= self.cap {
+            self.more = true;
+            return Ok(false);
+        }
+        let raw = String::from_utf8_lossy(m.bytes());
+        let line = raw.trim_end_matches(['\n', '\r']);
+        self.lines
+            .push((m.line_number().unwrap_or(0), cut(line, LINE_CAP + REDACT_MARGIN).to_string()));
+        Ok(true)
+    }
+}
+
+/// True for a walked entry the search must never enter or open, by name.
+fn excluded(name: &std::ffi::OsStr) -> bool {
+    confine::name_rule(name).is_some()
+}
+
+fn rel_path(root: &Path, p: &Path) -> String {
+    p.strip_prefix(root)
+        .unwrap_or(p)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// `files.search`: matching lines of every searchable file, sorted by path and line.
+pub fn search(
+    ctx: &Context,
+    input: files_search::Input,
+) -> Result<files_search::Output, CapabilityError> {
+    let root = ctx.repo.canonicalize().map_err(|e| {
+        CapabilityError::internal(format!("the repository root cannot be resolved: {e}"))
+    })?;
+    let matcher = RegexMatcherBuilder::new()
+        .line_terminator(Some(b'\n'))
+        .build(input.pattern.as_str())
+        .map_err(|e| {
+            CapabilityError::invalid_input(format!("the pattern is not a valid regular expression: {e}"))
+                .at("/pattern")
+        })?;
+    let limit = usize::try_from(input.limit.get()).unwrap_or(usize::MAX);
+    let mut walk = WalkBuilder::new(&root);
+    walk.hidden(false)
+        .follow_links(false)
+        .require_git(false)
+        .filter_entry(|e| e.depth() == 0 || !excluded(e.file_name()));
+    if let Some(glob) = input.glob.as_deref() {
+        let mut ob = OverrideBuilder::new(&root);
+        ob.add(glob).map_err(|e| {
+            CapabilityError::invalid_input(format!("the glob does not compile: {e}")).at("/glob")
+        })?;
+        let ov = ob.build().map_err(|e| {
+            CapabilityError::invalid_input(format!("the glob does not compile: {e}")).at("/glob")
+        })?;
+        walk.overrides(ov);
+    }
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    walk.threads(threads);
+
+    let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
+    let searched = AtomicU64::new(0);
+    let secret = AtomicU64::new(0);
+    walk.build_parallel().run(|| {
+        let matcher = matcher.clone();
+        let mut searcher = SearcherBuilder::new()
+            .binary_detection(BinaryDetection::quit(0))
+            .line_number(true)
+            .build();
+        let (hits, searched, secret, root) = (&hits, &searched, &secret, &root);
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            // Only regular files: a symbolic link is never followed, even to a file.
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            searched.fetch_add(1, Ordering::Relaxed);
+            let mut sink = Collect {
+                cap: limit,
+                lines: Vec::new(),
+                more: false,
+            };
+            if searcher.search_path(&matcher, entry.path(), &mut sink).is_err() || sink.lines.is_empty() {
+                return WalkState::Continue;
+            }
+            // A file holding a private key block is a secret, whatever its name.
+            if std::fs::read(entry.path()).map_or(true, |b| holds_private_key(&b)) {
+                secret.fetch_add(1, Ordering::Relaxed);
+                return WalkState::Continue;
+            }
+            let found = FileHits {
+                path: rel_path(root, entry.path()),
+                lines: sink.lines,
+                more: sink.more,
+            };
+            hits.lock().unwrap_or_else(|p| p.into_inner()).push(found);
+            WalkState::Continue
+        })
+    });
+    let mut files = hits.into_inner().unwrap_or_else(|p| p.into_inner());
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let files_matched = files.len();
+    let mut truncated = false;
+    let mut redactions = 0usize;
+    let mut matches: Vec<Value> = Vec::new();
+    for f in &files {
+        truncated |= f.more;
+        for (line, text) in &f.lines {
+            if matches.len() >= limit {
+                truncated = true;
+                break;
+            }
+            let (text, n) = redact_cut(text, LINE_CAP);
+            redactions += n;
+            matches.push(json!({ "path": f.path, "line": line, "text": text }));
+        }
+    }
+    typed(json!({
+        "matches": matches,
+        "files_searched": searched.load(Ordering::Relaxed),
+        "files_matched": files_matched,
+        "skipped_secret_files": secret.load(Ordering::Relaxed),
+        "truncated": truncated,
+        "redactions": redactions,
+    }))
+}

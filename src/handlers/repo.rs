@@ -1,0 +1,115 @@
+//! Handlers of the `repo.*` group: identity, status and history, read through `git`.
+//!
+//! Every text that comes from git and could carry a credential (remote URLs, commit subjects,
+//! author fields) passes through [`crate::redact`] before it is returned.
+
+use serde_json::{json, Value};
+
+use super::typed;
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::git;
+use crate::redact::{redact, redact_url};
+use crate::registry::types::{repo_identity, repo_log, repo_status};
+
+fn root(ctx: &Context) -> Result<std::path::PathBuf, CapabilityError> {
+    let out = git::output(&ctx.repo, &["rev-parse", "--show-toplevel"], "the repository root")?;
+    Ok(std::path::PathBuf::from(String::from_utf8_lossy(&out).trim()))
+}
+
+/// `repo.identity`: root, branch, HEAD and remotes with their credentials redacted.
+pub fn identity(
+    ctx: &Context,
+    _input: repo_identity::Input,
+) -> Result<repo_identity::Output, CapabilityError> {
+    let root = root(ctx)?;
+    let branch = git::branch(&root)?;
+    let head = git::head(&root)?;
+    let remotes: Vec<Value> = git::remotes(&root)?
+        .into_iter()
+        .map(|r| {
+            let url = r.url.as_deref().map(redact_url);
+            let push = r
+                .push_url
+                .as_deref()
+                .filter(|p| Some(*p) != r.url.as_deref())
+                .map(redact_url);
+            let redacted = url.as_ref().is_some_and(|u| u.1) || push.as_ref().is_some_and(|p| p.1);
+            json!({
+                "name": redact(&r.name).0,
+                "url": url.map(|u| u.0),
+                "push_url": push.map(|p| p.0),
+                "redacted": redacted,
+            })
+        })
+        .collect();
+    typed(json!({
+        "root": root.to_string_lossy(),
+        "detached": branch.is_none() && head.is_some(),
+        "branch": branch.map(|b| redact(&b).0.into_owned()),
+        "head": head,
+        "remotes": remotes,
+    }))
+}
+
+fn changes(list: &[git::Change]) -> Vec<Value> {
+    list.iter()
+        .map(|c| json!({ "path": c.path, "change": c.change, "from": c.from }))
+        .collect()
+}
+
+/// `repo.status`: staged, unstaged, conflicted and untracked files, without any lock.
+pub fn status(
+    ctx: &Context,
+    _input: repo_status::Input,
+) -> Result<repo_status::Output, CapabilityError> {
+    let s = git::status(&ctx.repo)?;
+    let clean = s.staged.is_empty()
+        && s.unstaged.is_empty()
+        && s.conflicted.is_empty()
+        && s.untracked.is_empty();
+    typed(json!({
+        "branch": s.branch.map(|b| redact(&b).0.into_owned()),
+        "head": s.head,
+        "upstream": s.upstream.map(|u| redact(&u).0.into_owned()),
+        "ahead": s.ahead,
+        "behind": s.behind,
+        "staged": changes(&s.staged),
+        "unstaged": changes(&s.unstaged),
+        "conflicted": s.conflicted,
+        "untracked": s.untracked,
+        "clean": clean,
+    }))
+}
+
+/// `repo.log`: the last commits reachable from HEAD, optionally of one confined path.
+pub fn log(ctx: &Context, input: repo_log::Input) -> Result<repo_log::Output, CapabilityError> {
+    let path = match input.path.as_deref() {
+        Some(p) => {
+            let confined = crate::confine::confine(&ctx.repo, p, "/path")?;
+            // The root itself (`.`) means the whole history.
+            Some(confined.rel).filter(|r| !r.is_empty())
+        }
+        None => None,
+    };
+    let root = root(ctx)?;
+    let limit = input.limit.get();
+    // One commit more than asked tells whether the history goes on.
+    let mut commits = git::log(&root, limit.saturating_add(1), path.as_deref())?;
+    let truncated = commits.len() as u64 > limit;
+    commits.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    let items: Vec<Value> = commits
+        .iter()
+        .map(|c| {
+            json!({
+                "sha": c.sha,
+                "parents": c.parents,
+                "author_name": redact(&c.author_name).0,
+                "author_email": redact(&c.author_email).0,
+                "authored_at": c.authored_at,
+                "subject": redact(&c.subject).0,
+            })
+        })
+        .collect();
+    typed(json!({ "commits": items, "truncated": truncated }))
+}

@@ -1,0 +1,92 @@
+//! Handlers of the `session.*` group: notes held in this process's memory, never in a file.
+
+use serde_json::json;
+
+use super::typed;
+use crate::context::{Context, Note};
+use crate::error::CapabilityError;
+use crate::registry::types::{session_note_add, session_note_list};
+
+fn notes(ctx: &Context) -> std::sync::MutexGuard<'_, Vec<Note>> {
+    // A panic elsewhere while the lock was held leaves the notes themselves intact.
+    ctx.notes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// `session.note.add`: appends a note; the same text twice makes two notes.
+pub fn note_add(
+    ctx: &Context,
+    input: session_note_add::Input,
+) -> Result<session_note_add::Output, CapabilityError> {
+    let at_ms = u64::try_from(ctx.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let mut notes = notes(ctx);
+    let note = Note {
+        id: notes.last().map_or(1, |n| n.id + 1),
+        text: input.text.to_string(),
+        at_ms,
+    };
+    notes.push(note.clone());
+    typed(json!({
+        "id": note.id,
+        "text": note.text,
+        "at_ms": note.at_ms,
+        "count": notes.len(),
+    }))
+}
+
+/// `session.note.list`: the notes of this process, oldest first.
+pub fn note_list(
+    ctx: &Context,
+    _input: session_note_list::Input,
+) -> Result<session_note_list::Output, CapabilityError> {
+    let items: Vec<_> = notes(ctx)
+        .iter()
+        .map(|n| json!({ "id": n.id, "text": n.text, "at_ms": n.at_ms }))
+        .collect();
+    typed(json!({ "notes": items }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execute::{execute, Transport};
+    use crate::policy::Effect;
+
+    #[test]
+    fn the_same_text_twice_makes_two_notes() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context::new(dir.path().to_path_buf(), Effect::ProcessState);
+        let add = || execute(&ctx, "session.note.add", json!({"text": "same"}), Transport::Cli);
+        let first = add().unwrap();
+        let second = add().unwrap();
+        assert_eq!(first["id"], 1);
+        assert_eq!(second["id"], 2);
+        assert_eq!(second["count"], 2);
+        let list = execute(&ctx, "session.note.list", json!({}), Transport::Cli).unwrap();
+        let texts: Vec<&str> = list["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(texts, ["same", "same"]);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no file is written");
+    }
+
+    #[test]
+    fn a_read_only_profile_refuses_to_add() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context::new(dir.path().to_path_buf(), Effect::Read);
+        let e = execute(&ctx, "session.note.add", json!({"text": "x"}), Transport::Cli).unwrap_err();
+        assert_eq!(e.code.as_str(), "refused");
+        assert!(ctx.notes.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_empty_note_is_invalid() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context::new(dir.path().to_path_buf(), Effect::ProcessState);
+        let e = execute(&ctx, "session.note.add", json!({"text": ""}), Transport::Cli).unwrap_err();
+        assert_eq!(e.code.as_str(), "invalid_input");
+        assert_eq!(e.pointer.as_deref(), Some("/text"));
+    }
+}
