@@ -94,7 +94,12 @@ mod tests {
     #[test]
     fn loopback_hosts_with_the_port_pass() {
         let a = allowed();
-        for h in ["127.0.0.1:7878", "localhost:7878", "LOCALHOST:7878", "[::1]:7878"] {
+        for h in [
+            "127.0.0.1:7878",
+            "localhost:7878",
+            "LOCALHOST:7878",
+            "[::1]:7878",
+        ] {
             assert!(a.check_host(Some(h)).is_ok(), "{h}");
         }
     }
@@ -102,11 +107,19 @@ mod tests {
     #[test]
     fn foreign_or_portless_hosts_are_refused() {
         let a = allowed();
-        for h in ["evil.example:7878", "127.0.0.1", "127.0.0.1:80", "localhost.evil:7878"] {
+        for h in [
+            "evil.example:7878",
+            "127.0.0.1",
+            "127.0.0.1:80",
+            "localhost.evil:7878",
+        ] {
             let e = a.check_host(Some(h)).unwrap_err();
             assert_eq!(e.code.as_str(), "refused", "{h}");
         }
-        assert_eq!(a.check_host(None).unwrap_err().code.as_str(), "invalid_input");
+        assert_eq!(
+            a.check_host(None).unwrap_err().code.as_str(),
+            "invalid_input"
+        );
     }
 
     #[test]
@@ -114,8 +127,15 @@ mod tests {
         let a = allowed();
         assert!(a.check_origin("GET", Some("http://evil.example")).is_ok());
         assert!(a.check_origin("POST", None).is_ok());
-        assert!(a.check_origin("POST", Some("http://localhost:7878")).is_ok());
-        for o in ["http://evil.example", "null", "http://localhost:9999", "https://127.0.0.1:7878"] {
+        assert!(a
+            .check_origin("POST", Some("http://localhost:7878"))
+            .is_ok());
+        for o in [
+            "http://evil.example",
+            "null",
+            "http://localhost:9999",
+            "https://127.0.0.1:7878",
+        ] {
             assert!(a.check_origin("POST", Some(o)).is_err(), "{o}");
             assert!(a.check_origin("DELETE", Some(o)).is_err(), "{o}");
         }

@@ -192,7 +192,13 @@ pub fn listen(addr: SocketAddr, timeout: Duration) -> std::io::Result<TcpListene
     let listener = TcpListener::bind(addr)?;
     let fd = listener.as_raw_fd();
     let one: libc::c_int = 1;
-    setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, &one, "TCP_NODELAY")?;
+    setsockopt(
+        fd,
+        libc::IPPROTO_TCP,
+        libc::TCP_NODELAY,
+        &one,
+        "TCP_NODELAY",
+    )?;
     let tv = libc::timeval {
         tv_sec: timeout.as_secs() as libc::time_t,
         tv_usec: 0,
@@ -219,9 +225,8 @@ fn stdin_is_pipe() -> bool {
 
 /// Binds, announces and serves until the process ends (stdin EOF when it is a pipe).
 pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
-    let listener = listen(options.bind, options.timeout).map_err(|e| {
-        CapabilityError::refused(format!("cannot listen on {}: {e}", options.bind))
-    })?;
+    let listener = listen(options.bind, options.timeout)
+        .map_err(|e| CapabilityError::refused(format!("cannot listen on {}: {e}", options.bind)))?;
     let addr = listener
         .local_addr()
         .map_err(|e| CapabilityError::internal(format!("the bound address is unknown: {e}")))?;

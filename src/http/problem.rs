@@ -44,7 +44,9 @@ mod tests {
 
     #[test]
     fn carries_code_status_pointer_and_data() {
-        let e = CapabilityError::invalid_input("bad").at("/id").with_data(json!({"k": 1}));
+        let e = CapabilityError::invalid_input("bad")
+            .at("/id")
+            .with_data(json!({"k": 1}));
         let v = body(&e, 400);
         assert_eq!(v["type"], "urn:seneschal:problem:invalid_input");
         assert_eq!(v["status"], 400);

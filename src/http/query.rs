@@ -82,10 +82,8 @@ fn schema_type(schema: &Value) -> &str {
 /// Coerces one text value to the JSON the schema expects.
 fn coerce(name: &str, text: &str, schema: &Value) -> Result<Value, CapabilityError> {
     let bad = |what: &str| {
-        CapabilityError::invalid_input(format!(
-            "query parameter `{name}`: {text:?} is not {what}"
-        ))
-        .at(json_pointer(name))
+        CapabilityError::invalid_input(format!("query parameter `{name}`: {text:?} is not {what}"))
+            .at(json_pointer(name))
     };
     match schema_type(schema) {
         "integer" => text
@@ -165,7 +163,11 @@ mod tests {
 
     #[test]
     fn coerces_by_schema_type() {
-        let v = bind("n=3&f=1.5&b=true&s=a+b%21&e=x&tags=p&tags=q&ns=1&ns=2&opt=7", &schema()).unwrap();
+        let v = bind(
+            "n=3&f=1.5&b=true&s=a+b%21&e=x&tags=p&tags=q&ns=1&ns=2&opt=7",
+            &schema(),
+        )
+        .unwrap();
         assert_eq!(
             v,
             json!({"n": 3, "f": 1.5, "b": true, "s": "a b!", "e": "x", "tags": ["p", "q"], "ns": [1, 2], "opt": 7})
@@ -185,7 +187,10 @@ mod tests {
 
     #[test]
     fn repeats_and_escapes_are_checked() {
-        assert_eq!(bind("s=a&s=b", &schema()).unwrap_err().pointer.as_deref(), Some("/s"));
+        assert_eq!(
+            bind("s=a&s=b", &schema()).unwrap_err().pointer.as_deref(),
+            Some("/s")
+        );
         assert!(bind("s=%zz", &schema()).is_err());
         assert!(bind("s=%ff", &schema()).is_err());
         assert_eq!(bind("", &schema()).unwrap(), json!({}));

@@ -211,7 +211,10 @@ fn answer(
     if let Err(e) = state.allowed.check_host(header(headers, "host")) {
         return Reply::error(&e);
     }
-    if let Err(e) = state.allowed.check_origin(method, header(headers, "origin")) {
+    if let Err(e) = state
+        .allowed
+        .check_origin(method, header(headers, "origin"))
+    {
         return Reply::error(&e);
     }
     let (path, query) = url.split_once('?').unwrap_or((url, ""));
@@ -276,12 +279,8 @@ fn answer(
                 .iter()
                 .find(|(f, _)| f.file_name() == name);
             match (file, read) {
-                (Some((f, bytes)), true) => {
-                    Reply::new(200, asset_type(f.file_name()), *bytes).header(
-                        "Cache-Control",
-                        "public, max-age=86400",
-                    )
-                }
+                (Some((f, bytes)), true) => Reply::new(200, asset_type(f.file_name()), *bytes)
+                    .header("Cache-Control", "public, max-age=86400"),
                 (Some(_), false) => method_not_allowed(method, path, GET_ONLY),
                 (None, _) => not_found(path),
             }
@@ -355,7 +354,12 @@ fn json_body(headers: &[(String, String)], body: &[u8]) -> Result<Value, Capabil
         return Ok(Value::Object(Default::default()));
     }
     if let Some(ct) = header(headers, "content-type") {
-        let media = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        let media = ct
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
         if media != "application/json" && !media.ends_with("+json") {
             return Err(CapabilityError::invalid_input(format!(
                 "the body must be application/json, not {ct:?}"
@@ -363,17 +367,15 @@ fn json_body(headers: &[(String, String)], body: &[u8]) -> Result<Value, Capabil
             .at(""));
         }
     }
-    serde_json::from_slice(body).map_err(|e| {
-        CapabilityError::invalid_input(format!("the body is not JSON: {e}")).at("")
-    })
+    serde_json::from_slice(body)
+        .map_err(|e| CapabilityError::invalid_input(format!("the body is not JSON: {e}")).at(""))
 }
 
 fn send(request: Request, reply: Reply) {
     let mut headers: Vec<Header> = Vec::with_capacity(reply.headers.len() + 2);
     headers.push(Header::from_bytes(&b"Server"[..], SERVER.as_bytes()).expect("ASCII"));
-    headers.push(
-        Header::from_bytes(&b"X-Content-Type-Options"[..], &b"nosniff"[..]).expect("ASCII"),
-    );
+    headers
+        .push(Header::from_bytes(&b"X-Content-Type-Options"[..], &b"nosniff"[..]).expect("ASCII"));
     for (n, v) in &reply.headers {
         if let Ok(h) = Header::from_bytes(n.as_bytes(), v.as_bytes()) {
             headers.push(h);

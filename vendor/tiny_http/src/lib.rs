@@ -339,9 +339,19 @@ impl Server {
                     }
 
                     Err(e) => {
+                        // seneschal patch: an accept error is transient (a timeout inherited from
+                        // the listener's SO_RCVTIMEO, an aborted handshake, EMFILE): retry, after a
+                        // pause unless it was a timeout. Upstream stopped accepting for good.
                         log::error!("Error accepting new client: {}", e);
-                        inside_messages.push(e.into());
-                        break;
+                        if !matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock
+                                | std::io::ErrorKind::TimedOut
+                                | std::io::ErrorKind::Interrupted
+                        ) {
+                            thread::sleep(std::time::Duration::from_millis(20));
+                        }
+                        continue;
                     }
                 }
             }
