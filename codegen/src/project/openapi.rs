@@ -165,6 +165,8 @@ pub fn render(reg: &Registry) -> String {
             "x-seneschal-planned": planned,
         },
         "servers": [{"url": "http://127.0.0.1:7878", "description": "the default loopback bind of `seneschal serve`"}],
+        // No authentication, said explicitly: the server binds loopback and guards Host and Origin.
+        "security": [],
         "paths": paths,
         "components": components(),
         "x-generated-by": GENERATED_BY,
