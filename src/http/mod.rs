@@ -90,7 +90,7 @@ pub fn command() -> Command {
                 .long("workers")
                 .value_name("N")
                 .value_parser(clap::value_parser!(u64).range(1..=256))
-                .help("Worker threads running requests [default: twice the cores, 4 to 16]"),
+                .help("Worker threads running requests [default: the number of cores, 2 to 16]"),
         )
 }
 
@@ -137,9 +137,9 @@ impl Options {
         let workers = match m.get_one::<u64>("workers") {
             Some(n) => *n as usize,
             None => std::thread::available_parallelism()
-                .map(|n| n.get() * 2)
-                .unwrap_or(4)
-                .clamp(4, 16),
+                .map(|n| n.get())
+                .unwrap_or(2)
+                .clamp(2, 16),
         };
         Ok(Options {
             bind,

@@ -44,7 +44,7 @@ pub struct State {
     input_schemas: Vec<Value>,
     card_etag: String,
     openapi_etag: String,
-    docs_html: String,
+    docs_html: &'static str,
 }
 
 impl State {
@@ -61,7 +61,12 @@ impl State {
         for f in SwaggerUiStaticFile::all() {
             ui.override_file_path(*f, format!("{DOCS_ASSETS}{}", f.file_name()));
         }
-        let docs_html = ui.serve().expect("the Swagger UI configuration serializes");
+        // Built once per process and kept for its lifetime.
+        let docs_html: &'static str = Box::leak(
+            ui.serve()
+                .expect("the Swagger UI configuration serializes")
+                .into_boxed_str(),
+        );
         State {
             ctx,
             allowed: Allowed::for_addr(addr),
@@ -218,43 +223,41 @@ fn answer(
         return Reply::error(&e);
     }
     let (path, query) = url.split_once('?').unwrap_or((url, ""));
-    let read = matches!(method, "GET" | "HEAD");
-    const GET_ONLY: &str = "GET, HEAD";
+    // The fixed pages answer GET and HEAD only.
+    let page = |reply: &dyn Fn() -> Reply| {
+        if matches!(method, "GET" | "HEAD") {
+            reply()
+        } else {
+            method_not_allowed(method, path, "GET, HEAD")
+        }
+    };
 
     match path {
-        "/" => match read {
-            true => Reply::new(200, "text/html; charset=utf-8", COCKPIT_HTML.as_bytes())
-                .header("Cache-Control", "no-cache"),
-            false => method_not_allowed(method, path, GET_ONLY),
-        },
-        "/openapi.json" => match read {
-            true => cached(
+        "/" => page(&|| {
+            Reply::new(200, "text/html; charset=utf-8", COCKPIT_HTML.as_bytes())
+                .header("Cache-Control", "no-cache")
+        }),
+        "/openapi.json" => page(&|| {
+            cached(
                 headers,
                 &state.openapi_etag,
                 "application/json",
                 "no-cache",
                 projections::OPENAPI.as_bytes(),
-            ),
-            false => method_not_allowed(method, path, GET_ONLY),
-        },
-        "/docs" | "/docs/" => match read {
-            true => Reply::new(
-                200,
-                "text/html; charset=utf-8",
-                state.docs_html.clone().into_bytes(),
-            ),
-            false => method_not_allowed(method, path, GET_ONLY),
-        },
-        "/.well-known/mcp/server-card.json" | "/mcp/server-card" => match read {
-            true => cached(
+            )
+        }),
+        "/docs" | "/docs/" => {
+            page(&|| Reply::new(200, "text/html; charset=utf-8", state.docs_html.as_bytes()))
+        }
+        "/.well-known/mcp/server-card.json" | "/mcp/server-card" => page(&|| {
+            cached(
                 headers,
                 &state.card_etag,
                 CARD_MEDIA_TYPE,
                 CARD_CACHE,
                 projections::SERVER_CARD.as_bytes(),
-            ),
-            false => method_not_allowed(method, path, GET_ONLY),
-        },
+            )
+        }),
         p if p == MCP_HTTP_PATH => match method {
             "POST" => match read_body(request, state.max_body) {
                 Ok(body) => {
@@ -275,14 +278,15 @@ fn answer(
         },
         p if p.starts_with(DOCS_ASSETS) => {
             let name = &p[DOCS_ASSETS.len()..];
-            let file = SwaggerUi::static_files()
+            match SwaggerUi::static_files()
                 .iter()
-                .find(|(f, _)| f.file_name() == name);
-            match (file, read) {
-                (Some((f, bytes)), true) => Reply::new(200, asset_type(f.file_name()), *bytes)
-                    .header("Cache-Control", "public, max-age=86400"),
-                (Some(_), false) => method_not_allowed(method, path, GET_ONLY),
-                (None, _) => not_found(path),
+                .find(|(f, _)| f.file_name() == name)
+            {
+                Some((f, bytes)) => page(&|| {
+                    Reply::new(200, asset_type(f.file_name()), *bytes)
+                        .header("Cache-Control", "public, max-age=86400")
+                }),
+                None => not_found(path),
             }
         }
         _ => capability(state, method, path, query, headers, request),
