@@ -499,6 +499,27 @@ fn openapi_is_the_committed_bytes() {
 }
 
 #[test]
+fn head_answers_headers_without_a_body() {
+    let s = Server::start(&[]);
+    let committed = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/generated/openapi.json"
+    ))
+    .expect("generated/openapi.json");
+    let mut c = s.connect();
+    let r = c.send(&s.host(), "HEAD", "/openapi.json", &[], b"");
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.header("content-length"),
+        Some(committed.len().to_string().as_str())
+    );
+    // The connection is still in step: the next answer is the next request's.
+    let r = c.send(&s.host(), "GET", "/api/v1/server/status", &[], b"");
+    assert_eq!(r.status, 200);
+    assert!(r.json()["pid"].is_u64());
+}
+
+#[test]
 fn the_server_card_is_cacheable_with_an_etag() {
     let s = Server::start(&[]);
     let committed = std::fs::read(concat!(

@@ -399,3 +399,56 @@ fn send(request: Request, reply: Reply) {
 
 /// The `Server` header.
 const SERVER: &str = concat!("seneschal/", env!("CARGO_PKG_VERSION"));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ct(v: &str) -> Vec<(String, String)> {
+        vec![("content-type".to_string(), v.to_string())]
+    }
+
+    #[test]
+    fn a_post_body_binds_as_a_json_object() {
+        assert_eq!(json_body(&[], b"").unwrap(), json!({}));
+        assert_eq!(json_body(&[], b"  \r\n").unwrap(), json!({}));
+        assert_eq!(
+            json_body(&ct("application/json; charset=utf-8"), br#"{"a":1}"#).unwrap(),
+            json!({"a": 1})
+        );
+        let e = json_body(&ct("application/json"), b"{nope").unwrap_err();
+        assert_eq!(
+            (e.code.as_str(), e.pointer.as_deref()),
+            ("invalid_input", Some(""))
+        );
+        let e = json_body(&ct("text/plain"), br#"{"a":1}"#).unwrap_err();
+        assert_eq!(e.code.as_str(), "invalid_input");
+        assert!(e.message.contains("text/plain"), "{}", e.message);
+    }
+
+    #[test]
+    fn etags_are_quoted_and_follow_the_bytes() {
+        let a = etag(b"one");
+        assert!(
+            a.starts_with('"') && a.ends_with('"') && a.len() == 34,
+            "{a}"
+        );
+        assert_ne!(a, etag(b"two"));
+        assert_eq!(a, etag(b"one"));
+    }
+
+    #[test]
+    fn if_none_match_lists_and_weak_tags_match() {
+        let tag = etag(b"x");
+        let h = |v: &str| vec![("if-none-match".to_string(), v.to_string())];
+        let status = |headers: Vec<(String, String)>| {
+            cached(&headers, &tag, "application/json", "no-cache", b"x").status
+        };
+        assert_eq!(status(h(&tag)), 304);
+        assert_eq!(status(h(&format!("\"a\", W/{tag}"))), 304);
+        assert_eq!(status(h("*")), 304);
+        assert_eq!(status(h("\"other\"")), 200);
+        assert_eq!(status(vec![]), 200);
+    }
+}
