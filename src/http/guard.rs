@@ -17,30 +17,38 @@ pub struct Allowed {
     hosts: Vec<String>,
     /// `http://host:port` spellings accepted in `Origin`, lower-case.
     origins: Vec<String>,
+    /// With a non-loopback bind (`--allow-remote`): any IP literal with the bound port is
+    /// accepted too. An IP literal cannot be rebound by DNS, so this keeps the protection.
+    port_for_ip_literals: Option<u16>,
 }
 
 impl Allowed {
-    /// The loopback names with the bound port; with a non-loopback, non-wildcard bind (which
-    /// needs `--allow-remote`), its IP literal too.
+    /// The loopback names with the bound port; with a non-loopback bind (which needs
+    /// `--allow-remote`), any IP literal with the bound port too.
     pub fn for_addr(addr: SocketAddr) -> Allowed {
         let port = addr.port();
-        let mut names = vec![
+        let names = [
             "127.0.0.1".to_string(),
             "localhost".to_string(),
             "[::1]".to_string(),
         ];
-        if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
-            names.push(match addr {
-                SocketAddr::V4(a) => a.ip().to_string(),
-                SocketAddr::V6(a) => format!("[{}]", a.ip()),
-            });
-        }
         let mut hosts: Vec<String> = names.iter().map(|n| format!("{n}:{port}")).collect();
         if port == 80 {
             hosts.extend(names.iter().cloned());
         }
         let origins = hosts.iter().map(|h| format!("http://{h}")).collect();
-        Allowed { hosts, origins }
+        Allowed {
+            hosts,
+            origins,
+            port_for_ip_literals: (!addr.ip().is_loopback()).then_some(port),
+        }
+    }
+
+    /// Whether `host` (`IP:PORT`, `[IPv6]:PORT`) is an IP literal with the bound port on a
+    /// remote-allowed server.
+    fn ip_literal(&self, host: &str) -> bool {
+        self.port_for_ip_literals
+            .is_some_and(|port| host.parse::<SocketAddr>().is_ok_and(|a| a.port() == port))
     }
 
     /// Checks the `Host` header: missing → `invalid_input` (HTTP/1.1 requires it), foreign →
@@ -52,7 +60,7 @@ impl Allowed {
             ));
         };
         let h = host.trim().to_ascii_lowercase();
-        if self.hosts.contains(&h) {
+        if self.hosts.contains(&h) || self.ip_literal(&h) {
             Ok(())
         } else {
             Err(CapabilityError::refused(format!(
@@ -72,7 +80,10 @@ impl Allowed {
             return Ok(());
         };
         let o = origin.trim().trim_end_matches('/').to_ascii_lowercase();
-        if self.origins.contains(&o) {
+        if self.origins.contains(&o)
+            || o.strip_prefix("http://")
+                .is_some_and(|h| self.ip_literal(h))
+        {
             Ok(())
         } else {
             Err(CapabilityError::refused(format!(
@@ -120,6 +131,24 @@ mod tests {
             a.check_host(None).unwrap_err().code.as_str(),
             "invalid_input"
         );
+    }
+
+    #[test]
+    fn a_remote_bind_accepts_ip_literals_with_its_port_but_no_names() {
+        let a = Allowed::for_addr("0.0.0.0:7878".parse().unwrap());
+        assert!(a.check_host(Some("192.0.2.7:7878")).is_ok());
+        assert!(a.check_host(Some("[2001:db8::1]:7878")).is_ok());
+        assert!(a.check_host(Some("localhost:7878")).is_ok());
+        assert!(a.check_host(Some("192.0.2.7:7879")).is_err());
+        assert!(a.check_host(Some("evil.example:7878")).is_err());
+        assert!(a
+            .check_origin("POST", Some("http://192.0.2.7:7878"))
+            .is_ok());
+        assert!(a
+            .check_origin("POST", Some("http://evil.example:7878"))
+            .is_err());
+        // A loopback bind never accepts another IP literal.
+        assert!(allowed().check_host(Some("192.0.2.7:7878")).is_err());
     }
 
     #[test]
