@@ -865,6 +865,24 @@ fn a_non_loopback_bind_needs_allow_remote() {
 }
 
 #[test]
+fn bad_serve_flags_exit_with_invalid_input() {
+    for args in [
+        &["serve", "--max-body", "lots"][..],
+        &["serve", "--workers", "0"],
+        &["serve", "--timeout", "0"],
+        &["serve", "--allow-effects", "everything"],
+    ] {
+        let out = common::run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            common::stderr(&out)
+        );
+    }
+}
+
+#[test]
 fn serve_exits_when_stdin_closes() {
     let mut s = Server::start(&[]);
     let addr = s.addr;
