@@ -9,8 +9,8 @@
 
 pub mod cli;
 pub mod codes;
-pub mod conformance;
 pub mod confine;
+pub mod conformance;
 pub mod context;
 pub mod contract;
 pub mod error;

@@ -106,7 +106,14 @@ fn one_manifest_and_one_handler_make_a_working_capability() {
     if ws.exists() {
         std::fs::remove_dir_all(&ws).unwrap();
     }
-    for dir in ["src", "capabilities", "share", "generated", "docs"] {
+    for dir in [
+        "src",
+        "capabilities",
+        "share",
+        "generated",
+        "docs",
+        "vendor",
+    ] {
         copy_dir(&root.join(dir), &ws.join(dir));
     }
     copy_dir(&root.join("codegen/src"), &ws.join("codegen/src"));

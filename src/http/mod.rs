@@ -1,19 +1,292 @@
 //! HTTP: the loopback API, OpenAPI, Swagger UI, server card and cockpit (see issue 12).
 //!
-//! **Architecture invariant:** only this module knows HTTP.
+//! **Architecture invariant:** only this module knows HTTP. Every capability route reaches
+//! [`crate::execute::execute_index`], the one executor the CLI and MCP reach too; nothing here
+//! calls a handler or knows a capability by name.
+//!
+//! The server is tiny_http (vendored with the fixes listed in `vendor/tiny_http/PATCHES.md`)
+//! on a listener seneschal builds itself: `TCP_NODELAY` and the read and write timeouts are set
+//! on the listening socket, and Linux copies them onto every accepted socket. tiny_http reads
+//! each connection on a thread of its own and queues the parsed requests; a fixed pool of
+//! workers ([`Options::workers`]) takes them from that queue, so a handler never runs on more
+//! threads than that. Start-up prints one machine-readable line on stdout,
+//! `listening on http://ADDR`, and the human URLs on stderr.
 
+mod guard;
+mod problem;
+mod query;
+mod routes;
+
+use std::io::{IsTerminal, Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
-use clap::{ArgMatches, Command};
+use clap::{Arg, ArgAction, ArgMatches, Command};
+
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::policy::Effect;
+
+/// The default address: loopback only.
+pub const DEFAULT_BIND: &str = "127.0.0.1:7878";
+/// The default largest request body, in bytes (1 MiB).
+pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
+/// The default read and write timeout of a connection, in seconds.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
 
 /// The `seneschal serve` subcommand's arguments.
 pub fn command() -> Command {
     Command::new("serve")
         .about("Serve the HTTP API, Swagger UI, the server card and MCP at /mcp on loopback")
+        .long_about(
+            "Serve the HTTP API (every capability's route), /openapi.json, Swagger UI at /docs, \
+             the MCP server card, MCP Streamable HTTP at /mcp and a cockpit page at /.\n\n\
+             Prints `listening on http://ADDR` on stdout once the socket is bound (use \
+             `--bind 127.0.0.1:0` for a free port) and the URLs on stderr. When stdin is a pipe, \
+             the server exits when stdin closes.",
+        )
+        .arg(
+            Arg::new("bind")
+                .long("bind")
+                .value_name("ADDR")
+                .default_value(DEFAULT_BIND)
+                .help("The address to listen on, IP:PORT (port 0 picks a free port)"),
+        )
+        .arg(
+            Arg::new("allow-remote")
+                .long("allow-remote")
+                .action(ArgAction::SetTrue)
+                .help("Allow a non-loopback --bind address (prints a warning: there is no authentication)"),
+        )
+        .arg(
+            Arg::new("allow-effects")
+                .long("allow-effects")
+                .value_name("EFFECT")
+                .value_parser(["read", "process_state", "repository_write"])
+                .default_value("repository_write")
+                .help("Execute only capabilities whose effect is at most this one (least privilege)"),
+        )
+        .arg(
+            Arg::new("max-body")
+                .long("max-body")
+                .value_name("BYTES")
+                .value_parser(clap::value_parser!(u64).range(0..=(1u64 << 32)))
+                .default_value("1048576")
+                .help("The largest request body accepted; a larger one is answered 413"),
+        )
+        .arg(
+            Arg::new("timeout")
+                .long("timeout")
+                .value_name("SECS")
+                .value_parser(clap::value_parser!(u64).range(1..=3600))
+                .default_value("30")
+                .help("Read and write timeout of a connection; an idle connection is closed after it"),
+        )
+        .arg(
+            Arg::new("workers")
+                .long("workers")
+                .value_name("N")
+                .value_parser(clap::value_parser!(u64).range(1..=256))
+                .help("Worker threads running requests [default: the number of cores, 2 to 16]"),
+        )
+}
+
+/// What `serve` was asked for, parsed and checked.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The address to bind.
+    pub bind: SocketAddr,
+    /// Whether a non-loopback address was explicitly allowed.
+    pub allow_remote: bool,
+    /// The strongest effect executed.
+    pub max_effect: Effect,
+    /// The largest request body, in bytes.
+    pub max_body: usize,
+    /// Connection read and write timeout.
+    pub timeout: Duration,
+    /// Worker threads.
+    pub workers: usize,
+}
+
+impl Options {
+    /// Parses the subcommand's matches; a bad value is `invalid_input`, a non-loopback address
+    /// without `--allow-remote` is `refused`.
+    pub fn from_matches(m: &ArgMatches) -> Result<Options, CapabilityError> {
+        let text = m.get_one::<String>("bind").expect("defaulted");
+        let bind: SocketAddr = text.parse().map_err(|e| {
+            CapabilityError::invalid_input(format!(
+                "--bind {text:?} is not an IP:PORT address ({e}); for example {DEFAULT_BIND}"
+            ))
+        })?;
+        let allow_remote = m.get_flag("allow-remote");
+        if !bind.ip().is_loopback() && !allow_remote {
+            return Err(CapabilityError::refused(format!(
+                "--bind {bind} is not a loopback address; pass --allow-remote to serve it anyway \
+                 (there is no authentication)"
+            )));
+        }
+        let max_effect = m
+            .get_one::<String>("allow-effects")
+            .and_then(|e| Effect::parse(e))
+            .unwrap_or(Effect::RepositoryWrite);
+        let max_body = *m.get_one::<u64>("max-body").expect("defaulted") as usize;
+        let timeout = Duration::from_secs(*m.get_one::<u64>("timeout").expect("defaulted"));
+        let workers = match m.get_one::<u64>("workers") {
+            Some(n) => *n as usize,
+            None => std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2)
+                .clamp(2, 16),
+        };
+        Ok(Options {
+            bind,
+            allow_remote,
+            max_effect,
+            max_body,
+            timeout,
+            workers,
+        })
+    }
 }
 
 /// Runs `seneschal serve`.
-pub fn cli_main(_repo: std::path::PathBuf, _m: &ArgMatches) -> ExitCode {
-    eprintln!("error[unsupported]: the HTTP server is not built yet");
-    ExitCode::from(crate::codes::ErrorCode::Unsupported.exit_code())
+pub fn cli_main(repo: PathBuf, m: &ArgMatches) -> ExitCode {
+    let options = match Options::from_matches(m) {
+        Ok(o) => o,
+        Err(e) => return crate::cli::fail(&e),
+    };
+    match serve(repo, &options) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => crate::cli::fail(&e),
+    }
+}
+
+/// Sets an integer-valued or timeval-valued socket option, reporting the OS error.
+fn setsockopt<T>(fd: i32, level: i32, name: i32, value: &T, what: &str) -> std::io::Result<()> {
+    // SAFETY: `fd` is an open socket owned by the caller for the duration of the call, and
+    // `value` points at a live `T` whose size is passed alongside it.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (value as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        let e = std::io::Error::last_os_error();
+        Err(std::io::Error::new(e.kind(), format!("{what}: {e}")))
+    }
+}
+
+/// Binds the listener with `TCP_NODELAY` and the timeouts set on the listening socket, which
+/// accepted sockets inherit (Linux copies socket options on accept).
+pub fn listen(addr: SocketAddr, timeout: Duration) -> std::io::Result<TcpListener> {
+    use std::os::fd::AsRawFd;
+    let listener = TcpListener::bind(addr)?;
+    let fd = listener.as_raw_fd();
+    let one: libc::c_int = 1;
+    setsockopt(
+        fd,
+        libc::IPPROTO_TCP,
+        libc::TCP_NODELAY,
+        &one,
+        "TCP_NODELAY",
+    )?;
+    let tv = libc::timeval {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_usec: 0,
+    };
+    setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv, "SO_RCVTIMEO")?;
+    setsockopt(fd, libc::SOL_SOCKET, libc::SO_SNDTIMEO, &tv, "SO_SNDTIMEO")?;
+    Ok(listener)
+}
+
+/// Whether stdin is a pipe or a socket: then the parent controls our lifetime through it.
+fn stdin_is_pipe() -> bool {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return false;
+    }
+    // SAFETY: fstat on fd 0 writes into a zeroed, properly sized `stat` buffer.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(0, &mut st) } != 0 {
+        return false;
+    }
+    let kind = st.st_mode & libc::S_IFMT;
+    kind == libc::S_IFIFO || kind == libc::S_IFSOCK
+}
+
+/// Binds, announces and serves until the process ends (stdin EOF when it is a pipe).
+pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
+    let listener = listen(options.bind, options.timeout)
+        .map_err(|e| CapabilityError::refused(format!("cannot listen on {}: {e}", options.bind)))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| CapabilityError::internal(format!("the bound address is unknown: {e}")))?;
+    let server = tiny_http::Server::from_listener(listener, None)
+        .map_err(|e| CapabilityError::internal(format!("the HTTP server does not start: {e}")))?;
+    let server = Arc::new(server);
+    let ctx = Arc::new(Context::new(repo, options.max_effect));
+    let state = Arc::new(routes::State::new(ctx, addr, options));
+
+    if options.allow_remote && !addr.ip().is_loopback() {
+        eprintln!(
+            "warning: serving on {addr}, which is not loopback: anyone who reaches it can call \
+             every capability up to effect {} (there is no authentication)",
+            options.max_effect.as_str()
+        );
+    }
+    let base = format!("http://{addr}");
+    eprintln!("seneschal serves {}", state.ctx.repo.display());
+    eprintln!("  cockpit:  {base}/");
+    eprintln!("  docs:     {base}/docs");
+    eprintln!("  openapi:  {base}/openapi.json");
+    eprintln!("  mcp:      {base}{}", crate::versions::MCP_HTTP_PATH);
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "listening on {base}");
+        let _ = out.flush();
+    }
+
+    let mut handles = Vec::with_capacity(options.workers);
+    for i in 0..options.workers {
+        let server = Arc::clone(&server);
+        let state = Arc::clone(&state);
+        let handle = std::thread::Builder::new()
+            .name(format!("http-worker-{i}"))
+            .spawn(move || {
+                while let Ok(request) = server.recv() {
+                    routes::handle(&state, request);
+                }
+            })
+            .map_err(|e| CapabilityError::internal(format!("cannot start a worker: {e}")))?;
+        handles.push(handle);
+    }
+
+    if stdin_is_pipe() {
+        // The parent holds the other end: when it closes it (or dies), we go too.
+        let mut sink = [0u8; 4096];
+        let mut stdin = std::io::stdin().lock();
+        loop {
+            match stdin.read(&mut sink) {
+                Ok(0) => break,
+                Ok(_) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+        eprintln!("stdin closed: stopping");
+        return Ok(());
+    }
+    for h in handles {
+        let _ = h.join();
+    }
+    Ok(())
 }

@@ -165,7 +165,11 @@ pub fn render(reg: &Registry, digest: &str) -> String {
             "x-seneschal-planned": planned,
             "x-seneschal-digest": digest,
         },
-        "servers": [{"url": "http://127.0.0.1:7878", "description": "the default loopback bind of `seneschal serve`"}],
+        // Relative: the document is served by the server it describes, on whatever port it was
+        // bound, so Swagger UI's "Try it out" reaches the right origin.
+        "servers": [{"url": "/", "description": "the server that serves this document (`seneschal serve`, by default http://127.0.0.1:7878)"}],
+        // No authentication, said explicitly: the server binds loopback and guards Host and Origin.
+        "security": [],
         "paths": paths,
         "components": components(),
         "x-generated-by": GENERATED_BY,

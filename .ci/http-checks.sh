@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Checks of the HTTP projection that need tools from outside cargo (issue 12).
+#
+#   .ci/http-checks.sh path/to/seneschal
+#
+# 1. generated/openapi.json passes openapi-spec-validator (PyPI) and `redocly lint` (npm) with
+#    0 errors;
+# 2. schemathesis (PyPI) run against the live server over the read-only (GET) operations
+#    reports no failure;
+# 3. headless Chromium (Debian `chromium`): /docs renders every operation of /openapi.json and
+#    the cockpit at / renders every capability in its table (asserted on the DOM text);
+#    screenshots are kept in $HTTP_CHECKS_ARTIFACTS (default target/http-checks/).
+#
+# Tools are installed once into $HTTP_CHECKS_CACHE (default ~/.cache/seneschal-http-checks) at
+# pinned versions. The server runs with stdin on a FIFO this script holds: closing it stops the
+# server, so nothing outlives the script. Exits non-zero when any check fails.
+set -euo pipefail
+
+if [ $# -ne 1 ] || [ ! -x "$1" ]; then
+    echo "usage: $0 path/to/seneschal (the built binary)" >&2
+    exit 2
+fi
+BIN=$(realpath "$1")
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${HTTP_CHECKS_CACHE:-$HOME/.cache/seneschal-http-checks}
+ART=${HTTP_CHECKS_ARTIFACTS:-$ROOT/target/http-checks}
+PY_PINS="openapi-spec-validator==0.9.0 schemathesis==4.32.5"
+REDOCLY=@redocly/cli@2.77.0
+mkdir -p "$CACHE" "$ART"
+WORK=$(mktemp -d)
+passed=0
+failed=0
+
+check() {
+    local name=$1
+    shift
+    echo "== $name"
+    if "$@"; then
+        echo "ok: $name"
+        passed=$((passed + 1))
+    else
+        echo "FAILED: $name"
+        failed=$((failed + 1))
+    fi
+}
+
+# --- tools -------------------------------------------------------------------------------------
+if [ "$(cat "$CACHE/venv.pins" 2>/dev/null)" != "$PY_PINS" ]; then
+    rm -rf "$CACHE/venv"
+    python3 -m venv "$CACHE/venv"
+    # shellcheck disable=SC2086
+    "$CACHE/venv/bin/pip" install --quiet $PY_PINS
+    echo "$PY_PINS" > "$CACHE/venv.pins"
+fi
+if [ "$(cat "$CACHE/npm.pins" 2>/dev/null)" != "$REDOCLY" ]; then
+    rm -rf "$CACHE/npm"
+    npm install --silent --no-audit --no-fund --prefix "$CACHE/npm" "$REDOCLY"
+    echo "$REDOCLY" > "$CACHE/npm.pins"
+fi
+if ! command -v chromium >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+PY="$CACHE/venv/bin/python"
+
+# --- the committed OpenAPI document --------------------------------------------------------------
+check "openapi-spec-validator generated/openapi.json" \
+    "$CACHE/venv/bin/openapi-spec-validator" "$ROOT/generated/openapi.json"
+check "redocly lint generated/openapi.json (0 errors)" \
+    "$CACHE/npm/node_modules/.bin/redocly" lint --format=summary "$ROOT/generated/openapi.json"
+
+# --- the live server -----------------------------------------------------------------------------
+mkfifo "$WORK/stdin"
+"$BIN" serve --bind 127.0.0.1:0 < "$WORK/stdin" > "$WORK/stdout" 2> "$WORK/stderr" &
+SERVER=$!
+exec 3> "$WORK/stdin"
+stop_server() {
+    exec 3>&- || true
+    wait "$SERVER" 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap stop_server EXIT
+for _ in $(seq 1 100); do
+    grep -q '^listening on ' "$WORK/stdout" 2>/dev/null && break
+    sleep 0.1
+done
+BASE=$(sed -n 's/^listening on //p' "$WORK/stdout")
+if [ -z "$BASE" ]; then
+    echo "the server did not start:" >&2
+    cat "$WORK/stderr" >&2
+    exit 1
+fi
+echo "server at $BASE"
+
+check "schemathesis over the read-only operations" \
+    "$CACHE/venv/bin/schemathesis" run "$BASE/openapi.json" \
+    --include-method GET --checks all --max-time "${SCHEMATHESIS_SECONDS:-30}" \
+    --warnings off --no-color
+
+chrome() {
+    local profile
+    profile=$(mktemp -d)
+    timeout 90 chromium --headless --no-sandbox --disable-gpu --no-first-run \
+        --disable-background-networking --user-data-dir="$profile" \
+        --virtual-time-budget=15000 --window-size=1280,1400 "$@" 2>/dev/null
+    rm -rf "$profile"
+}
+
+docs_dom() {
+    chrome --dump-dom "$BASE/docs" > "$ART/docs.dom.html"
+    chrome --screenshot="$ART/docs.png" "$BASE/docs" >/dev/null
+    "$PY" - "$ROOT/generated/openapi.json" "$ART/docs.dom.html" <<'EOF'
+import html, json, re, sys
+spec = json.load(open(sys.argv[1]))
+dom = open(sys.argv[2]).read()
+shown = set(re.findall(r'class="opblock-summary-path" data-path="([^"]+)"', dom))
+text = html.unescape(re.sub(r"<[^>]+>", " ", dom))
+missing = []
+for path, ops in spec["paths"].items():
+    for method, op in ops.items():
+        if path not in shown or op["operationId"] not in text or op["summary"] not in text:
+            missing.append(f"{method.upper()} {path} ({op['operationId']})")
+if missing:
+    sys.exit("Swagger UI does not show: " + ", ".join(missing))
+print(f"Swagger UI shows all {sum(len(o) for o in spec['paths'].values())} operations")
+EOF
+}
+
+cockpit_dom() {
+    chrome --dump-dom "$BASE/" > "$ART/cockpit.dom.html"
+    chrome --screenshot="$ART/cockpit.png" "$BASE/" >/dev/null
+    curl -fsS "$BASE/api/v1/capabilities/projections" > "$WORK/projections.json"
+    "$PY" - "$WORK/projections.json" "$ART/cockpit.dom.html" <<'EOF'
+import html, json, re, sys
+caps = json.load(open(sys.argv[1]))["capabilities"]
+dom = open(sys.argv[2]).read()
+table = dom[dom.index('id="capabilities"'):]
+table = table[:table.index("</table>")]
+rows = [html.unescape(re.sub(r"<[^>]+>", "|", r)) for r in re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)]
+problems = []
+for c in caps:
+    row = next((r for r in rows if f"|{c['id']}|" in r), None)
+    if row is None:
+        problems.append(f"{c['id']}: no row")
+    elif f"|{c['effect']}|" not in row or f"|{c['approval']}|" not in row:
+        problems.append(f"{c['id']}: effect or approval missing in {row!r}")
+    elif c.get("http") and c["http"] not in row:
+        problems.append(f"{c['id']}: route {c['http']} missing")
+err = re.search(r'id="error">([^<]*)<', dom)
+if err and err.group(1).strip():
+    problems.append("the page reports: " + err.group(1))
+if problems:
+    sys.exit("cockpit: " + "; ".join(problems))
+print(f"the cockpit shows all {len(caps)} capabilities with effect, approval and route")
+EOF
+}
+
+check "chromium renders /docs from /openapi.json" docs_dom
+check "chromium renders the cockpit's capability table" cockpit_dom
+
+echo "artifacts: $ART"
+echo "http-checks: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,457 @@
+//! One request in, one response out: guard → body limit → route → executor → JSON or problem.
+//!
+//! The routes are the registry's `expose.http` entries plus the fixed pages: `/` (cockpit),
+//! `/openapi.json`, `/docs` (Swagger UI, offline), the MCP server card at
+//! `/.well-known/mcp/server-card.json` and `/mcp/server-card`, and `/mcp` (Streamable HTTP,
+//! answered by `crate::mcp`). Every byte served for a fixed page is computed once at start-up.
+
+use std::borrow::Cow;
+use std::io::{Cursor, Read};
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use swagger_ui_redist::{SwaggerUi, SwaggerUiStaticFile};
+use tiny_http::{Header, Request, Response, StatusCode};
+
+use super::guard::Allowed;
+use super::problem;
+use super::query;
+use super::Options;
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::execute::{execute_index, Transport};
+use crate::registry::{self, projections, CAPABILITIES};
+use crate::versions::MCP_HTTP_PATH;
+
+/// The cockpit page: plain HTML and a little JavaScript, no build step.
+const COCKPIT_HTML: &str = include_str!("../../share/cockpit/index.html");
+/// The media type of the server card.
+pub const CARD_MEDIA_TYPE: &str = "application/mcp-server-card+json";
+/// The cache policy of the server card: public, five minutes.
+pub const CARD_CACHE: &str = "public, max-age=300";
+/// Where Swagger UI's assets are served.
+const DOCS_ASSETS: &str = "/docs/assets/";
+
+/// Everything a worker needs, built once.
+pub struct State {
+    /// The process context every handler receives.
+    pub ctx: Arc<Context>,
+    allowed: Allowed,
+    max_body: usize,
+    /// Input schemas by capability index, parsed once for query binding.
+    input_schemas: Vec<Value>,
+    card_etag: String,
+    openapi_etag: String,
+    docs_html: &'static str,
+}
+
+impl State {
+    /// Prepares the pages and the checks for a server bound at `addr`.
+    pub fn new(ctx: Arc<Context>, addr: SocketAddr, options: &Options) -> State {
+        let mut ui = SwaggerUi::new();
+        ui.title("seneschal API");
+        ui.config()
+            .urls(["/openapi.json"])
+            .validator_url("none")
+            .display_operation_id(true)
+            .show_extensions(true)
+            .try_it_out_enabled(true);
+        for f in SwaggerUiStaticFile::all() {
+            ui.override_file_path(*f, format!("{DOCS_ASSETS}{}", f.file_name()));
+        }
+        // Built once per process and kept for its lifetime.
+        let docs_html: &'static str = Box::leak(
+            ui.serve()
+                .expect("the Swagger UI configuration serializes")
+                .into_boxed_str(),
+        );
+        State {
+            ctx,
+            allowed: Allowed::for_addr(addr),
+            max_body: options.max_body,
+            input_schemas: CAPABILITIES
+                .iter()
+                .map(|d| serde_json::from_str(d.input_schema).expect("compiled schema parses"))
+                .collect(),
+            card_etag: etag(projections::SERVER_CARD.as_bytes()),
+            openapi_etag: etag(projections::OPENAPI.as_bytes()),
+            docs_html,
+        }
+    }
+}
+
+/// A strong ETag: the first 16 bytes of the SHA-256 of the body, quoted.
+pub fn etag(body: &[u8]) -> String {
+    let digest = Sha256::digest(body);
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("\"{hex}\"")
+}
+
+/// A response before it is handed to tiny_http.
+struct Reply {
+    status: u16,
+    headers: Vec<(Cow<'static, str>, Cow<'static, str>)>,
+    body: Cow<'static, [u8]>,
+}
+
+impl Reply {
+    fn new(status: u16, content_type: &'static str, body: impl Into<Cow<'static, [u8]>>) -> Reply {
+        Reply {
+            status,
+            headers: vec![("Content-Type".into(), content_type.into())],
+            body: body.into(),
+        }
+    }
+
+    fn json(value: &Value) -> Reply {
+        let body = serde_json::to_vec(value).expect("JSON values serialize");
+        Reply::new(200, "application/json", body)
+    }
+
+    fn problem(e: &CapabilityError, status: u16) -> Reply {
+        let body = serde_json::to_vec(&problem::body(e, status)).expect("JSON values serialize");
+        Reply::new(status, problem::PROBLEM_JSON, body)
+    }
+
+    fn error(e: &CapabilityError) -> Reply {
+        Reply::problem(e, e.code.http_status())
+    }
+
+    fn header(mut self, name: &'static str, value: impl Into<Cow<'static, str>>) -> Reply {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+}
+
+/// A 405 naming the methods the path serves.
+fn method_not_allowed(method: &str, path: &str, allow: &str) -> Reply {
+    let e = CapabilityError::unsupported(format!(
+        "{method} is not served at {path}; it serves {allow}"
+    ));
+    Reply::problem(&e, 405).header("Allow", allow.to_string())
+}
+
+/// A fixed page with an ETag: 304 when `If-None-Match` names it.
+fn cached(
+    headers: &[(String, String)],
+    etag: &str,
+    content_type: &'static str,
+    cache: &'static str,
+    body: &'static [u8],
+) -> Reply {
+    let matches = header(headers, "if-none-match").is_some_and(|v| {
+        v.split(',')
+            .map(|t| t.trim().trim_start_matches("W/"))
+            .any(|t| t == "*" || t == etag)
+    });
+    let reply = if matches {
+        Reply::new(304, content_type, &b""[..])
+    } else {
+        Reply::new(200, content_type, body)
+    };
+    reply
+        .header("ETag", etag.to_string())
+        .header("Cache-Control", cache)
+}
+
+/// The first header of that lower-case name.
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Reads the body, at most `max` bytes; more is a 413.
+fn read_body(request: &mut Request, max: usize) -> Result<Vec<u8>, Reply> {
+    let too_large = || {
+        let e = CapabilityError::invalid_input(format!(
+            "the request body is larger than {max} bytes (see serve --max-body)"
+        ));
+        Reply::problem(&e, 413)
+    };
+    if request.body_length().is_some_and(|n| n > max) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    let limit = max as u64 + 1;
+    match request.as_reader().take(limit).read_to_end(&mut body) {
+        Ok(_) if body.len() > max => Err(too_large()),
+        Ok(_) => Ok(body),
+        Err(e) => {
+            let e = CapabilityError::invalid_input(format!("the request body cannot be read: {e}"));
+            Err(Reply::problem(&e, 400))
+        }
+    }
+}
+
+/// Serves one request.
+pub fn handle(state: &State, mut request: Request) {
+    let method = request.method().as_str().to_ascii_uppercase();
+    let headers: Vec<(String, String)> = request
+        .headers()
+        .iter()
+        .map(|h| {
+            (
+                h.field.as_str().as_str().to_ascii_lowercase(),
+                h.value.as_str().to_string(),
+            )
+        })
+        .collect();
+    let url = request.url().to_string();
+    let reply = answer(state, &method, &url, &headers, &mut request);
+    send(request, reply);
+}
+
+fn answer(
+    state: &State,
+    method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    request: &mut Request,
+) -> Reply {
+    // The guard runs before any route, body or handler.
+    if let Err(e) = state.allowed.check_host(header(headers, "host")) {
+        return Reply::error(&e);
+    }
+    if let Err(e) = state
+        .allowed
+        .check_origin(method, header(headers, "origin"))
+    {
+        return Reply::error(&e);
+    }
+    let (path, query) = url.split_once('?').unwrap_or((url, ""));
+    // The fixed pages answer GET and HEAD only.
+    let page = |reply: &dyn Fn() -> Reply| {
+        if matches!(method, "GET" | "HEAD") {
+            reply()
+        } else {
+            method_not_allowed(method, path, "GET, HEAD")
+        }
+    };
+
+    match path {
+        "/" => page(&|| {
+            Reply::new(200, "text/html; charset=utf-8", COCKPIT_HTML.as_bytes())
+                .header("Cache-Control", "no-cache")
+        }),
+        "/openapi.json" => page(&|| {
+            cached(
+                headers,
+                &state.openapi_etag,
+                "application/json",
+                "no-cache",
+                projections::OPENAPI.as_bytes(),
+            )
+        }),
+        "/docs" | "/docs/" => {
+            page(&|| Reply::new(200, "text/html; charset=utf-8", state.docs_html.as_bytes()))
+        }
+        "/.well-known/mcp/server-card.json" | "/mcp/server-card" => page(&|| {
+            cached(
+                headers,
+                &state.card_etag,
+                CARD_MEDIA_TYPE,
+                CARD_CACHE,
+                projections::SERVER_CARD.as_bytes(),
+            )
+        }),
+        p if p == MCP_HTTP_PATH => match method {
+            "POST" => match read_body(request, state.max_body) {
+                Ok(body) => {
+                    let r = crate::mcp::http_post(&state.ctx, headers, &body);
+                    Reply {
+                        status: r.status,
+                        headers: r
+                            .headers
+                            .into_iter()
+                            .map(|(n, v)| (n.into(), v.into()))
+                            .collect(),
+                        body: r.body.into(),
+                    }
+                }
+                Err(reply) => reply,
+            },
+            _ => method_not_allowed(method, path, "POST"),
+        },
+        p if p.starts_with(DOCS_ASSETS) => {
+            let name = &p[DOCS_ASSETS.len()..];
+            match SwaggerUi::static_files()
+                .iter()
+                .find(|(f, _)| f.file_name() == name)
+            {
+                Some((f, bytes)) => page(&|| {
+                    Reply::new(200, asset_type(f.file_name()), *bytes)
+                        .header("Cache-Control", "public, max-age=86400")
+                }),
+                None => not_found(path),
+            }
+        }
+        _ => capability(state, method, path, query, headers, request),
+    }
+}
+
+fn asset_type(name: &str) -> &'static str {
+    match name.rsplit('.').next() {
+        Some("css") => "text/css; charset=utf-8",
+        Some("js") => "text/javascript; charset=utf-8",
+        Some("png") => "image/png",
+        _ => "application/octet-stream",
+    }
+}
+
+fn not_found(path: &str) -> Reply {
+    Reply::error(&CapabilityError::not_found(format!(
+        "nothing is served at {path}; see /openapi.json for the routes"
+    )))
+}
+
+/// A capability route: bind the input, run the one executor, answer JSON or a problem.
+fn capability(
+    state: &State,
+    method: &str,
+    path: &str,
+    query: &str,
+    headers: &[(String, String)],
+    request: &mut Request,
+) -> Reply {
+    let lookup = if method == "HEAD" { "GET" } else { method };
+    let Some((index, d)) = registry::by_route(lookup, path) else {
+        let allow: Vec<&str> = CAPABILITIES
+            .iter()
+            .filter(|d| d.executable())
+            .filter_map(|d| d.http)
+            .filter(|h| h.path == path)
+            .map(|h| h.method)
+            .collect();
+        if allow.is_empty() {
+            return not_found(path);
+        }
+        let allow = if allow == ["GET"] {
+            "GET, HEAD".to_string()
+        } else {
+            allow.join(", ")
+        };
+        return method_not_allowed(method, path, &allow);
+    };
+    let input = if d.http.is_some_and(|h| h.method == "GET") {
+        query::bind(query, &state.input_schemas[index])
+    } else {
+        let body = match read_body(request, state.max_body) {
+            Ok(b) => b,
+            Err(reply) => return reply,
+        };
+        json_body(headers, &body)
+    };
+    let result = input.and_then(|input| execute_index(&state.ctx, index, input, Transport::Http));
+    match result {
+        Ok(v) => Reply::json(&v),
+        Err(e) => Reply::error(&e),
+    }
+}
+
+/// The JSON object of a POST body; an empty body is `{}`.
+fn json_body(headers: &[(String, String)], body: &[u8]) -> Result<Value, CapabilityError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Object(Default::default()));
+    }
+    if let Some(ct) = header(headers, "content-type") {
+        let media = ct
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        if media != "application/json" && !media.ends_with("+json") {
+            return Err(CapabilityError::invalid_input(format!(
+                "the body must be application/json, not {ct:?}"
+            ))
+            .at(""));
+        }
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| CapabilityError::invalid_input(format!("the body is not JSON: {e}")).at(""))
+}
+
+fn send(request: Request, reply: Reply) {
+    let mut headers: Vec<Header> = Vec::with_capacity(reply.headers.len() + 2);
+    headers.push(Header::from_bytes(&b"Server"[..], SERVER.as_bytes()).expect("ASCII"));
+    headers
+        .push(Header::from_bytes(&b"X-Content-Type-Options"[..], &b"nosniff"[..]).expect("ASCII"));
+    for (n, v) in &reply.headers {
+        if let Ok(h) = Header::from_bytes(n.as_bytes(), v.as_bytes()) {
+            headers.push(h);
+        }
+    }
+    let len = reply.body.len();
+    let response = Response::new(
+        StatusCode(reply.status),
+        headers,
+        Cursor::new(reply.body),
+        Some(len),
+        None,
+    )
+    // Every body is in memory with a known length: always send Content-Length, never chunks
+    // (tiny_http would chunk bodies from 32 KiB on, and HEAD would then lose the length).
+    .with_chunked_threshold(usize::MAX);
+    // A client that went away is not our error.
+    let _ = request.respond(response);
+}
+
+/// The `Server` header.
+const SERVER: &str = concat!("seneschal/", env!("CARGO_PKG_VERSION"));
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ct(v: &str) -> Vec<(String, String)> {
+        vec![("content-type".to_string(), v.to_string())]
+    }
+
+    #[test]
+    fn a_post_body_binds_as_a_json_object() {
+        assert_eq!(json_body(&[], b"").unwrap(), json!({}));
+        assert_eq!(json_body(&[], b"  \r\n").unwrap(), json!({}));
+        assert_eq!(
+            json_body(&ct("application/json; charset=utf-8"), br#"{"a":1}"#).unwrap(),
+            json!({"a": 1})
+        );
+        let e = json_body(&ct("application/json"), b"{nope").unwrap_err();
+        assert_eq!(
+            (e.code.as_str(), e.pointer.as_deref()),
+            ("invalid_input", Some(""))
+        );
+        let e = json_body(&ct("text/plain"), br#"{"a":1}"#).unwrap_err();
+        assert_eq!(e.code.as_str(), "invalid_input");
+        assert!(e.message.contains("text/plain"), "{}", e.message);
+    }
+
+    #[test]
+    fn etags_are_quoted_and_follow_the_bytes() {
+        let a = etag(b"one");
+        assert!(
+            a.starts_with('"') && a.ends_with('"') && a.len() == 34,
+            "{a}"
+        );
+        assert_ne!(a, etag(b"two"));
+        assert_eq!(a, etag(b"one"));
+    }
+
+    #[test]
+    fn if_none_match_lists_and_weak_tags_match() {
+        let tag = etag(b"x");
+        let h = |v: &str| vec![("if-none-match".to_string(), v.to_string())];
+        let status = |headers: Vec<(String, String)>| {
+            cached(&headers, &tag, "application/json", "no-cache", b"x").status
+        };
+        assert_eq!(status(h(&tag)), 304);
+        assert_eq!(status(h(&format!("\"a\", W/{tag}"))), 304);
+        assert_eq!(status(h("*")), 304);
+        assert_eq!(status(h("\"other\"")), 200);
+        assert_eq!(status(vec![]), 200);
+    }
+}

@@ -1,0 +1,893 @@
+//! `seneschal serve` over loopback: every route, every error class, every guard rule, the
+//! connection burst, and parity with the command line.
+//!
+//! Each test starts the built binary with `--bind 127.0.0.1:0` and stdin piped, reads the bound
+//! address from its first stdout line, and talks HTTP/1.1 to it with the small client below.
+//! Dropping the [`Server`] closes its stdin, and the server exits by itself.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// A running `seneschal serve`.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    addr: SocketAddr,
+}
+
+impl Server {
+    fn start(extra: &[&str]) -> Server {
+        Server::start_with(extra, Stdio::null()).0
+    }
+
+    /// Starts the server; returns it and the first stdout line.
+    fn start_with(extra: &[&str], stderr: Stdio) -> (Server, String) {
+        let bind: &[&str] = if extra.contains(&"--bind") {
+            &[]
+        } else {
+            &["--bind", "127.0.0.1:0"]
+        };
+        let mut child = Command::new(common::bin())
+            .arg("serve")
+            .args(bind)
+            .args(extra)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .expect("the binary starts");
+        let stdin = child.stdin.take();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("piped"))
+            .read_line(&mut line)
+            .expect("a first stdout line");
+        let addr = line
+            .trim()
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .parse()
+            .expect("an IP:PORT address");
+        (Server { child, stdin, addr }, line)
+    }
+
+    fn host(&self) -> String {
+        self.addr.to_string()
+    }
+
+    fn connect(&self) -> Conn {
+        Conn::new(self.addr)
+    }
+
+    /// One request on a fresh connection.
+    fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Resp {
+        let mut c = self.connect();
+        c.send(&self.host(), method, path, headers, body)
+    }
+
+    fn get(&self, path: &str) -> Resp {
+        self.send("GET", path, &[], b"")
+    }
+
+    /// Closes stdin, waits for the exit, and returns the status and stderr (when piped).
+    fn finish(&mut self) -> (std::process::ExitStatus, String) {
+        drop(self.stdin.take());
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            e.read_to_string(&mut err).expect("stderr");
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return (status, err);
+            }
+            assert!(Instant::now() < deadline, "the server outlived its stdin");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP response.
+#[derive(Debug)]
+struct Resp {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Resp {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// Asserts an RFC 9457 problem with this status and code; returns it.
+    fn problem(&self, status: u16, code: &str) -> Value {
+        assert_eq!(self.status, status, "status of {}", self.text());
+        assert_eq!(
+            self.header("content-type"),
+            Some("application/problem+json"),
+            "{}",
+            self.text()
+        );
+        let p = self.json();
+        assert_eq!(p["code"], code, "{p}");
+        assert_eq!(p["status"], status, "{p}");
+        assert_eq!(p["type"], format!("urn:seneschal:problem:{code}"), "{p}");
+        assert!(p["title"].as_str().is_some_and(|t| !t.is_empty()), "{p}");
+        assert!(p["detail"].as_str().is_some_and(|t| !t.is_empty()), "{p}");
+        p
+    }
+}
+
+/// A client connection (keep-alive unless the request says otherwise).
+struct Conn {
+    reader: BufReader<TcpStream>,
+}
+
+impl Conn {
+    fn new(addr: SocketAddr) -> Conn {
+        let s = TcpStream::connect(addr).expect("connect");
+        s.set_nodelay(true).expect("nodelay");
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        Conn {
+            reader: BufReader::new(s),
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.reader.get_mut().write_all(bytes).expect("write");
+    }
+
+    fn send(
+        &mut self,
+        host: &str,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Resp {
+        let mut head = format!("{method} {path} HTTP/1.1\r\n");
+        if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+            head.push_str(&format!("Host: {host}\r\n"));
+        }
+        for (n, v) in headers {
+            head.push_str(&format!("{n}: {v}\r\n"));
+        }
+        if !body.is_empty() {
+            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
+        head.push_str("\r\n");
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(body);
+        self.write(&bytes);
+        self.read(method == "HEAD")
+    }
+
+    /// Reads one response.
+    fn read(&mut self, head_only: bool) -> Resp {
+        let mut line = String::new();
+        self.reader.read_line(&mut line).expect("a status line");
+        let status: u16 = line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("bad status line {line:?}"));
+        let mut headers = Vec::new();
+        loop {
+            let mut h = String::new();
+            self.reader.read_line(&mut h).expect("a header line");
+            let h = h.trim_end();
+            if h.is_empty() {
+                break;
+            }
+            let (n, v) = h.split_once(':').expect("name: value");
+            headers.push((n.trim().to_string(), v.trim().to_string()));
+        }
+        let find = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _): &&(String, String)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+        };
+        let mut body = Vec::new();
+        if head_only || status == 304 || status == 204 {
+        } else if find("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+            loop {
+                let mut size = String::new();
+                self.reader.read_line(&mut size).expect("chunk size");
+                let n = usize::from_str_radix(size.trim(), 16).expect("hex size");
+                let mut chunk = vec![0; n + 2];
+                self.reader.read_exact(&mut chunk).expect("chunk");
+                if n == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..n]);
+            }
+        } else if let Some(n) = find("content-length") {
+            body = vec![0; n.parse().expect("a length")];
+            self.reader.read_exact(&mut body).expect("the body");
+        } else {
+            self.reader.read_to_end(&mut body).expect("the body");
+        }
+        Resp {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// True when the server closed the connection (EOF) within the read timeout.
+    fn closed(&mut self) -> bool {
+        let mut rest = Vec::new();
+        self.reader.read_to_end(&mut rest).is_ok()
+    }
+}
+
+/// Percent-encodes a query value.
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The query string of a JSON input (arrays as repeated parameters).
+fn query_of(input: &Value) -> String {
+    let mut parts = Vec::new();
+    for (k, v) in input.as_object().expect("an object input") {
+        let values = match v {
+            Value::Array(a) => a.clone(),
+            v => vec![v.clone()],
+        };
+        for v in values {
+            let text = match v {
+                Value::String(s) => s,
+                other => other.to_string(),
+            };
+            parts.push(format!("{}={}", enc(k), enc(&text)));
+        }
+    }
+    parts.join("&")
+}
+
+/// Every capability descriptor, as `capabilities.show` returns them over HTTP.
+fn descriptors(s: &Server) -> Vec<Value> {
+    let list = s.get("/api/v1/capabilities").json();
+    list["capabilities"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|c| {
+            let id = c["id"].as_str().expect("an id");
+            let r = s.get(&format!("/api/v1/capabilities/show?id={}", enc(id)));
+            assert_eq!(r.status, 200, "{}", r.text());
+            r.json()
+        })
+        .collect()
+}
+
+fn status_of(code: &str) -> u16 {
+    match code {
+        "invalid_input" => 400,
+        "not_found" => 404,
+        "refused" => 403,
+        "conflict" => 409,
+        "unsupported" => 501,
+        "internal" => 500,
+        other => panic!("unknown code {other}"),
+    }
+}
+
+#[test]
+fn announces_the_bound_address_on_stdout_and_the_urls_on_stderr() {
+    let (s, line) = Server::start_with(&[], Stdio::piped());
+    assert!(line.starts_with("listening on http://127.0.0.1:"), "{line}");
+    assert_ne!(s.addr.port(), 0);
+    let r = s.get("/api/v1/server/status");
+    assert_eq!(r.status, 200);
+    let mut s = s;
+    let (status, err) = s.finish();
+    let base = format!("http://{}", s.addr);
+    for url in [
+        format!("{base}/"),
+        format!("{base}/docs"),
+        format!("{base}/mcp"),
+    ] {
+        assert!(err.contains(&url), "stderr lacks {url}: {err}");
+    }
+    assert!(status.success());
+}
+
+#[test]
+fn every_http_example_matches_the_command_line() {
+    let s = Server::start(&[]);
+    let mut checked = 0;
+    for d in descriptors(&s) {
+        let Some(http) = d["expose"]["http"].as_object() else {
+            continue;
+        };
+        if http["method"] != "GET" || d["stability"] == "planned" {
+            continue;
+        }
+        let path = http["path"].as_str().expect("a path");
+        let id = d["id"].as_str().expect("an id");
+        for ex in d["examples"].as_array().expect("examples") {
+            let input = &ex["input"];
+            let q = query_of(input);
+            let url = if q.is_empty() {
+                path.to_string()
+            } else {
+                format!("{path}?{q}")
+            };
+            let r = s.get(&url);
+            let outcome = ex["outcome"].as_str().expect("an outcome");
+            if outcome != "ok" {
+                r.problem(status_of(outcome), outcome);
+                checked += 1;
+                continue;
+            }
+            assert_eq!(r.status, 200, "{id} {url}: {}", r.text());
+            assert_eq!(r.header("content-type"), Some("application/json"));
+            if d["determinism"] == "process" {
+                // Exempt from parity by declaration (uptime, pid): same keys only.
+                let cli = common::json(&common::run(&["call", id, "--input", &input.to_string()]));
+                let keys = |v: &Value| {
+                    v.as_object()
+                        .map(|o| o.keys().cloned().collect::<Vec<_>>())
+                        .unwrap_or_default()
+                };
+                assert_eq!(keys(&r.json()), keys(&cli), "{id}");
+            } else {
+                let out = common::run(&["call", id, "--input", &input.to_string()]);
+                assert!(out.status.success(), "{}", common::stderr(&out));
+                assert_eq!(
+                    r.json(),
+                    common::json(&out),
+                    "{id} {url}: HTTP and CLI differ"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "only {checked} examples checked");
+}
+
+#[test]
+fn invalid_input_is_400_with_the_json_pointer() {
+    let s = Server::start(&[]);
+    let p = s
+        .get("/api/v1/capabilities?effect=teleport")
+        .problem(400, "invalid_input");
+    assert_eq!(p["pointer"], "/effect");
+    // A parameter the schema does not know, a repeated scalar, and a broken escape.
+    let p = s
+        .get("/api/v1/capabilities?colour=red")
+        .problem(400, "invalid_input");
+    assert!(p["detail"].as_str().unwrap().contains("colour"), "{p}");
+    let p = s
+        .get("/api/v1/capabilities/show?id=a&id=b")
+        .problem(400, "invalid_input");
+    assert_eq!(p["pointer"], "/id");
+    let p = s
+        .get("/api/v1/capabilities/show?id=%zz")
+        .problem(400, "invalid_input");
+    assert_eq!(p["pointer"], "");
+    // A required parameter missing.
+    s.get("/api/v1/capabilities/show")
+        .problem(400, "invalid_input");
+}
+
+#[test]
+fn not_found_and_method_not_allowed() {
+    let s = Server::start(&[]);
+    s.get("/api/v1/nothing/here").problem(404, "not_found");
+    s.get("/docs/assets/nope.js").problem(404, "not_found");
+    let p = s
+        .get("/api/v1/capabilities/show?id=no.such")
+        .problem(404, "not_found");
+    assert_eq!(p["pointer"], "/id");
+    for (method, path, allow) in [
+        ("POST", "/api/v1/capabilities", "GET, HEAD"),
+        ("DELETE", "/api/v1/server/status", "GET, HEAD"),
+        ("PUT", "/openapi.json", "GET, HEAD"),
+        ("POST", "/", "GET, HEAD"),
+        ("POST", "/.well-known/mcp/server-card.json", "GET, HEAD"),
+        ("GET", "/mcp", "POST"),
+        ("DELETE", "/mcp", "POST"),
+    ] {
+        let r = s.send(method, path, &[], b"");
+        r.problem(405, "unsupported");
+        assert_eq!(r.header("allow"), Some(allow), "{method} {path}");
+    }
+}
+
+#[test]
+fn an_effect_profile_refuses_what_is_above_it() {
+    let s = Server::start(&["--allow-effects", "read"]);
+    let mut above = 0;
+    for d in descriptors(&s) {
+        let Some(http) = d["expose"]["http"].as_object() else {
+            continue;
+        };
+        if d["stability"] == "planned" {
+            continue;
+        }
+        let (method, path) = (
+            http["method"].as_str().unwrap(),
+            http["path"].as_str().unwrap(),
+        );
+        let r = s.send(
+            method,
+            path,
+            &[("Content-Type", "application/json")],
+            if method == "POST" { b"{}" } else { b"" },
+        );
+        if d["effect"] == "read" {
+            assert_ne!(r.status, 403, "{path} is a read: {}", r.text());
+        } else {
+            r.problem(403, "refused");
+            above += 1;
+        }
+    }
+    // The profile is visible to callers too.
+    let status = s.get("/api/v1/server/status").json();
+    assert_eq!(status["allowed_effects"], serde_json::json!(["read"]));
+    eprintln!("{above} capabilities above `read` refused");
+}
+
+#[test]
+fn openapi_is_the_committed_bytes() {
+    let s = Server::start(&[]);
+    let r = s.get("/openapi.json");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    let committed = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/generated/openapi.json"
+    ))
+    .expect("generated/openapi.json");
+    assert!(
+        r.body == committed,
+        "/openapi.json differs from generated/openapi.json"
+    );
+    let etag = r.header("etag").expect("an ETag").to_string();
+    let r = s.send("GET", "/openapi.json", &[("If-None-Match", &etag)], b"");
+    assert_eq!(r.status, 304);
+    assert!(r.body.is_empty());
+}
+
+#[test]
+fn head_answers_headers_without_a_body() {
+    let s = Server::start(&[]);
+    let committed = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/generated/openapi.json"
+    ))
+    .expect("generated/openapi.json");
+    let mut c = s.connect();
+    let r = c.send(&s.host(), "HEAD", "/openapi.json", &[], b"");
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.header("content-length"),
+        Some(committed.len().to_string().as_str())
+    );
+    // The connection is still in step: the next answer is the next request's.
+    let r = c.send(&s.host(), "GET", "/api/v1/server/status", &[], b"");
+    assert_eq!(r.status, 200);
+    assert!(r.json()["pid"].is_u64());
+}
+
+#[test]
+fn the_server_card_is_cacheable_with_an_etag() {
+    let s = Server::start(&[]);
+    let committed = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/generated/server-card.json"
+    ))
+    .expect("generated/server-card.json");
+    let mut etags = Vec::new();
+    for path in ["/.well-known/mcp/server-card.json", "/mcp/server-card"] {
+        let r = s.get(path);
+        assert_eq!(r.status, 200, "{path}");
+        assert_eq!(
+            r.header("content-type"),
+            Some("application/mcp-server-card+json")
+        );
+        assert_eq!(r.header("cache-control"), Some("public, max-age=300"));
+        assert!(
+            r.body == committed,
+            "{path} differs from generated/server-card.json"
+        );
+        let card = r.json();
+        assert_eq!(card["remotes"][0]["type"], "streamable-http");
+        assert_eq!(card["remotes"][0]["url"], "/mcp");
+        let etag = r.header("etag").expect("an ETag").to_string();
+        assert!(
+            etag.starts_with('"') && etag.ends_with('"') && etag.len() > 10,
+            "{etag}"
+        );
+        let again = s.send("GET", path, &[("If-None-Match", &etag)], b"");
+        assert_eq!(again.status, 304, "{path}");
+        assert!(again.body.is_empty());
+        assert_eq!(again.header("etag"), Some(etag.as_str()));
+        assert_eq!(again.header("cache-control"), Some("public, max-age=300"));
+        let other = s.send("GET", path, &[("If-None-Match", "\"nope\"")], b"");
+        assert_eq!(other.status, 200);
+        etags.push(etag);
+    }
+    assert_eq!(etags[0], etags[1], "one card, one ETag");
+}
+
+#[test]
+fn docs_serve_swagger_ui_offline() {
+    let s = Server::start(&[]);
+    let r = s.get("/docs");
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("text/html"));
+    let html = r.text();
+    assert!(html.contains("/openapi.json"), "{html}");
+    assert!(!html.contains("src=\"http"), "no CDN: {html}");
+    assert!(!html.contains("href=\"http"), "no CDN: {html}");
+    for asset in [
+        "swagger-ui-bundle.js",
+        "swagger-ui-standalone-preset.js",
+        "swagger-ui.css",
+        "index.css",
+    ] {
+        let path = format!("/docs/assets/{asset}");
+        assert!(html.contains(&path), "the page does not load {path}");
+        let r = s.get(&path);
+        assert_eq!(r.status, 200, "{path}");
+        assert!(r.body.len() > 100, "{path} is empty");
+    }
+}
+
+#[test]
+fn the_cockpit_page_reads_the_registry_routes() {
+    let s = Server::start(&[]);
+    let r = s.get("/");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    let html = r.text();
+    for needle in [
+        "id=\"capabilities\"",
+        "capabilities.projections",
+        "/openapi.json",
+        "/mcp/server-card",
+        "/docs",
+    ] {
+        assert!(html.contains(needle), "the cockpit lacks {needle}");
+    }
+    // What the cockpit fetches is served.
+    let p = s.get("/api/v1/capabilities/projections").json();
+    assert!(p["capabilities"].as_array().is_some_and(|c| !c.is_empty()));
+}
+
+#[test]
+fn host_headers_that_are_not_loopback_names_are_refused() {
+    let s = Server::start(&[]);
+    let port = s.addr.port();
+    for host in [
+        "evil.example".to_string(),
+        format!("evil.example:{port}"),
+        format!("127.0.0.1:{}", port.wrapping_add(1)),
+        "127.0.0.1".to_string(),
+        format!("localhost.evil.example:{port}"),
+    ] {
+        s.send("GET", "/api/v1/server/status", &[("Host", &host)], b"")
+            .problem(403, "refused");
+    }
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+    ] {
+        let r = s.send("GET", "/api/v1/server/status", &[("Host", &host)], b"");
+        assert_eq!(r.status, 200, "{host}: {}", r.text());
+    }
+    // HTTP/1.0 without a Host header.
+    let mut c = s.connect();
+    c.write(b"GET /api/v1/server/status HTTP/1.0\r\n\r\n");
+    c.read(false).problem(400, "invalid_input");
+}
+
+#[test]
+fn a_foreign_origin_is_refused_before_any_handler() {
+    let s = Server::start(&[]);
+    let own = format!("http://{}", s.addr);
+    let json = ("Content-Type", "application/json");
+    for origin in [
+        "http://evil.example",
+        "null",
+        "https://127.0.0.1",
+        "http://localhost:1",
+    ] {
+        // On /mcp the MCP handler is not reached: the answer is the guard's problem.
+        s.send("POST", "/mcp", &[("Origin", origin), json], b"{}")
+            .problem(403, "refused");
+        // On a GET-only route, 403 comes before 405: the guard runs first.
+        s.send("POST", "/api/v1/capabilities", &[("Origin", origin)], b"")
+            .problem(403, "refused");
+        s.send("DELETE", "/mcp", &[("Origin", origin)], b"")
+            .problem(403, "refused");
+        // Reads are not state-changing: a foreign Origin may read.
+        let r = s.send("GET", "/api/v1/capabilities", &[("Origin", origin)], b"");
+        assert_eq!(r.status, 200);
+    }
+    // The server's own origin, and no Origin at all, reach the MCP handler.
+    for headers in [vec![("Origin", own.as_str()), json], vec![json]] {
+        let r = s.send("POST", "/mcp", &headers, b"{}");
+        assert_ne!(
+            r.header("content-type"),
+            Some("application/problem+json"),
+            "the guard stopped a POST it should pass: {}",
+            r.text()
+        );
+    }
+}
+
+#[test]
+fn post_mcp_reaches_the_mcp_projection() {
+    let s = Server::start(&[]);
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let r = s.send(
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ],
+        body,
+    );
+    // Whatever MCP answers, it answers JSON-RPC, not a problem from this layer.
+    let v: Value = serde_json::from_slice(&r.body).expect("JSON");
+    assert_eq!(v["jsonrpc"], "2.0", "{v}");
+}
+
+#[test]
+fn bodies_over_the_limit_are_413() {
+    let s = Server::start(&[]);
+    // Declared over the default 1 MiB: refused before a byte of the body is read.
+    let mut c = s.connect();
+    c.write(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            s.host(),
+            1024 * 1024 + 1
+        )
+        .as_bytes(),
+    );
+    c.read(false).problem(413, "invalid_input");
+
+    let s = Server::start(&["--max-body", "16"]);
+    let r = s.send(
+        "POST",
+        "/mcp",
+        &[("Content-Type", "application/json")],
+        &[b' '; 17],
+    );
+    r.problem(413, "invalid_input");
+    // A chunked body is counted as it is read.
+    let mut c = s.connect();
+    c.write(
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nTransfer-Encoding: chunked\r\n\r\n14\r\n{}\r\n0\r\n\r\n",
+            s.host(),
+            " ".repeat(20)
+        )
+        .as_bytes(),
+    );
+    c.read(false).problem(413, "invalid_input");
+    // At the limit it passes the guard.
+    let r = s.send(
+        "POST",
+        "/mcp",
+        &[("Content-Type", "application/json")],
+        &[b' '; 16],
+    );
+    assert_ne!(r.status, 413);
+}
+
+#[test]
+fn ambiguous_framing_is_400_and_closes_the_connection() {
+    let s = Server::start(&[]);
+    let host = s.host();
+    for framing in [
+        "Transfer-Encoding: chunked\r\nContent-Length: 5",
+        "Content-Length: 5\r\nTransfer-Encoding: chunked",
+        "Transfer-Encoding: gzip",
+        "Transfer-Encoding: gzip, chunked",
+        "Content-Length: 5\r\nContent-Length: 6",
+        "Content-Length: abc",
+        "Content-Length: -1",
+    ] {
+        let mut c = s.connect();
+        c.write(
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{framing}\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: {host}\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        let r = c.read(false);
+        assert_eq!(r.status, 400, "{framing:?}");
+        assert!(c.closed(), "{framing:?}: the connection stays open");
+    }
+}
+
+#[test]
+fn oversized_request_heads_are_431() {
+    let s = Server::start(&[]);
+    let host = s.host();
+    let mut c = s.connect();
+    c.write(
+        format!(
+            "GET / HTTP/1.1\r\nHost: {host}\r\nX-Big: {}\r\n\r\n",
+            "a".repeat(10_000)
+        )
+        .as_bytes(),
+    );
+    assert_eq!(c.read(false).status, 431);
+    assert!(c.closed());
+    let mut c = s.connect();
+    let many: String = (0..150).map(|i| format!("X-H{i}: v\r\n")).collect();
+    c.write(format!("GET / HTTP/1.1\r\nHost: {host}\r\n{many}\r\n").as_bytes());
+    assert_eq!(c.read(false).status, 431);
+    let mut c = s.connect();
+    c.write(
+        format!(
+            "GET /{} HTTP/1.1\r\nHost: {host}\r\n\r\n",
+            "a".repeat(10_000)
+        )
+        .as_bytes(),
+    );
+    assert_eq!(c.read(false).status, 431);
+}
+
+#[test]
+fn a_stalled_client_times_out() {
+    let s = Server::start(&["--timeout", "1"]);
+    let mut c = s.connect();
+    let started = Instant::now();
+    c.write(b"GET / HTTP/1.1\r\nHost: ");
+    let r = c.read(false);
+    assert_eq!(r.status, 408);
+    assert!(c.closed());
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(900) && waited < Duration::from_secs(5),
+        "{waited:?}"
+    );
+    // An idle keep-alive connection is closed after the timeout too.
+    let mut c = s.connect();
+    let r = c.send(&s.host(), "GET", "/api/v1/server/status", &[], b"");
+    assert_eq!(r.status, 200);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(c.closed());
+    // The listener shares the timeout (accepted sockets inherit it); idle past it, the server
+    // still accepts.
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(s.get("/api/v1/server/status").status, 200);
+}
+
+#[test]
+fn burst_of_32_keepalive_connections_all_answered() {
+    let s = Server::start(&[]);
+    let host = s.host();
+    let mut held = Vec::new();
+    // Three bursts of 32 connects; earlier connections stay open (idle keep-alive) meanwhile.
+    for round in 0..3 {
+        let mut conns: Vec<Conn> = (0..32).map(|_| s.connect()).collect();
+        let req = format!("GET /api/v1/capabilities HTTP/1.1\r\nHost: {host}\r\n\r\n");
+        for c in &mut conns {
+            c.write(req.as_bytes());
+        }
+        let started = Instant::now();
+        for (i, c) in conns.iter_mut().enumerate() {
+            let r = c.read(false);
+            assert_eq!(r.status, 200, "round {round}, connection {i}");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "round {round}: answers took {:?}",
+            started.elapsed()
+        );
+        // Each connection is kept alive and serves a second request.
+        for c in &mut conns {
+            let r = c.send(&host, "GET", "/api/v1/server/status", &[], b"");
+            assert_eq!(r.status, 200, "round {round}: keep-alive reuse");
+        }
+        held.extend(conns);
+    }
+    assert_eq!(held.len(), 96);
+}
+
+#[test]
+fn a_non_loopback_bind_needs_allow_remote() {
+    let out = common::run(&["serve", "--bind", "0.0.0.0:0"]);
+    assert_eq!(out.status.code(), Some(4), "{}", common::stderr(&out));
+    assert!(common::stderr(&out).contains("--allow-remote"));
+    let out = common::run(&["serve", "--bind", "not-an-address"]);
+    assert_eq!(out.status.code(), Some(2), "{}", common::stderr(&out));
+    assert!(common::stderr(&out).contains("--bind"));
+
+    let (s, line) = Server::start_with(&["--bind", "0.0.0.0:0", "--allow-remote"], Stdio::piped());
+    assert!(line.starts_with("listening on http://0.0.0.0:"), "{line}");
+    let port = s.addr.port();
+    let local: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let mut c = Conn::new(local);
+    let r = c.send(&local.to_string(), "GET", "/api/v1/server/status", &[], b"");
+    assert_eq!(r.status, 200);
+    let mut s = s;
+    let (_, err) = s.finish();
+    assert!(err.contains("warning:"), "{err}");
+}
+
+#[test]
+fn bad_serve_flags_exit_with_invalid_input() {
+    for args in [
+        &["serve", "--max-body", "lots"][..],
+        &["serve", "--workers", "0"],
+        &["serve", "--timeout", "0"],
+        &["serve", "--allow-effects", "everything"],
+    ] {
+        let out = common::run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            common::stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn serve_exits_when_stdin_closes() {
+    let mut s = Server::start(&[]);
+    let addr = s.addr;
+    assert_eq!(s.get("/api/v1/server/status").status, 200);
+    let (status, _) = s.finish();
+    assert!(status.success());
+    assert!(TcpStream::connect(addr).is_err(), "the port still answers");
+}
