@@ -249,6 +249,12 @@ pub fn projection(
     ctx: &Context,
     _input: mcp_projection::Input,
 ) -> Result<mcp_projection::Output, CapabilityError> {
+    // Debug builds (the tests') can make this handler panic, so that the executor's recovery
+    // is exercised through every transport.
+    #[cfg(debug_assertions)]
+    if std::env::var("SENESCHAL_MCP_DEBUG_PANIC").as_deref() == Ok("mcp.projection") {
+        panic!("SENESCHAL_MCP_DEBUG_PANIC asked mcp.projection to panic");
+    }
     let tools: Vec<Value> = CAPABILITIES
         .iter()
         .filter(|d| d.executable())

@@ -77,9 +77,11 @@ fn header_mismatch(
     }
     match header(headers, "mcp-method") {
         None => return Some("header mismatch: Mcp-Method header is missing".into()),
-        Some(h) if h != method => return Some(format!(
+        Some(h) if h != method => {
+            return Some(format!(
             "header mismatch: Mcp-Method header value '{h}' does not match body value '{method}'"
-        )),
+        ))
+        }
         _ => {}
     }
     let field = match method {
@@ -250,7 +252,8 @@ mod tests {
     #[test]
     fn header_mismatches_are_400_with_32020() {
         let c = ctx(Effect::RepositoryWrite);
-        let cases: Vec<(Vec<(String, String)>, Vec<u8>, &str)> = vec![
+        type Case = (Vec<(String, String)>, Vec<u8>, &'static str);
+        let cases: Vec<Case> = vec![
             (
                 h(&[
                     ("mcp-protocol-version", "2026-07-28"),

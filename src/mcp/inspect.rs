@@ -75,11 +75,10 @@ pub fn human(p: &Value) -> String {
         );
     }
     s.push_str("\nTools\n");
-    let _ = writeln!(
-        s,
-        "  {:<22} {:<17} {:<9} {:<9} {:<12} {:<11} {}",
+    s.push_str(&format!(
+        "  {:<22} {:<17} {:<9} {:<9} {:<12} {:<11} {}\n",
         "name", "effect", "approval", "readOnly", "destructive", "idempotent", "openWorld"
-    );
+    ));
     for t in p["tools"].as_array().into_iter().flatten() {
         let _ = writeln!(
             s,

@@ -349,8 +349,9 @@ pub fn classify(
             .find(|(m, _)| *m == method)
             .map(|(_, why)| format!(": {why}"))
             .unwrap_or_default();
+        let era = modern_meta(params).map(|_| Era::Modern);
         return (
-            None,
+            era,
             Err(RpcError::new(
                 METHOD_NOT_FOUND,
                 format!("method not found: `{method}`{why}"),
@@ -897,6 +898,26 @@ mod tests {
         let spliced: Value = serde_json::from_str(&splice_modern(r#"{"tools":[]}"#)).unwrap();
         assert_eq!(spliced["tools"], json!([]));
         assert_eq!(spliced["_meta"][META_SERVER_INFO]["name"], SERVER_NAME);
+    }
+
+    #[test]
+    fn every_capability_error_becomes_an_is_error_result() {
+        // refused, unsupported and conflict cannot be reached over pipes while every tool is a
+        // read; the mapping is the same function for every code, checked here for each.
+        for code in ErrorCode::ALL {
+            let e = CapabilityError::new(code, format!("why {}", code.as_str()))
+                .at("/field")
+                .with_data(json!({"current": "abc"}));
+            let r = tool_result(Err(e));
+            assert_eq!(r["isError"], true);
+            assert_eq!(r["content"][0]["text"], format!("why {}", code.as_str()));
+            assert_eq!(r["_meta"]["seneschal/error"]["code"], code.as_str());
+            assert_eq!(r["_meta"]["seneschal/error"]["pointer"], "/field");
+            assert_eq!(r["_meta"]["seneschal/error"]["data"]["current"], "abc");
+            assert!(r.get("structuredContent").is_none());
+        }
+        let r = tool_result(Err(CapabilityError::refused("no")));
+        assert!(r["_meta"]["seneschal/error"].get("pointer").is_none());
     }
 
     #[test]
