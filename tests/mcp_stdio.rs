@@ -168,7 +168,17 @@ fn modern_era_serves_every_method_with_result_type_and_cache_hints() {
     let mut mcp = Mcp::start(&[]);
     let d = mcp.modern("server/discover", json!({}));
     let r = &d["result"];
-    assert_eq!(r["supportedVersions"], json!([MODERN]), "{d}");
+    assert_eq!(
+        r["supportedVersions"],
+        json!([
+            "2026-07-28",
+            "2025-11-25",
+            "2025-06-18",
+            "2025-03-26",
+            "2024-11-05"
+        ]),
+        "{d}"
+    );
     assert_eq!(r["resultType"], "complete");
     assert!(r["ttlMs"].as_u64().is_some());
     assert!(matches!(
@@ -251,7 +261,16 @@ fn modern_requests_need_their_meta_and_a_served_version() {
     for bad in ["1900-01-01", "2025-11-25"] {
         let a = mcp.request("tools/list", json!({"_meta": modern_meta(bad)}));
         assert_eq!(code(&a), Some(-32022), "{bad}: {a}");
-        assert_eq!(a["error"]["data"]["supported"], json!([MODERN]));
+        assert_eq!(
+            a["error"]["data"]["supported"],
+            json!([
+                "2026-07-28",
+                "2025-11-25",
+                "2025-06-18",
+                "2025-03-26",
+                "2024-11-05"
+            ])
+        );
         assert_eq!(a["error"]["data"]["requested"], bad);
     }
     let a = mcp.request(

@@ -331,7 +331,16 @@ mod tests {
             (r.status, v["error"]["code"].as_i64()),
             (400, Some(UNSUPPORTED_PROTOCOL_VERSION))
         );
-        assert_eq!(v["error"]["data"]["supported"], json!(["2026-07-28"]));
+        assert_eq!(
+            v["error"]["data"]["supported"],
+            json!([
+                "2026-07-28",
+                "2025-11-25",
+                "2025-06-18",
+                "2025-03-26",
+                "2024-11-05"
+            ])
+        );
         assert_eq!(v["error"]["data"]["requested"], "1900-01-01");
 
         let hs = h(&[

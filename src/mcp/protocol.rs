@@ -17,7 +17,7 @@ use crate::error::{CapabilityError, ErrorCode};
 use crate::execute::{execute_index, Transport};
 use crate::policy::{Determinism, Disclosure, Effect};
 use crate::registry::{self, projections, Kind, CAPABILITIES};
-use crate::versions::{MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS, SERVER_NAME};
+use crate::versions::{MCP_ALL_VERSIONS, MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS, SERVER_NAME};
 
 /// JSON-RPC: the text is not JSON.
 pub const PARSE_ERROR: i64 = -32700;
@@ -411,8 +411,7 @@ fn check_modern(method: &str, meta: &Map<String, Value>) -> Result<(), RpcError>
         } else {
             String::new()
         };
-        let mut supported: Vec<&str> = MCP_MODERN_VERSIONS.to_vec();
-        supported.reverse();
+        let supported = supported_versions();
         return Err(RpcError::new(
             UNSUPPORTED_PROTOCOL_VERSION,
             format!("unsupported protocol version `{version}`{hint}"),
@@ -503,6 +502,12 @@ fn modern_result(method: &str, mut v: Value) -> Value {
     v
 }
 
+/// Every revision served, newest first: a dual-era server names its initialize-era
+/// revisions too, so that a dual-era client knows it may fall back to `initialize`.
+pub fn supported_versions() -> Vec<&'static str> {
+    MCP_ALL_VERSIONS.iter().rev().copied().collect()
+}
+
 fn server_info() -> Value {
     json!({"name": SERVER_NAME, "title": "seneschal", "version": env!("CARGO_PKG_VERSION")})
 }
@@ -544,8 +549,7 @@ fn capabilities() -> Value {
 }
 
 fn discover(ctx: &Context) -> Value {
-    let mut supported: Vec<&str> = MCP_MODERN_VERSIONS.to_vec();
-    supported.reverse();
+    let supported = supported_versions();
     json!({
         "supportedVersions": supported,
         "capabilities": capabilities(),
