@@ -155,6 +155,7 @@ impl RpcError {
 enum Body {
     Value(Value),
     Raw(&'static str),
+    Owned(String),
 }
 
 /// The answer to one message.
@@ -174,6 +175,11 @@ fn response(id: &Value, body: Result<Body, RpcError>, era: Option<Era>) -> Answe
     serde_json::to_writer(&mut bytes, id).expect("ids serialize");
     let error = match body {
         Ok(Body::Raw(raw)) => {
+            bytes.extend_from_slice(br#","result":"#);
+            bytes.extend_from_slice(raw.as_bytes());
+            None
+        }
+        Ok(Body::Owned(raw)) => {
             bytes.extend_from_slice(br#","result":"#);
             bytes.extend_from_slice(raw.as_bytes());
             None
@@ -456,7 +462,7 @@ fn request(
         "ping" => Ok(Body::Value(json!({}))),
         "server/discover" => Ok(Body::Value(discover(ctx))),
         "tools/list" => tools_list(ctx, era, params),
-        "tools/call" => tools_call(ctx, params).map(Body::Value),
+        "tools/call" => tools_call(ctx, era, params),
         "resources/list" => resources_list(ctx, params).map(Body::Value),
         "resources/read" => resources_read(ctx, era, params).map(Body::Value),
         "resources/templates/list" => templates_list(ctx, params).map(Body::Value),
@@ -675,7 +681,7 @@ fn tools_list(ctx: &Context, era: Era, params: &Map<String, Value>) -> Result<Bo
 }
 
 /// `tools/call`: an unknown tool is a protocol error; every capability error is a tool result.
-fn tools_call(ctx: &Context, params: &Map<String, Value>) -> Result<Value, RpcError> {
+fn tools_call(ctx: &Context, era: Era, params: &Map<String, Value>) -> Result<Body, RpcError> {
     let name = match params.get("name") {
         Some(Value::String(n)) => n.as_str(),
         _ => {
@@ -695,7 +701,32 @@ fn tools_call(ctx: &Context, params: &Map<String, Value>) -> Result<Value, RpcEr
         .get("arguments")
         .cloned()
         .unwrap_or_else(|| json!({}));
-    Ok(tool_result(execute_index(ctx, index, args, Transport::Mcp)))
+    match execute_index(ctx, index, args, Transport::Mcp) {
+        Ok(v) => Ok(Body::Owned(success_bytes(&v, era))),
+        Err(e) => Ok(Body::Value(tool_result(Err(e)))),
+    }
+}
+
+/// A successful `CallToolResult` assembled by bytes: the answer is serialized once and used
+/// both as `structuredContent` and, escaped, as the text block. Same JSON as [`tool_result`].
+fn success_bytes(v: &Value, era: Era) -> String {
+    let text = serde_json::to_string(v).expect("values serialize");
+    let escaped = serde_json::to_string(&text).expect("strings serialize");
+    let mut out = String::with_capacity(text.len() + escaped.len() + 160);
+    out.push('{');
+    if era == Era::Modern {
+        out.push_str("\"resultType\":\"complete\",\"_meta\":{\"");
+        out.push_str(META_SERVER_INFO);
+        out.push_str("\":");
+        out.push_str(&serde_json::to_string(&server_info()).expect("serializes"));
+        out.push_str("},");
+    }
+    out.push_str("\"content\":[{\"type\":\"text\",\"text\":");
+    out.push_str(&escaped);
+    out.push_str("}],\"structuredContent\":");
+    out.push_str(&text);
+    out.push_str(",\"isError\":false}");
+    out
 }
 
 /// A `CallToolResult` from the executor's answer.
@@ -902,6 +933,15 @@ mod tests {
         let spliced: Value = serde_json::from_str(&splice_modern(r#"{"tools":[]}"#)).unwrap();
         assert_eq!(spliced["tools"], json!([]));
         assert_eq!(spliced["_meta"][META_SERVER_INFO]["name"], SERVER_NAME);
+    }
+
+    #[test]
+    fn byte_assembled_success_equals_the_value_form() {
+        let v = json!({"a": "quote \" and \\ and \n", "b": [1, 2, {"c": null}]});
+        let legacy: Value = serde_json::from_str(&success_bytes(&v, Era::Legacy)).unwrap();
+        assert_eq!(legacy, tool_result(Ok(v.clone())));
+        let modern: Value = serde_json::from_str(&success_bytes(&v, Era::Modern)).unwrap();
+        assert_eq!(modern, modern_result("tools/call", tool_result(Ok(v))));
     }
 
     #[test]
