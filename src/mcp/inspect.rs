@@ -76,13 +76,13 @@ pub fn human(p: &Value) -> String {
     }
     s.push_str("\nTools\n");
     s.push_str(&format!(
-        "  {:<22} {:<17} {:<9} {:<9} {:<12} {:<11} {}\n",
+        "  {:<26} {:<17} {:<9} {:<9} {:<12} {:<11} {}\n",
         "name", "effect", "approval", "readOnly", "destructive", "idempotent", "openWorld"
     ));
     for t in p["tools"].as_array().into_iter().flatten() {
         let _ = writeln!(
             s,
-            "  {:<22} {:<17} {:<9} {:<9} {:<12} {:<11} {}",
+            "  {:<26} {:<17} {:<9} {:<9} {:<12} {:<11} {}",
             t["name"].as_str().unwrap_or_default(),
             t["effect"].as_str().unwrap_or_default(),
             t["approval"].as_str().unwrap_or_default(),
