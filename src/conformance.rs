@@ -352,32 +352,81 @@ fn malformed_input(d: &Descriptor) -> Value {
     input
 }
 
-/// Hands out fresh scratch repositories: the template is copied and committed once, then each
-/// call gets a plain copy of that base, `.git` included.
+/// Hands out fresh scratch repositories: the template is copied and committed once (the
+/// base); a check gets a scratch whose snapshot equals the base's — the previous check's, when
+/// that one changed nothing (most capabilities are reads), or a new copy of the base.
 struct Probe {
     base: Scratch,
+    base_snapshot: Snapshot,
+    spare: std::cell::RefCell<Option<Scratch>>,
+}
+
+/// A scratch repository lent to one check; it goes back to the probe when dropped.
+struct Lease<'a> {
+    probe: &'a Probe,
+    scratch: Option<Scratch>,
+    path: PathBuf,
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        *self.probe.spare.borrow_mut() = self.scratch.take();
+    }
 }
 
 impl Probe {
-    fn fresh(&self) -> Result<(Scratch, Context), String> {
+    fn new(base: Scratch) -> Probe {
+        let ctx = Context::new(base.path.clone(), Effect::RepositoryWrite);
+        let base_snapshot = Snapshot::take(&base.path, &ctx);
+        Probe {
+            base,
+            base_snapshot,
+            spare: std::cell::RefCell::new(None),
+        }
+    }
+
+    fn fresh(&self) -> Result<(Lease<'_>, Context), String> {
+        let spare = self.spare.borrow_mut().take();
+        if let Some(s) = spare {
+            let ctx = Context::new(s.path.clone(), Effect::RepositoryWrite);
+            if Snapshot::take(&s.path, &ctx) == self.base_snapshot {
+                let path = s.path.clone();
+                return Ok((
+                    Lease {
+                        probe: self,
+                        scratch: Some(s),
+                        path,
+                    },
+                    ctx,
+                ));
+            }
+        }
         let n = SCRATCH.fetch_add(1, Ordering::Relaxed);
         let path =
             std::env::temp_dir().join(format!("seneschal-conformance-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&path);
-        let s = Scratch { path };
+        let s = Scratch { path: path.clone() };
         copy_tree(&self.base.path, &s.path, &[])
             .map_err(|e| format!("cannot copy the scratch base: {e}"))?;
         let ctx = Context::new(s.path.clone(), Effect::RepositoryWrite);
-        Ok((s, ctx))
+        Ok((
+            Lease {
+                probe: self,
+                scratch: Some(s),
+                path,
+            },
+            ctx,
+        ))
     }
 }
 
 /// Runs the whole matrix over every executable capability, using `template` as the fixture
 /// repository.
-pub fn run(template: &Path) -> Vec<Row> {
+/// `only` limits the run to those canonical ids (all executable capabilities when empty).
+pub fn run(template: &Path, only: &[String]) -> Vec<Row> {
     let mut rows = Vec::new();
     let probe = match scratch(template) {
-        Ok(base) => Probe { base },
+        Ok(base) => Probe::new(base),
         Err(e) => {
             rows.push(Row {
                 capability: "(harness)",
@@ -391,7 +440,7 @@ pub fn run(template: &Path) -> Vec<Row> {
     for (index, d) in CAPABILITIES
         .iter()
         .enumerate()
-        .filter(|(_, d)| d.executable())
+        .filter(|(_, d)| d.executable() && (only.is_empty() || only.iter().any(|o| o == d.id)))
     {
         match run_one(&probe, index, d) {
             Ok(mut r) => rows.append(&mut r),

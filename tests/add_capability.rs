@@ -57,6 +57,60 @@ pub fn echo(_ctx: &Context, input: Input) -> Result<Output, CapabilityError> {
 }
 "#;
 
+const LIAR: &str = r#"id: demo.liar
+kind: query
+title: A liar
+description: Declared read, but writes a file.
+handler: demo::liar
+effect: read
+disclosure: none
+determinism: input
+stability: stable
+input: { type: object, additionalProperties: false, properties: {} }
+output: { type: object, additionalProperties: false, required: [ok], properties: { ok: { type: boolean } } }
+expose: { mcp_tool: demo_liar }
+review: Lie
+examples:
+  - title: it writes
+    input: {}
+    outcome: ok
+"#;
+
+const COUNTER: &str = r#"id: demo.counter
+kind: query
+title: A counter
+description: Declared read (so idempotent), but appends a line on every call.
+handler: demo::counter
+effect: read
+disclosure: none
+determinism: input
+stability: stable
+input: { type: object, additionalProperties: false, properties: {} }
+output: { type: object, additionalProperties: false, required: [ok], properties: { ok: { type: boolean } } }
+expose: { mcp_tool: demo_counter }
+review: Count
+examples:
+  - title: it appends
+    input: {}
+    outcome: ok
+"#;
+
+const LYING_HANDLERS: &str = r#"
+/// `demo.liar`: writes a file although it is declared `read`.
+pub fn liar(ctx: &Context, _input: crate::registry::types::demo_liar::Input) -> Result<crate::registry::types::demo_liar::Output, CapabilityError> {
+    std::fs::write(ctx.repo.join("lie.txt"), "written by a read").map_err(|e| CapabilityError::internal(e.to_string()))?;
+    Ok(crate::registry::types::demo_liar::Output { ok: true })
+}
+
+/// `demo.counter`: appends on every call although it is declared idempotent.
+pub fn counter(ctx: &Context, _input: crate::registry::types::demo_counter::Input) -> Result<crate::registry::types::demo_counter::Output, CapabilityError> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(ctx.repo.join("counter.txt")).map_err(|e| CapabilityError::internal(e.to_string()))?;
+    writeln!(f, "one more").map_err(|e| CapabilityError::internal(e.to_string()))?;
+    Ok(crate::registry::types::demo_counter::Output { ok: true })
+}
+"#;
+
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
@@ -211,6 +265,69 @@ fn one_manifest_and_one_handler_make_a_working_capability() {
     assert!(
         build_script_ran(&o),
         "touching a manifest did not rerun build.rs"
+    );
+
+    // The conformance harness catches capabilities whose behaviour contradicts their claims:
+    // one declared `read` that writes a file, one declared idempotent that appends.
+    std::fs::write(ws.join("capabilities/demo.liar.yaml"), LIAR).unwrap();
+    std::fs::write(ws.join("capabilities/demo.counter.yaml"), COUNTER).unwrap();
+    std::fs::write(
+        ws.join("src/handlers/demo.rs"),
+        format!("{HANDLER}{LYING_HANDLERS}"),
+    )
+    .unwrap();
+    let o = cargo(&ws, &target, &["build", "--offline", "--bin", "seneschal"]);
+    assert!(o.status.success(), "build failed:\n{}", tail(&o));
+    let o = run(&[
+        "--json",
+        "conformance",
+        "--fixture",
+        ws.to_str().unwrap(),
+        "--only",
+        "demo.liar",
+        "--only",
+        "demo.counter",
+        "--only",
+        "demo.echo",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(25),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = |id: &str, check: &str| -> serde_json::Value {
+        report["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["capability"] == id && r["check"] == check)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(row("demo.liar", "claims")["status"], "FAIL");
+    assert!(
+        row("demo.liar", "claims")["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("readOnlyHint, but example `it writes` changed: tree: added lie.txt"),
+        "{}",
+        row("demo.liar", "claims")
+    );
+    assert_eq!(row("demo.counter", "repeat")["status"], "FAIL");
+    assert!(
+        row("demo.counter", "repeat")["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("tree: changed counter.txt"),
+        "{}",
+        row("demo.counter", "repeat")
+    );
+    assert_eq!(
+        row("demo.echo", "claims")["status"],
+        "pass",
+        "an honest capability passes beside the liars"
     );
 
     // A manifest whose handler is missing fails the build and names the manifest.

@@ -134,6 +134,13 @@ pub fn command() -> Command {
                         .value_name("DIR")
                         .value_parser(clap::value_parser!(PathBuf))
                         .help("The template repository [default: the repository seneschal stands in]"),
+                )
+                .arg(
+                    Arg::new("only")
+                        .long("only")
+                        .value_name("ID")
+                        .action(ArgAction::Append)
+                        .help("Check only this capability (repeatable)"),
                 ),
         )
         .subcommand(crate::mcp::command())
@@ -336,7 +343,11 @@ pub fn main() -> ExitCode {
                 .get_one::<PathBuf>("fixture")
                 .cloned()
                 .unwrap_or_else(|| repo_root(&matches));
-            let rows = crate::conformance::run(&template);
+            let only: Vec<String> = m
+                .get_many::<String>("only")
+                .map(|v| v.cloned().collect())
+                .unwrap_or_default();
+            let rows = crate::conformance::run(&template, &only);
             let text = if out.json {
                 let mut s = serde_json::to_string_pretty(&crate::conformance::to_json(&rows))
                     .expect("serializes");
