@@ -22,6 +22,7 @@ pub mod http;
 pub mod knowledge;
 pub mod mcp;
 pub mod policy;
+pub mod prose;
 pub mod redact;
 pub mod registry;
 pub mod versions;
