@@ -367,40 +367,41 @@ pub fn parse(
     };
     // `kind` is read by seneschal, not by the kind's schema.
     let declared = fields.remove("kind");
-    let kind: Arc<Kind> =
-        match (&declared, kind) {
-            (Some(Value::String(name)), Some(k)) if *name != k.name => {
+    let kind: Arc<Kind> = match (&declared, kind) {
+        (Some(Value::String(name)), Some(k)) if *name != k.name => {
+            return FileResult::bad(
+                file,
+                "/kind",
+                format!(
+                    "says kind `{name}` but lives in the files of kind `{}`",
+                    k.name
+                ),
+            )
+        }
+        (Some(v), _) if !v.is_string() => {
+            return FileResult::bad(file, "/kind", "`kind` must be a string")
+        }
+        (_, Some(k)) => k.clone(),
+        (Some(Value::String(name)), None) => match kinds.get(name) {
+            Some(k) => k.clone(),
+            None => {
                 return FileResult::bad(
-                    file,
-                    "/kind",
-                    format!(
-                        "says kind `{name}` but lives in the files of kind `{}`",
-                        k.name
-                    ),
-                )
-            }
-            (Some(v), _) if !v.is_string() => {
-                return FileResult::bad(file, "/kind", "`kind` must be a string")
-            }
-            (_, Some(k)) => k.clone(),
-            (Some(Value::String(name)), None) => match kinds.get(name) {
-                Some(k) => k.clone(),
-                None => return FileResult::bad(
                     file,
                     "/kind",
                     format!(
                         "unknown kind `{name}`; knowledge.kinds lists the kinds of this repository"
                     ),
-                ),
-            },
-            (_, None) => {
-                return FileResult::bad(
-                    file,
-                    "/kind",
-                    "names no `kind`; objects under .seneschal/knowledge/ must say their kind",
                 )
             }
-        };
+        },
+        (_, None) => {
+            return FileResult::bad(
+                file,
+                "/kind",
+                "names no `kind`; objects under .seneschal/knowledge/ must say their kind",
+            )
+        }
+    };
     if kind.format == Format::Yaml && format == Format::Markdown {
         return FileResult::bad(
             file,
