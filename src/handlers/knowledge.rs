@@ -119,7 +119,7 @@ pub fn search(ctx: &Context, input: knowledge_search::Input) -> Result<knowledge
     let limit = input.limit.map_or(10, |l| l.get() as usize);
     let objects = &snapshot.objects;
     let hits: Vec<Value> = snapshot
-        .search
+        .search()
         .search(&terms, |i| input.kind.as_ref().is_none_or(|k| &objects[i].kind == k), limit)
         .into_iter()
         .map(|(i, score)| {

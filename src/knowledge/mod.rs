@@ -99,14 +99,21 @@ pub struct Snapshot {
     by_uri: HashMap<String, usize>,
     /// Every finding, sorted by file, pointer and message.
     pub findings: Vec<Finding>,
-    /// The search index over `objects`.
-    pub search: search::SearchIndex,
+    /// The search index over `objects`, built on the first search of this snapshot.
+    search: std::sync::OnceLock<search::SearchIndex>,
 }
 
 impl Snapshot {
     /// The object at `uri`.
     pub fn get(&self, uri: &str) -> Option<&Arc<Object>> {
         self.by_uri.get(uri).map(|&i| &self.objects[i])
+    }
+
+    /// The search index over [`Snapshot::objects`]: built on first use, so listing, reading
+    /// and checking never pay for it, and an edit costs a rebuild only when someone searches.
+    pub fn search(&self) -> &search::SearchIndex {
+        self.search
+            .get_or_init(|| search::SearchIndex::build(&self.objects))
     }
 }
 
@@ -276,29 +283,67 @@ fn build(
     let root_canon = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut findings: Vec<Finding> = kinds.findings.clone();
     let mut objects: Vec<Arc<Object>> = Vec::new();
+    let read = |l: &Listed| -> Arc<FileResult> {
+        Arc::new(match &l.claim {
+            Err(names) => FileResult {
+                object: None,
+                findings: vec![Finding {
+                    file: l.rel.clone(),
+                    pointer: String::new(),
+                    message: format!(
+                        "is claimed by more than one kind ({}); it is not read",
+                        names.join(", ")
+                    ),
+                }],
+            },
+            Ok(name) => {
+                let kind: Option<&Arc<Kind>> = name.as_ref().and_then(|n| kinds.get(n));
+                scan::parse(&root_canon, &candidates[&l.rel], kind, kinds)
+            }
+        })
+    };
+    // Reuse what did not change; read the rest, on every core when there is much to read.
+    let mut results: Vec<Option<Arc<FileResult>>> = listing
+        .iter()
+        .map(|l| match parsed.remove(&l.rel) {
+            Some((old, r)) if old == *l && l.stamp.is_some() => Some(r),
+            _ => None,
+        })
+        .collect();
+    let todo: Vec<usize> = (0..listing.len())
+        .filter(|&i| results[i].is_none())
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    if todo.len() >= 256 && threads > 1 {
+        let chunk = todo.len().div_ceil(threads);
+        let done: Vec<Vec<(usize, Arc<FileResult>)>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = todo
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(|| {
+                        part.iter()
+                            .map(|&i| (i, read(&listing[i])))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().expect("a knowledge reader panicked"))
+                .collect()
+        });
+        for (i, r) in done.into_iter().flatten() {
+            results[i] = Some(r);
+        }
+    } else {
+        for i in todo {
+            results[i] = Some(read(&listing[i]));
+        }
+    }
     let mut fresh: HashMap<String, (Listed, Arc<FileResult>)> =
         HashMap::with_capacity(listing.len());
-    for l in listing {
-        let result = match parsed.remove(&l.rel) {
-            Some((old, r)) if old == *l && l.stamp.is_some() => r,
-            _ => Arc::new(match &l.claim {
-                Err(names) => FileResult {
-                    object: None,
-                    findings: vec![Finding {
-                        file: l.rel.clone(),
-                        pointer: String::new(),
-                        message: format!(
-                            "is claimed by more than one kind ({}); it is not read",
-                            names.join(", ")
-                        ),
-                    }],
-                },
-                Ok(name) => {
-                    let kind: Option<&Arc<Kind>> = name.as_ref().and_then(|n| kinds.get(n));
-                    scan::parse(&root_canon, &candidates[&l.rel], kind, kinds)
-                }
-            }),
-        };
+    for (l, result) in listing.iter().zip(results) {
+        let result = result.expect("every file was read or reused");
         findings.extend(result.findings.iter().cloned());
         if let Some(o) = &result.object {
             objects.push(o.clone());
@@ -348,13 +393,12 @@ fn build(
         .enumerate()
         .map(|(i, o)| (o.uri.clone(), i))
         .collect();
-    let search = search::SearchIndex::build(&objects);
     Snapshot {
         kinds: kinds.clone(),
         objects,
         by_uri: index,
         findings,
-        search,
+        search: std::sync::OnceLock::new(),
     }
 }
 

@@ -302,25 +302,37 @@ pub fn parse(
             Ok(_) => {}
         }
     }
-    let meta = match std::fs::metadata(&cand.path) {
-        Ok(m) => m,
+    // One open: the size check and the read see the same file.
+    let mut handle = match std::fs::File::open(&cand.path) {
+        Ok(f) => f,
         Err(e) => return FileResult::bad(file, "", format!("cannot be read: {e}")),
     };
-    if meta.len() > MAX_FILE_BYTES {
+    let len = handle.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > MAX_FILE_BYTES {
         return FileResult::bad(
             file,
             "",
             format!(
-                "is {} bytes, over the {} byte (1 MiB) cap for knowledge objects; it is not read",
-                meta.len(),
-                MAX_FILE_BYTES
+                "is {len} bytes, over the {MAX_FILE_BYTES} byte (1 MiB) cap for knowledge objects; it is not read"
             ),
         );
     }
-    let bytes = match std::fs::read(&cand.path) {
-        Ok(b) => b,
-        Err(e) => return FileResult::bad(file, "", format!("cannot be read: {e}")),
-    };
+    let mut bytes = Vec::with_capacity(len as usize + 1);
+    if let Err(e) = std::io::Read::read_to_end(
+        &mut std::io::Read::take(&mut handle, MAX_FILE_BYTES + 1),
+        &mut bytes,
+    ) {
+        return FileResult::bad(file, "", format!("cannot be read: {e}"));
+    }
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return FileResult::bad(
+            file,
+            "",
+            format!(
+                "grew past the {MAX_FILE_BYTES} byte (1 MiB) cap while being read; it is not read"
+            ),
+        );
+    }
     let digest = format!("sha256:{}", hex(&Sha256::digest(&bytes)));
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,

@@ -150,7 +150,9 @@ impl SearchIndex {
         limit: usize,
     ) -> Vec<(usize, f64)> {
         let n = self.lengths.len() as f32;
-        let mut scores: HashMap<u32, f32> = HashMap::new();
+        // Dense accumulators: every score is positive, so zero means "not touched yet".
+        let mut scores = vec![0f32; self.lengths.len()];
+        let mut touched: Vec<u32> = Vec::new();
         for t in terms {
             let Some(&id) = self.dict.get(t.as_str()) else {
                 continue;
@@ -160,13 +162,17 @@ impl SearchIndex {
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for &(doc, tf) in list {
                 let norm = K1 * (1.0 - B + B * self.lengths[doc as usize] / self.average);
-                *scores.entry(doc).or_insert(0.0) += idf * tf * (K1 + 1.0) / (tf + norm);
+                let slot = &mut scores[doc as usize];
+                if *slot == 0.0 {
+                    touched.push(doc);
+                }
+                *slot += idf * tf * (K1 + 1.0) / (tf + norm);
             }
         }
-        let mut hits: Vec<(usize, f64)> = scores
+        let mut hits: Vec<(usize, f64)> = touched
             .into_iter()
-            .filter(|(d, _)| keep(*d as usize))
-            .map(|(d, s)| (d as usize, s as f64))
+            .filter(|d| keep(*d as usize))
+            .map(|d| (d as usize, scores[d as usize] as f64))
             .collect();
         let by_rank = |a: &(usize, f64), b: &(usize, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
         if hits.len() > limit {
