@@ -118,11 +118,18 @@ impl Snapshot {
 }
 
 /// A file claimed by the kinds' globs: which kind reads it (`None`: the generic folder).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 struct Listed {
-    rel: String,
-    stamp: Option<Stamp>,
+    file: Candidate,
     claim: Result<Option<String>, Vec<String>>,
+}
+
+impl PartialEq for Listed {
+    fn eq(&self, other: &Listed) -> bool {
+        self.file.rel == other.file.rel
+            && self.file.stamp == other.file.stamp
+            && self.claim == other.claim
+    }
 }
 
 #[derive(Default)]
@@ -205,19 +212,13 @@ impl Index {
             kinds_changed = true;
         }
         let kinds = state.kinds.clone().expect("loaded above");
-        let (listing, candidates) = list(root, &kinds);
+        let listing = list(root, &kinds);
         if !kinds_changed && state.listing == listing {
             if let Some(s) = &state.snapshot {
                 return s.clone();
             }
         }
-        let snapshot = Arc::new(build(
-            root,
-            &kinds,
-            &listing,
-            &candidates,
-            &mut state.parsed,
-        ));
+        let snapshot = Arc::new(build(root, &kinds, &listing, &mut state.parsed));
         state.listing = listing;
         state.snapshot = Some(snapshot.clone());
         snapshot
@@ -225,51 +226,44 @@ impl Index {
 }
 
 /// Lists every file the kinds claim, with its stamp, sorted by path.
-fn list(root: &Path, kinds: &Kinds) -> (Vec<Listed>, BTreeMap<String, Candidate>) {
-    let mut claims: BTreeMap<String, (Candidate, Vec<Option<String>>)> = BTreeMap::new();
-    let mut found = Vec::new();
+fn list(root: &Path, kinds: &Kinds) -> Vec<Listed> {
+    let mut found: Vec<(Candidate, Option<&str>)> = Vec::new();
+    let mut batch = Vec::new();
     for k in &kinds.all {
         for glob in &k.files {
-            found.clear();
-            scan::expand(root, glob, &mut found);
-            for c in found.drain(..) {
-                let entry = claims
-                    .entry(c.rel.clone())
-                    .or_insert_with(|| (c, Vec::new()));
-                if !entry.1.contains(&Some(k.name.clone())) {
-                    entry.1.push(Some(k.name.clone()));
-                }
-            }
+            scan::expand(root, glob, &mut batch);
+            found.extend(batch.drain(..).map(|c| (c, Some(k.name.as_str()))));
         }
     }
-    found.clear();
-    scan::expand(root, GENERIC_GLOB, &mut found);
-    for c in found.drain(..) {
-        claims
-            .entry(c.rel.clone())
-            .or_insert_with(|| (c, Vec::new()))
-            .1
-            .push(None);
-    }
-    let mut listing = Vec::with_capacity(claims.len());
-    let mut candidates = BTreeMap::new();
-    for (rel, (cand, names)) in claims {
+    scan::expand(root, GENERIC_GLOB, &mut batch);
+    found.extend(batch.drain(..).map(|c| (c, None)));
+    found.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
+    let mut listing: Vec<Listed> = Vec::with_capacity(found.len());
+    let mut names: Vec<Option<&str>> = Vec::new();
+    let mut iter = found.into_iter().peekable();
+    while let Some((file, name)) = iter.next() {
+        names.clear();
+        names.push(name);
+        while let Some((next, other)) = iter.peek() {
+            if next.rel != file.rel {
+                break;
+            }
+            if !names.contains(other) {
+                names.push(*other);
+            }
+            iter.next();
+        }
         let claim = if names.len() == 1 {
-            Ok(names[0].clone())
+            Ok(names[0].map(str::to_string))
         } else {
             Err(names
-                .into_iter()
-                .map(|n| n.unwrap_or_else(|| GENERIC_GLOB.to_string()))
+                .iter()
+                .map(|n| n.unwrap_or(GENERIC_GLOB).to_string())
                 .collect())
         };
-        listing.push(Listed {
-            rel: rel.clone(),
-            stamp: Stamp::of(&cand.path),
-            claim,
-        });
-        candidates.insert(rel, cand);
+        listing.push(Listed { file, claim });
     }
-    (listing, candidates)
+    listing
 }
 
 /// Reads what changed and assembles a snapshot.
@@ -277,7 +271,6 @@ fn build(
     root: &Path,
     kinds: &Arc<Kinds>,
     listing: &[Listed],
-    candidates: &BTreeMap<String, Candidate>,
     parsed: &mut HashMap<String, (Listed, Arc<FileResult>)>,
 ) -> Snapshot {
     let root_canon = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
@@ -288,7 +281,7 @@ fn build(
             Err(names) => FileResult {
                 object: None,
                 findings: vec![Finding {
-                    file: l.rel.clone(),
+                    file: l.file.rel.clone(),
                     pointer: String::new(),
                     message: format!(
                         "is claimed by more than one kind ({}); it is not read",
@@ -298,15 +291,15 @@ fn build(
             },
             Ok(name) => {
                 let kind: Option<&Arc<Kind>> = name.as_ref().and_then(|n| kinds.get(n));
-                scan::parse(&root_canon, &candidates[&l.rel], kind, kinds)
+                scan::parse(&root_canon, &l.file, kind, kinds)
             }
         })
     };
     // Reuse what did not change; read the rest, on every core when there is much to read.
     let mut results: Vec<Option<Arc<FileResult>>> = listing
         .iter()
-        .map(|l| match parsed.remove(&l.rel) {
-            Some((old, r)) if old == *l && l.stamp.is_some() => Some(r),
+        .map(|l| match parsed.remove(&l.file.rel) {
+            Some((old, r)) if old == *l && l.file.stamp.is_some() => Some(r),
             _ => None,
         })
         .collect();
@@ -348,7 +341,7 @@ fn build(
         if let Some(o) = &result.object {
             objects.push(o.clone());
         }
-        fresh.insert(l.rel.clone(), (l.clone(), result));
+        fresh.insert(l.file.rel.clone(), (l.clone(), result));
     }
     *parsed = fresh;
     // Duplicate URIs: every file involved is a finding and none is served.

@@ -23,7 +23,13 @@ pub struct Stamp {
 impl Stamp {
     /// The stamp of the file at `path` (symlinks followed); `None` when it cannot be read.
     pub fn of(path: &Path) -> Option<Stamp> {
-        let m = std::fs::metadata(path).ok()?;
+        std::fs::metadata(path)
+            .ok()
+            .map(|m| Stamp::from_metadata(&m))
+    }
+
+    /// The stamp of already fetched metadata.
+    pub fn from_metadata(m: &std::fs::Metadata) -> Stamp {
         let modified_ns = m
             .modified()
             .ok()
@@ -31,14 +37,14 @@ impl Stamp {
             .map(|d| d.as_nanos() as i128)
             .unwrap_or(-1);
         #[cfg(unix)]
-        let inode = std::os::unix::fs::MetadataExt::ino(&m);
+        let inode = std::os::unix::fs::MetadataExt::ino(m);
         #[cfg(not(unix))]
         let inode = 0;
-        Some(Stamp {
+        Stamp {
             len: m.len(),
             modified_ns,
             inode,
-        })
+        }
     }
 }
 
@@ -51,6 +57,8 @@ pub struct Candidate {
     pub path: PathBuf,
     /// Whether the file or a folder on the way to it is a symbolic link.
     pub via_symlink: bool,
+    /// The file's stamp (symlinks followed); `None` when it cannot be read.
+    pub stamp: Option<Stamp>,
 }
 
 /// Shell-style match of one path segment: `*` is any run, `?` one character. A leading `.`
@@ -59,27 +67,37 @@ pub fn segment_matches(pattern: &str, name: &str) -> bool {
     if name.starts_with('.') && !pattern.starts_with('.') {
         return false;
     }
-    let p: Vec<char> = pattern.chars().collect();
-    let s: Vec<char> = name.chars().collect();
+    if pattern.is_ascii() && name.is_ascii() {
+        wildmatch(pattern.as_bytes(), name.as_bytes())
+    } else {
+        let p: Vec<char> = pattern.chars().collect();
+        let s: Vec<char> = name.chars().collect();
+        wildmatch(&p, &s)
+    }
+}
+
+/// `*` and `?` matching with one backtrack point.
+fn wildmatch<T: PartialEq + Copy + From<u8>>(p: &[T], s: &[T]) -> bool {
+    let (star, any) = (T::from(b'*'), T::from(b'?'));
     let (mut pi, mut si) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
+    let (mut back, mut mark) = (None, 0);
     while si < s.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == s[si]) {
+        if pi < p.len() && (p[pi] == any || p[pi] == s[si]) {
             pi += 1;
             si += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
+        } else if pi < p.len() && p[pi] == star {
+            back = Some(pi);
             mark = si;
             pi += 1;
-        } else if let Some(st) = star {
-            pi = st + 1;
+        } else if let Some(b) = back {
+            pi = b + 1;
             mark += 1;
             si = mark;
         } else {
             return false;
         }
     }
-    while pi < p.len() && p[pi] == '*' {
+    while pi < p.len() && p[pi] == star {
         pi += 1;
     }
     pi == p.len()
@@ -119,6 +137,7 @@ pub fn expand(root: &Path, glob: &str, out: &mut Vec<Candidate>) {
                     if !is_dir {
                         out.push(Candidate {
                             rel: join(seg),
+                            stamp: Stamp::of(&path),
                             path,
                             via_symlink: via || link,
                         });
@@ -151,10 +170,17 @@ pub fn expand(root: &Path, glob: &str, out: &mut Vec<Candidate>) {
                 };
                 if last {
                     if !is_dir {
+                        // A plain file is stamped through the open folder (no path walk).
+                        let stamp = if link {
+                            Stamp::of(&entry.path())
+                        } else {
+                            entry.metadata().ok().map(|m| Stamp::from_metadata(&m))
+                        };
                         out.push(Candidate {
                             rel: join(name),
                             path: entry.path(),
                             via_symlink: via || link,
+                            stamp,
                         });
                     }
                 } else if is_dir {

@@ -20,10 +20,38 @@ const W_DESCRIPTION: f32 = 1.5;
 const W_BODY: f32 = 1.0;
 
 /// Words too common to carry meaning.
-const STOP: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "do", "for", "from", "how", "i", "if", "in",
-    "is", "it", "of", "on", "or", "that", "the", "this", "to", "was", "what", "when", "with",
-];
+fn is_stop(w: &str) -> bool {
+    matches!(
+        w,
+        "a" | "an"
+            | "and"
+            | "are"
+            | "as"
+            | "at"
+            | "be"
+            | "by"
+            | "do"
+            | "for"
+            | "from"
+            | "how"
+            | "i"
+            | "if"
+            | "in"
+            | "is"
+            | "it"
+            | "of"
+            | "on"
+            | "or"
+            | "that"
+            | "the"
+            | "this"
+            | "to"
+            | "was"
+            | "what"
+            | "when"
+            | "with"
+    )
+}
 
 /// Strips a few English suffixes so that `caching`, `cached`, `caches` and `cache` meet.
 fn stem(w: &mut String) {
@@ -52,29 +80,63 @@ fn stem(w: &mut String) {
 /// letter or digit, stop words dropped, stemmed.
 pub fn terms(text: &str, mut f: impl FnMut(&str)) {
     let mut buf = String::new();
-    for raw in text.split(|c: char| !c.is_alphanumeric()) {
-        if raw.is_empty() || raw.len() > 64 {
-            continue;
+    let mut emit = |buf: &mut String| {
+        if !buf.is_empty() && buf.len() <= 64 && !is_stop(buf) {
+            stem(buf);
+            f(buf);
         }
         buf.clear();
-        if raw.is_ascii() {
-            buf.push_str(raw);
-            buf.make_ascii_lowercase();
+    };
+    if text.is_ascii() {
+        // The common case, byte by byte.
+        for &b in text.as_bytes() {
+            if b.is_ascii_alphanumeric() {
+                buf.push(b.to_ascii_lowercase() as char);
+            } else {
+                emit(&mut buf);
+            }
+        }
+    } else {
+        for c in text.chars() {
+            if c.is_alphanumeric() {
+                buf.extend(c.to_lowercase());
+            } else {
+                emit(&mut buf);
+            }
+        }
+    }
+    emit(&mut buf);
+}
+
+/// FNV-1a: a fast hash for short words (the dictionary is built from the repository, and a
+/// collision only costs time).
+#[derive(Default, Clone, Copy)]
+pub struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf29ce484222325
         } else {
-            buf.extend(raw.chars().flat_map(char::to_lowercase));
+            self.0
+        };
+        for &b in bytes {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100000001b3);
         }
-        if STOP.contains(&buf.as_str()) {
-            continue;
-        }
-        stem(&mut buf);
-        f(&buf);
+        self.0 = h;
     }
 }
+
+type Dict = HashMap<String, u32, std::hash::BuildHasherDefault<Fnv>>;
 
 /// An inverted index over every object of a snapshot.
 #[derive(Debug, Default)]
 pub struct SearchIndex {
-    dict: HashMap<String, u32>,
+    dict: Dict,
     /// Per term: (object index, weighted term frequency).
     postings: Vec<Vec<(u32, f32)>>,
     lengths: Vec<f32>,
@@ -84,9 +146,60 @@ pub struct SearchIndex {
 impl SearchIndex {
     /// Indexes `objects` (their order is the object index).
     pub fn build(objects: &[Arc<Object>]) -> SearchIndex {
-        let mut ix = SearchIndex::default();
+        // Large corpora are indexed in parts on every core, then merged; the parts hold
+        // consecutive objects, so merged postings stay sorted by object.
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        if objects.len() < 512 || threads < 2 {
+            let mut ix = SearchIndex::default();
+            ix.add_all(objects, 0);
+            return ix.finish();
+        }
+        let chunk = objects.len().div_ceil(threads);
+        let parts: Vec<SearchIndex> = std::thread::scope(|scope| {
+            let workers: Vec<_> = objects
+                .chunks(chunk)
+                .enumerate()
+                .map(|(i, part)| {
+                    scope.spawn(move || {
+                        let mut ix = SearchIndex::default();
+                        ix.add_all(part, (i * chunk) as u32);
+                        ix
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().expect("a search indexer panicked"))
+                .collect()
+        });
+        let mut parts = parts.into_iter();
+        let mut ix = parts.next().unwrap_or_default();
+        for part in parts {
+            let mut ids: Vec<(u32, String)> =
+                part.dict.into_iter().map(|(t, id)| (id, t)).collect();
+            ids.sort_unstable_by_key(|(id, _)| *id);
+            for ((_, term), list) in ids.into_iter().zip(part.postings) {
+                let id = match ix.dict.get(term.as_str()) {
+                    Some(&id) => id,
+                    None => {
+                        let id = ix.postings.len() as u32;
+                        ix.dict.insert(term, id);
+                        ix.postings.push(Vec::new());
+                        id
+                    }
+                };
+                ix.postings[id as usize].extend(list);
+            }
+            ix.lengths.extend(part.lengths);
+        }
+        ix.finish()
+    }
+
+    /// Indexes `objects`, the first of which is object number `first`.
+    fn add_all(&mut self, objects: &[Arc<Object>], first: u32) {
         let mut bag: Vec<(u32, f32)> = Vec::new();
-        for (doc, o) in objects.iter().enumerate() {
+        for (offset, o) in objects.iter().enumerate() {
+            let doc = first + offset as u32;
             bag.clear();
             let mut add = |text: &str, w: f32, ix: &mut SearchIndex| {
                 terms(text, |t| {
@@ -102,13 +215,13 @@ impl SearchIndex {
                     bag.push((id, w));
                 });
             };
-            add(&o.title, W_TITLE, &mut ix);
-            add(&o.id, W_TAGS, &mut ix);
+            add(&o.title, W_TITLE, self);
+            add(&o.id, W_TAGS, self);
             for tag in &o.tags {
-                add(tag, W_TAGS, &mut ix);
+                add(tag, W_TAGS, self);
             }
-            add(&o.description, W_DESCRIPTION, &mut ix);
-            add(o.body(), W_BODY, &mut ix);
+            add(&o.description, W_DESCRIPTION, self);
+            add(o.body(), W_BODY, self);
             bag.sort_unstable_by_key(|(t, _)| *t);
             let mut length = 0.0;
             let mut i = 0;
@@ -120,13 +233,17 @@ impl SearchIndex {
                     i += 1;
                 }
                 length += tf;
-                ix.postings[term as usize].push((doc as u32, tf));
+                self.postings[term as usize].push((doc, tf));
             }
-            ix.lengths.push(length);
+            self.lengths.push(length);
         }
-        let n = ix.lengths.len().max(1) as f32;
-        ix.average = (ix.lengths.iter().sum::<f32>() / n).max(1.0);
-        ix
+    }
+
+    /// Computes the average length once every object is in.
+    fn finish(mut self) -> SearchIndex {
+        let n = self.lengths.len().max(1) as f32;
+        self.average = (self.lengths.iter().sum::<f32>() / n).max(1.0);
+        self
     }
 
     /// The distinct terms of a query that the corpus knows nothing of are harmless; a query
