@@ -17,6 +17,7 @@
 pub mod kinds;
 pub mod scan;
 pub mod search;
+pub mod watch;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -140,6 +141,11 @@ struct State {
     listing: Vec<Listed>,
     parsed: HashMap<String, (Listed, Arc<FileResult>)>,
     snapshot: Option<Arc<Snapshot>>,
+    /// Change notification; `None` when unavailable (then every access sweeps).
+    watcher: Option<watch::Watcher>,
+    /// Whether the watcher covers every folder of the last sweep, so that silence means
+    /// nothing changed.
+    trusted: bool,
 }
 
 /// The process's knowledge index (kept in [`Context`]): a cached [`Snapshot`] that is checked
@@ -203,6 +209,16 @@ impl Index {
                 ..State::default()
             };
         }
+        // Silence from the watcher, when it covers everything, means nothing changed.
+        let quiet = match state.watcher.as_mut() {
+            Some(w) => !w.changed(),
+            None => false,
+        };
+        if quiet && state.trusted {
+            if let Some(s) = &state.snapshot {
+                return s.clone();
+            }
+        }
         let config = config_stamps(root);
         let mut kinds_changed = false;
         if state.kinds.is_none() || state.config != config {
@@ -212,7 +228,14 @@ impl Index {
             kinds_changed = true;
         }
         let kinds = state.kinds.clone().expect("loaded above");
-        let listing = list(root, &kinds);
+        let mut dirs = vec![
+            root.to_path_buf(),
+            root.join(".seneschal"),
+            root.join(kinds::REPO_SCHEMAS),
+        ];
+        let listing = list(root, &kinds, &mut dirs);
+        state.trusted =
+            watch_all(&mut state, &mut dirs) && !listing.iter().any(|l| l.file.via_symlink);
         if !kinds_changed && state.listing == listing {
             if let Some(s) = &state.snapshot {
                 return s.clone();
@@ -225,17 +248,41 @@ impl Index {
     }
 }
 
+/// Watches every folder of a sweep; true when all were already watched (so the next silence
+/// can be trusted).
+fn watch_all(state: &mut State, dirs: &mut Vec<PathBuf>) -> bool {
+    dirs.sort();
+    dirs.dedup();
+    if state.watcher.is_none() {
+        state.watcher = watch::Watcher::new();
+    }
+    let Some(w) = state.watcher.as_mut() else {
+        return false;
+    };
+    let mut all_known = true;
+    for d in dirs {
+        if !d.is_dir() {
+            continue;
+        }
+        match w.watch(d) {
+            Some(false) => {}
+            Some(true) | None => all_known = false,
+        }
+    }
+    all_known
+}
+
 /// Lists every file the kinds claim, with its stamp, sorted by path.
-fn list(root: &Path, kinds: &Kinds) -> Vec<Listed> {
+fn list(root: &Path, kinds: &Kinds, dirs: &mut Vec<PathBuf>) -> Vec<Listed> {
     let mut found: Vec<(Candidate, Option<&str>)> = Vec::new();
     let mut batch = Vec::new();
     for k in &kinds.all {
         for glob in &k.files {
-            scan::expand(root, glob, &mut batch);
+            scan::expand_watching(root, glob, &mut batch, dirs);
             found.extend(batch.drain(..).map(|c| (c, Some(k.name.as_str()))));
         }
     }
-    scan::expand(root, GENERIC_GLOB, &mut batch);
+    scan::expand_watching(root, GENERIC_GLOB, &mut batch, dirs);
     found.extend(batch.drain(..).map(|c| (c, None)));
     found.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
     let mut listing: Vec<Listed> = Vec::with_capacity(found.len());
@@ -550,6 +597,57 @@ mod tests {
         assert!(broken.objects.is_empty());
         assert_eq!(broken.findings.len(), 1, "{:?}", broken.findings);
         assert_eq!(broken.findings[0].file, "docs/guides/release.md");
+    }
+
+    #[test]
+    fn a_quiet_watcher_never_hides_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(
+            root,
+            "skills/a/SKILL.md",
+            "---\nname: a\ndescription: First.\n---\nA.\n",
+        );
+        let index = Index::default();
+        // Enough calls for the watcher to cover every folder and be trusted.
+        for _ in 0..3 {
+            assert_eq!(index.snapshot(root).objects.len(), 1);
+        }
+        let trusted = || index.state.lock().unwrap().trusted;
+        assert_eq!(
+            trusted(),
+            cfg!(target_os = "linux"),
+            "the fast path is what this test is about"
+        );
+        // A new folder with a new object.
+        write(
+            root,
+            "skills/b/SKILL.md",
+            "---\nname: b\ndescription: Second.\n---\nB.\n",
+        );
+        assert_eq!(index.snapshot(root).objects.len(), 2);
+        for _ in 0..2 {
+            index.snapshot(root);
+        }
+        assert_eq!(trusted(), cfg!(target_os = "linux"));
+        // An edit inside the new folder, of the same length.
+        write(
+            root,
+            "skills/b/SKILL.md",
+            "---\nname: b\ndescription: Secnd.\n---\nBB\n",
+        );
+        let s = index.snapshot(root);
+        assert_eq!(
+            s.get("seneschal://knowledge/skill/b").unwrap().description,
+            "Secnd."
+        );
+        // A removed folder, then a repository kind declared later.
+        fs::remove_dir_all(root.join("skills/a")).unwrap();
+        assert_eq!(index.snapshot(root).objects.len(), 1);
+        index.snapshot(root);
+        assert_eq!(trusted(), cfg!(target_os = "linux"));
+        write(root, ".seneschal/kinds.yaml", "kinds:\n  bad: 1\n");
+        assert_eq!(index.snapshot(root).findings.len(), 1);
     }
 
     #[test]

@@ -109,6 +109,11 @@ fn is_wild(seg: &str) -> bool {
 
 /// Every file under `root` that `glob` matches, appended to `out`.
 pub fn expand(root: &Path, glob: &str, out: &mut Vec<Candidate>) {
+    expand_watching(root, glob, out, &mut Vec::new());
+}
+
+/// [`expand`], also collecting every folder whose listing the answer depends on.
+pub fn expand_watching(root: &Path, glob: &str, out: &mut Vec<Candidate>, dirs: &mut Vec<PathBuf>) {
     let segs: Vec<&str> = glob.split('/').collect();
     // (path, relative path, crossed a symlink)
     let mut frontier: Vec<(PathBuf, String, bool)> =
@@ -117,6 +122,7 @@ pub fn expand(root: &Path, glob: &str, out: &mut Vec<Candidate>) {
         let last = i + 1 == segs.len();
         let mut next = Vec::new();
         for (dir, rel, via) in frontier {
+            dirs.push(dir.clone());
             let join = |name: &str| {
                 if rel.is_empty() {
                     name.to_string()
