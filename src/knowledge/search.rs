@@ -243,6 +243,9 @@ impl SearchIndex {
     fn finish(mut self) -> SearchIndex {
         let n = self.lengths.len().max(1) as f32;
         self.average = (self.lengths.iter().sum::<f32>() / n).max(1.0);
+        for list in &mut self.postings {
+            list.shrink_to_fit();
+        }
         self
     }
 
