@@ -304,6 +304,12 @@ fn every_bad_input_is_a_finding_and_check_exits_non_zero() {
         p.join("docs/guides/dangling.md"),
     )
     .unwrap();
+    // A file name that is not UTF-8.
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let name = std::ffi::OsStr::from_bytes(b"caf\xe9.md");
+        std::fs::write(p.join("docs/guides").join(name), "---\ntitle: Caf\n---\n").unwrap();
+    }
     // A link that stays inside the repository is an ordinary object.
     std::os::unix::fs::symlink(
         p.join("docs/guides/good.md"),
@@ -325,6 +331,7 @@ fn every_bad_input_is_a_finding_and_check_exits_non_zero() {
             s("docs/adr/0002-wrong-types.md", "/tags"),
             s("docs/adr/0007-first.md", ""),
             s("docs/adr/0007-second.md", ""),
+            s("docs/guides/caf\u{fffd}.md", ""),
             s("docs/guides/dangling.md", ""),
             s("docs/guides/escape.md", ""),
             s("docs/guides/huge.md", ""),
@@ -349,6 +356,7 @@ fn every_bad_input_is_a_finding_and_check_exits_non_zero() {
         "over the 1048576 byte (1 MiB) cap",
         "is not UTF-8",
         "has no YAML front matter",
+        "the path is not UTF-8",
     ] {
         assert!(
             messages.iter().any(|m| m.contains(expected)),
@@ -375,7 +383,7 @@ fn every_bad_input_is_a_finding_and_check_exits_non_zero() {
         err.contains("docs/guides/latin1.md: /: is not UTF-8"),
         "{err}"
     );
-    assert!(err.contains("11 finding(s)"), "{err}");
+    assert!(err.contains("12 finding(s)"), "{err}");
 }
 
 #[test]

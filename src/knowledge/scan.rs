@@ -160,8 +160,11 @@ pub fn expand_watching(root: &Path, glob: &str, out: &mut Vec<Candidate>, dirs: 
                 continue;
             };
             for entry in entries.flatten() {
-                let name = entry.file_name();
-                let Some(name) = name.to_str() else { continue };
+                // A name that is not UTF-8 is matched by its lossy spelling, so that it becomes
+                // a finding rather than vanishing.
+                let os_name = entry.file_name();
+                let name = os_name.to_string_lossy();
+                let name = name.as_ref();
                 if name == ".git" || !segment_matches(seg, name) {
                     continue;
                 }
@@ -321,6 +324,13 @@ pub fn parse(
     kinds: &Kinds,
 ) -> FileResult {
     let file = cand.rel.as_str();
+    if cand.path.to_str().is_none() {
+        return FileResult::bad(
+            file,
+            "",
+            "the path is not UTF-8; rename the file (ids and URIs are text)",
+        );
+    }
     if cand.via_symlink {
         match cand.path.canonicalize() {
             Err(_) => return FileResult::bad(file, "", "is a dangling symbolic link"),
