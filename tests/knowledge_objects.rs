@@ -331,6 +331,7 @@ fn every_bad_input_is_a_finding_and_check_exits_non_zero() {
             s("docs/adr/0002-wrong-types.md", "/tags"),
             s("docs/adr/0007-first.md", ""),
             s("docs/adr/0007-second.md", ""),
+            s("docs/adr/0009-mismatch.md", "/id"),
             s("docs/guides/caf\u{fffd}.md", ""),
             s("docs/guides/dangling.md", ""),
             s("docs/guides/escape.md", ""),
@@ -357,6 +358,7 @@ fn every_bad_input_is_a_finding_and_check_exits_non_zero() {
         "is not UTF-8",
         "has no YAML front matter",
         "the path is not UTF-8",
+        "the `id` field says `0010` but the file name says `0009`",
     ] {
         assert!(
             messages.iter().any(|m| m.contains(expected)),
@@ -383,7 +385,7 @@ fn every_bad_input_is_a_finding_and_check_exits_non_zero() {
         err.contains("docs/guides/latin1.md: /: is not UTF-8"),
         "{err}"
     );
-    assert!(err.contains("12 finding(s)"), "{err}");
+    assert!(err.contains("13 finding(s)"), "{err}");
 }
 
 #[test]

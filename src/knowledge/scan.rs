@@ -495,13 +495,24 @@ pub fn parse(
             None => {}
         }
     }
-    if id.is_none() {
-        if let Some(re) = &kind.id_pattern {
-            id = re
-                .find(file_name)
-                .and_then(|m| m.group(1))
-                .map(|r| file_name[r].to_string());
+    let from_name = kind.id_pattern.as_ref().and_then(|re| {
+        re.find(file_name)
+            .and_then(|m| m.group(1))
+            .map(|r| file_name[r].to_string())
+    });
+    match (&id, &from_name, &kind.id.field) {
+        // Both say an id and they disagree: one of them is a mistake.
+        (Some(a), Some(b), Some(field)) if a != b => {
+            return FileResult::bad(
+                file,
+                format!("/{}", escape_pointer(field)),
+                format!(
+                    "the `{field}` field says `{a}` but the file name says `{b}`; make them agree"
+                ),
+            )
         }
+        (None, _, _) => id = from_name,
+        _ => {}
     }
     let Some(id) = id else {
         let how = match (&kind.id.field, &kind.id.file_pattern) {
