@@ -6,10 +6,11 @@
 //! a valid one becomes an [`Object`] served at `seneschal://knowledge/{kind}/{id}`; an invalid
 //! one becomes a [`Finding`] `{file, pointer, message}` — never a crash, never skipped.
 //!
-//! The [`Index`] lives in the process [`Context`] and caches a [`Snapshot`]. Every access
+//! The [`Index`] lives in the process [`Context`] and caches a [`Snapshot`]. An access
 //! re-lists the kinds' folders and compares each file's stamp (length, modification time,
 //! inode) with the cached one, so an edit, an addition or a removal is seen by the next call;
-//! only changed files are read again.
+//! only changed files are read again. While inotify ([`watch`]) reports that nothing under
+//! those folders changed, the sweep is skipped; any doubt sends it back to the sweep.
 //!
 //! The MCP projection lists and reads knowledge objects through [`resources`], [`read`] and
 //! [`templates`]; these signatures are the contract between the two modules.
