@@ -344,12 +344,12 @@ pub fn parse(
             Ok(_) => {}
         }
     }
-    // One open: the size check and the read see the same file.
-    let mut handle = match std::fs::File::open(&cand.path) {
-        Ok(f) => f,
-        Err(e) => return FileResult::bad(file, "", format!("cannot be read: {e}")),
+    // The listing's stamp gives the length, so a file over the cap is never opened, and a
+    // read that returns exactly that many bytes needs no second read to find the end: a file
+    // that grew meanwhile has a new stamp, and the next access reads it again.
+    let Some(len) = cand.stamp.map(|s| s.len) else {
+        return FileResult::bad(file, "", "cannot be read: it vanished or is not accessible");
     };
-    let len = handle.metadata().map(|m| m.len()).unwrap_or(0);
     if len > MAX_FILE_BYTES {
         return FileResult::bad(
             file,
@@ -359,22 +359,33 @@ pub fn parse(
             ),
         );
     }
-    let mut bytes = Vec::with_capacity(len as usize + 1);
-    if let Err(e) = std::io::Read::read_to_end(
-        &mut std::io::Read::take(&mut handle, MAX_FILE_BYTES + 1),
-        &mut bytes,
-    ) {
-        return FileResult::bad(file, "", format!("cannot be read: {e}"));
+    let mut handle = match std::fs::File::open(&cand.path) {
+        Ok(f) => f,
+        Err(e) => return FileResult::bad(file, "", format!("cannot be read: {e}")),
+    };
+    let mut bytes = vec![0u8; len as usize + 1];
+    let mut filled = 0;
+    loop {
+        match std::io::Read::read(&mut handle, &mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => {
+                filled += n;
+                if filled == len as usize || filled == bytes.len() {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return FileResult::bad(file, "", format!("cannot be read: {e}")),
+        }
     }
-    if bytes.len() as u64 > MAX_FILE_BYTES {
+    if filled > len as usize {
         return FileResult::bad(
             file,
             "",
-            format!(
-                "grew past the {MAX_FILE_BYTES} byte (1 MiB) cap while being read; it is not read"
-            ),
+            "grew while being read; it is read again on the next call once it settles",
         );
     }
+    bytes.truncate(filled);
     let digest = format!("sha256:{}", hex(&Sha256::digest(&bytes)));
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
