@@ -40,6 +40,10 @@ pub fn exit_codes_help() -> String {
         "  {EXIT_STALE:<3} generate --check: a committed projection is stale\n"
     ));
     s.push_str(&format!(
+        "  {:<3} knowledge check: the repository's knowledge has findings\n",
+        crate::knowledge::EXIT_FINDINGS
+    ));
+    s.push_str(&format!(
         "  {:<3} conformance: a capability's behaviour falsified one of its claims\n",
         crate::conformance::EXIT_FALSIFIED
     ));
@@ -396,7 +400,10 @@ pub fn main() -> ExitCode {
                 let result = args::input_from(d, leaf)
                     .and_then(|input| execute_index(&ctx, index, input, Transport::Cli));
                 match result {
-                    Ok(v) => out.answer(&v),
+                    Ok(v) => {
+                        let code = out.answer(&v);
+                        crate::knowledge::cli_verdict(d.id, &v).unwrap_or(code)
+                    }
                     Err(e) => fail(&e),
                 }
             }

@@ -1,14 +1,447 @@
 //! The knowledge layer: kinds, front-matter contracts, the index, search and findings
-//! (see issue 4).
+//! (DESIGN §5).
+//!
+//! A *kind* ([`kinds`]) says where its files live, how an object's id is read and which JSON
+//! Schema its front matter must satisfy. Every file a kind's globs match is read ([`scan`]):
+//! a valid one becomes an [`Object`] served at `seneschal://knowledge/{kind}/{id}`; an invalid
+//! one becomes a [`Finding`] `{file, pointer, message}` — never a crash, never skipped.
+//!
+//! The [`Index`] lives in the process [`Context`] and caches a [`Snapshot`]. An access
+//! re-lists the kinds' folders and compares each file's stamp (length, modification time,
+//! inode) with the cached one, so an edit, an addition or a removal is seen by the next call;
+//! only changed files are read again. While inotify ([`watch`]) reports that nothing under
+//! those folders changed, the sweep is skipped; any doubt sends it back to the sweep.
 //!
 //! The MCP projection lists and reads knowledge objects through [`resources`], [`read`] and
 //! [`templates`]; these signatures are the contract between the two modules.
 
-use crate::context::Context;
+pub mod kinds;
+pub mod scan;
+pub mod search;
+pub mod watch;
 
-/// The process's knowledge index (kept in [`Context`]); empty until the layer is built.
-#[derive(Debug, Default)]
-pub struct Index {}
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::context::Context;
+use kinds::{Kind, Kinds};
+use scan::{Candidate, FileResult, Stamp};
+
+/// Every knowledge URI starts with this.
+pub const URI_PREFIX: &str = "seneschal://knowledge/";
+/// Files larger than this (1 MiB) are findings, not objects: knowledge is prose, not data.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+/// The grammar of an object id (it becomes a URI segment).
+pub const ID_GRAMMAR: &str = "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$";
+/// The folder where objects of any kind may live, naming their kind in a `kind` field.
+pub const GENERIC_GLOB: &str = ".seneschal/knowledge/*.md";
+/// The exit code of `seneschal knowledge check` when there are findings.
+pub const EXIT_FINDINGS: u8 = 11;
+
+/// Something wrong with a knowledge file, precise enough to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Finding {
+    /// Repository-relative path with `/` separators.
+    pub file: String,
+    /// JSON pointer into the file's front matter (or declaration); empty for the whole file.
+    pub pointer: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// One valid knowledge object.
+#[derive(Debug)]
+pub struct Object {
+    /// `seneschal://knowledge/{kind}/{id}`.
+    pub uri: String,
+    /// The kind's name.
+    pub kind: String,
+    /// The id within the kind.
+    pub id: String,
+    /// Repository-relative path.
+    pub file: String,
+    /// Title: front matter `title`, else the first heading, else `name`, else the id.
+    pub title: String,
+    /// Front matter `description`, else the body's first paragraph.
+    pub description: String,
+    /// Front matter `tags`.
+    pub tags: Vec<String>,
+    /// Front matter `status`.
+    pub status: Option<String>,
+    /// The whole front matter, as JSON.
+    pub front_matter: Value,
+    /// Media type of the text.
+    pub mime_type: String,
+    /// `sha256:<hex>` of the file's bytes.
+    pub digest: String,
+    /// Where the body starts in `text`.
+    pub body_start: usize,
+    /// The whole file.
+    pub text: String,
+}
+
+impl Object {
+    /// The Markdown body after the front matter.
+    pub fn body(&self) -> &str {
+        &self.text[self.body_start..]
+    }
+}
+
+/// One consistent view of a repository's knowledge.
+#[derive(Debug)]
+pub struct Snapshot {
+    /// The kinds.
+    pub kinds: Arc<Kinds>,
+    /// Every valid object, sorted by URI.
+    pub objects: Vec<Arc<Object>>,
+    by_uri: HashMap<String, usize>,
+    /// Every finding, sorted by file, pointer and message.
+    pub findings: Vec<Finding>,
+    /// The search index over `objects`, built on the first search of this snapshot.
+    search: std::sync::OnceLock<search::SearchIndex>,
+}
+
+impl Snapshot {
+    /// The object at `uri`.
+    pub fn get(&self, uri: &str) -> Option<&Arc<Object>> {
+        self.by_uri.get(uri).map(|&i| &self.objects[i])
+    }
+
+    /// The search index over [`Snapshot::objects`]: built on first use, so listing, reading
+    /// and checking never pay for it, and an edit costs a rebuild only when someone searches.
+    pub fn search(&self) -> &search::SearchIndex {
+        self.search
+            .get_or_init(|| search::SearchIndex::build(&self.objects))
+    }
+}
+
+/// A file claimed by the kinds' globs: which kind reads it (`None`: the generic folder).
+#[derive(Debug, Clone)]
+struct Listed {
+    file: Candidate,
+    claim: Result<Option<String>, Vec<String>>,
+}
+
+impl PartialEq for Listed {
+    fn eq(&self, other: &Listed) -> bool {
+        self.file.rel == other.file.rel
+            && self.file.stamp == other.file.stamp
+            && self.claim == other.claim
+    }
+}
+
+#[derive(Default)]
+struct State {
+    root: Option<PathBuf>,
+    config: Vec<(String, Option<Stamp>)>,
+    kinds: Option<Arc<Kinds>>,
+    listing: Vec<Listed>,
+    parsed: HashMap<String, (Listed, Arc<FileResult>)>,
+    snapshot: Option<Arc<Snapshot>>,
+    /// Change notification; `None` when unavailable (then every access sweeps).
+    watcher: Option<watch::Watcher>,
+    /// Whether the watcher covers every folder of the last sweep, so that silence means
+    /// nothing changed.
+    trusted: bool,
+}
+
+/// The process's knowledge index (kept in [`Context`]): a cached [`Snapshot`] that is checked
+/// against the files on every access.
+#[derive(Default)]
+pub struct Index {
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let objects = self
+            .state
+            .lock()
+            .ok()
+            .and_then(|s| s.snapshot.as_ref().map(|s| s.objects.len()));
+        f.debug_struct("Index").field("objects", &objects).finish()
+    }
+}
+
+/// The stamps of the repository's kind declarations and schemas.
+fn config_stamps(root: &Path) -> Vec<(String, Option<Stamp>)> {
+    let mut out = vec![(
+        kinds::REPO_KINDS.to_string(),
+        Stamp::of(&root.join(kinds::REPO_KINDS)),
+    )];
+    if out[0].1.is_some() {
+        if let Ok(entries) = std::fs::read_dir(root.join(kinds::REPO_SCHEMAS)) {
+            let mut names: Vec<(String, Option<Stamp>)> = entries
+                .flatten()
+                .map(|e| {
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        Stamp::of(&e.path()),
+                    )
+                })
+                .collect();
+            names.sort_by(|a, b| a.0.cmp(&b.0));
+            out.extend(names);
+        }
+    }
+    out
+}
+
+/// Escapes a JSON pointer token (RFC 6901).
+pub fn escape_pointer(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
+impl Index {
+    /// The current snapshot of the repository at `root`, refreshed from disk as needed.
+    pub fn snapshot(&self, root: &Path) -> Arc<Snapshot> {
+        let mut state = self.state.lock().unwrap_or_else(|poisoned| {
+            let mut s = poisoned.into_inner();
+            *s = State::default();
+            s
+        });
+        if state.root.as_deref() != Some(root) {
+            *state = State {
+                root: Some(root.to_path_buf()),
+                ..State::default()
+            };
+        }
+        // Silence from the watcher, when it covers everything, means nothing changed.
+        let quiet = match state.watcher.as_mut() {
+            Some(w) => !w.changed(),
+            None => false,
+        };
+        if quiet && state.trusted {
+            if let Some(s) = &state.snapshot {
+                return s.clone();
+            }
+        }
+        let config = config_stamps(root);
+        let mut kinds_changed = false;
+        if state.kinds.is_none() || state.config != config {
+            state.kinds = Some(Arc::new(kinds::load(root)));
+            state.config = config;
+            state.parsed.clear();
+            kinds_changed = true;
+        }
+        let kinds = state.kinds.clone().expect("loaded above");
+        let mut dirs = vec![
+            root.to_path_buf(),
+            root.join(".seneschal"),
+            root.join(kinds::REPO_SCHEMAS),
+        ];
+        let listing = list(root, &kinds, &mut dirs);
+        state.trusted =
+            watch_all(&mut state, &mut dirs) && !listing.iter().any(|l| l.file.via_symlink);
+        if !kinds_changed && state.listing == listing {
+            if let Some(s) = &state.snapshot {
+                return s.clone();
+            }
+        }
+        let snapshot = Arc::new(build(root, &kinds, &listing, &mut state.parsed));
+        state.listing = listing;
+        state.snapshot = Some(snapshot.clone());
+        snapshot
+    }
+}
+
+/// Watches every folder of a sweep; true when all were already watched (so the next silence
+/// can be trusted).
+fn watch_all(state: &mut State, dirs: &mut Vec<PathBuf>) -> bool {
+    dirs.sort();
+    dirs.dedup();
+    if state.watcher.is_none() {
+        state.watcher = watch::Watcher::new();
+    }
+    let Some(w) = state.watcher.as_mut() else {
+        return false;
+    };
+    let mut all_known = true;
+    for d in dirs {
+        if !d.is_dir() {
+            continue;
+        }
+        match w.watch(d) {
+            Some(false) => {}
+            Some(true) | None => all_known = false,
+        }
+    }
+    all_known
+}
+
+/// Lists every file the kinds claim, with its stamp, sorted by path.
+fn list(root: &Path, kinds: &Kinds, dirs: &mut Vec<PathBuf>) -> Vec<Listed> {
+    let mut found: Vec<(Candidate, Option<&str>)> = Vec::new();
+    let mut batch = Vec::new();
+    for k in &kinds.all {
+        for glob in &k.files {
+            scan::expand_watching(root, glob, &mut batch, dirs);
+            found.extend(batch.drain(..).map(|c| (c, Some(k.name.as_str()))));
+        }
+    }
+    scan::expand_watching(root, GENERIC_GLOB, &mut batch, dirs);
+    found.extend(batch.drain(..).map(|c| (c, None)));
+    found.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
+    let mut listing: Vec<Listed> = Vec::with_capacity(found.len());
+    let mut names: Vec<Option<&str>> = Vec::new();
+    let mut iter = found.into_iter().peekable();
+    while let Some((file, name)) = iter.next() {
+        names.clear();
+        names.push(name);
+        while let Some((next, other)) = iter.peek() {
+            if next.rel != file.rel {
+                break;
+            }
+            if !names.contains(other) {
+                names.push(*other);
+            }
+            iter.next();
+        }
+        let claim = if names.len() == 1 {
+            Ok(names[0].map(str::to_string))
+        } else {
+            Err(names
+                .iter()
+                .map(|n| n.unwrap_or(GENERIC_GLOB).to_string())
+                .collect())
+        };
+        listing.push(Listed { file, claim });
+    }
+    listing
+}
+
+/// Reads what changed and assembles a snapshot.
+fn build(
+    root: &Path,
+    kinds: &Arc<Kinds>,
+    listing: &[Listed],
+    parsed: &mut HashMap<String, (Listed, Arc<FileResult>)>,
+) -> Snapshot {
+    let root_canon = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let mut findings: Vec<Finding> = kinds.findings.clone();
+    let mut objects: Vec<Arc<Object>> = Vec::new();
+    let read = |l: &Listed| -> Arc<FileResult> {
+        Arc::new(match &l.claim {
+            Err(names) => FileResult {
+                object: None,
+                findings: vec![Finding {
+                    file: l.file.rel.clone(),
+                    pointer: String::new(),
+                    message: format!(
+                        "is claimed by more than one kind ({}); it is not read",
+                        names.join(", ")
+                    ),
+                }],
+            },
+            Ok(name) => {
+                let kind: Option<&Arc<Kind>> = name.as_ref().and_then(|n| kinds.get(n));
+                scan::parse(&root_canon, &l.file, kind, kinds)
+            }
+        })
+    };
+    // Reuse what did not change; read the rest, on every core when there is much to read.
+    let mut results: Vec<Option<Arc<FileResult>>> = listing
+        .iter()
+        .map(|l| match parsed.remove(&l.file.rel) {
+            Some((old, r)) if old == *l && l.file.stamp.is_some() => Some(r),
+            _ => None,
+        })
+        .collect();
+    let todo: Vec<usize> = (0..listing.len())
+        .filter(|&i| results[i].is_none())
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    if todo.len() >= 256 && threads > 1 {
+        let chunk = todo.len().div_ceil(threads);
+        let done: Vec<Vec<(usize, Arc<FileResult>)>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = todo
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(|| {
+                        part.iter()
+                            .map(|&i| (i, read(&listing[i])))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().expect("a knowledge reader panicked"))
+                .collect()
+        });
+        for (i, r) in done.into_iter().flatten() {
+            results[i] = Some(r);
+        }
+    } else {
+        for i in todo {
+            results[i] = Some(read(&listing[i]));
+        }
+    }
+    let mut fresh: HashMap<String, (Listed, Arc<FileResult>)> =
+        HashMap::with_capacity(listing.len());
+    for (l, result) in listing.iter().zip(results) {
+        let result = result.expect("every file was read or reused");
+        findings.extend(result.findings.iter().cloned());
+        if let Some(o) = &result.object {
+            objects.push(o.clone());
+        }
+        fresh.insert(l.file.rel.clone(), (l.clone(), result));
+    }
+    *parsed = fresh;
+    // Duplicate URIs: every file involved is a finding and none is served.
+    let mut by_uri: BTreeMap<&str, Vec<&Arc<Object>>> = BTreeMap::new();
+    for o in &objects {
+        by_uri.entry(o.uri.as_str()).or_default().push(o);
+    }
+    let mut dropped: Vec<String> = Vec::new();
+    for (uri, group) in &by_uri {
+        if group.len() > 1 {
+            let files: Vec<&str> = group.iter().map(|o| o.file.as_str()).collect();
+            for o in group {
+                findings.push(Finding {
+                    file: o.file.clone(),
+                    pointer: String::new(),
+                    message: format!(
+                        "duplicate id `{}` of kind `{}`: {} all claim {uri}; none is served until one is renamed",
+                        o.id,
+                        o.kind,
+                        files.join(", ")
+                    ),
+                });
+            }
+            dropped.push(uri.to_string());
+        } else if crate::registry::by_resource(uri).is_some() {
+            findings.push(Finding {
+                file: group[0].file.clone(),
+                pointer: String::new(),
+                message: format!(
+                    "{uri} is the URI of a built-in resource; a knowledge object cannot take it"
+                ),
+            });
+            dropped.push(uri.to_string());
+        }
+    }
+    objects.retain(|o| !dropped.contains(&o.uri));
+    objects.sort_by(|a, b| a.uri.cmp(&b.uri));
+    findings.sort();
+    findings.dedup();
+    let index: HashMap<String, usize> = objects
+        .iter()
+        .enumerate()
+        .map(|(i, o)| (o.uri.clone(), i))
+        .collect();
+    Snapshot {
+        kinds: kinds.clone(),
+        objects,
+        by_uri: index,
+        findings,
+        search: std::sync::OnceLock::new(),
+    }
+}
 
 /// A knowledge object as an MCP resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,17 +472,208 @@ pub struct Template {
 }
 
 /// Every valid knowledge object of the repository, sorted by URI.
-pub fn resources(_ctx: &Context) -> Vec<Resource> {
-    Vec::new()
+pub fn resources(ctx: &Context) -> Vec<Resource> {
+    ctx.knowledge
+        .snapshot(&ctx.repo)
+        .objects
+        .iter()
+        .map(|o| Resource {
+            uri: o.uri.clone(),
+            name: o.id.clone(),
+            title: o.title.clone(),
+            description: o.description.clone(),
+            mime_type: o.mime_type.clone(),
+        })
+        .collect()
 }
 
 /// The content of one knowledge object: `(mime type, text)`, or `None` when no object has
 /// this URI.
-pub fn read(_ctx: &Context, _uri: &str) -> Option<(String, String)> {
-    None
+pub fn read(ctx: &Context, uri: &str) -> Option<(String, String)> {
+    let snapshot = ctx.knowledge.snapshot(&ctx.repo);
+    snapshot
+        .get(uri)
+        .map(|o| (o.mime_type.clone(), o.text.clone()))
 }
 
 /// One URI template per kind.
-pub fn templates(_ctx: &Context) -> Vec<Template> {
-    Vec::new()
+pub fn templates(ctx: &Context) -> Vec<Template> {
+    let snapshot = ctx.knowledge.snapshot(&ctx.repo);
+    let mut out: Vec<Template> = snapshot
+        .kinds
+        .all
+        .iter()
+        .map(|k| Template {
+            uri_template: k.uri_template(),
+            name: k.name.clone(),
+            description: k.description.clone(),
+            mime_type: k.format.mime_type().to_string(),
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// The command line's verdict on a `knowledge.check` answer: `file: pointer: message` lines on
+/// stderr and exit code [`EXIT_FINDINGS`] when there are findings; `None` for any other
+/// capability or a clean repository. (The answer itself is printed as usual.)
+pub fn cli_verdict(capability: &str, answer: &Value) -> Option<std::process::ExitCode> {
+    if capability != "knowledge.check" {
+        return None;
+    }
+    let findings = answer.get("findings")?.as_array()?;
+    if findings.is_empty() {
+        return None;
+    }
+    let field = |f: &Value, k: &str| f.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    for f in findings {
+        let pointer = field(f, "pointer");
+        eprintln!(
+            "{}: {}: {}",
+            field(f, "file"),
+            if pointer.is_empty() { "/" } else { &pointer },
+            field(f, "message")
+        );
+    }
+    eprintln!("{} finding(s)", findings.len());
+    Some(std::process::ExitCode::from(EXIT_FINDINGS))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn write(root: &Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn the_index_sees_edits_additions_and_removals() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(
+            root,
+            "docs/guides/setup.md",
+            "---\ntitle: Set up\n---\nInstall things.\n",
+        );
+        let index = Index::default();
+        let first = index.snapshot(root);
+        assert_eq!(first.objects.len(), 1);
+        assert_eq!(first.objects[0].title, "Set up");
+        // An unchanged tree returns the very same snapshot.
+        assert!(Arc::ptr_eq(&first, &index.snapshot(root)));
+
+        write(
+            root,
+            "docs/guides/setup.md",
+            "---\ntitle: Set up the workstation\n---\nInstall more things.\n",
+        );
+        let edited = index.snapshot(root);
+        assert_eq!(edited.objects[0].title, "Set up the workstation");
+        assert_ne!(edited.objects[0].digest, first.objects[0].digest);
+
+        write(
+            root,
+            "docs/guides/release.md",
+            "---\ntitle: Release\n---\nTag it.\n",
+        );
+        let added = index.snapshot(root);
+        assert_eq!(added.objects.len(), 2);
+        assert!(added.get("seneschal://knowledge/guide/release").is_some());
+
+        fs::remove_file(root.join("docs/guides/setup.md")).unwrap();
+        let removed = index.snapshot(root);
+        assert_eq!(removed.objects.len(), 1);
+        assert!(removed.get("seneschal://knowledge/guide/setup").is_none());
+
+        write(
+            root,
+            "docs/guides/release.md",
+            "---\ntitle: [unclosed\n---\nTag it.\n",
+        );
+        let broken = index.snapshot(root);
+        assert!(broken.objects.is_empty());
+        assert_eq!(broken.findings.len(), 1, "{:?}", broken.findings);
+        assert_eq!(broken.findings[0].file, "docs/guides/release.md");
+    }
+
+    #[test]
+    fn a_quiet_watcher_never_hides_a_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(
+            root,
+            "skills/a/SKILL.md",
+            "---\nname: a\ndescription: First.\n---\nA.\n",
+        );
+        let index = Index::default();
+        // Enough calls for the watcher to cover every folder and be trusted.
+        for _ in 0..3 {
+            assert_eq!(index.snapshot(root).objects.len(), 1);
+        }
+        let trusted = || index.state.lock().unwrap().trusted;
+        assert_eq!(
+            trusted(),
+            cfg!(target_os = "linux"),
+            "the fast path is what this test is about"
+        );
+        // A new folder with a new object.
+        write(
+            root,
+            "skills/b/SKILL.md",
+            "---\nname: b\ndescription: Second.\n---\nB.\n",
+        );
+        assert_eq!(index.snapshot(root).objects.len(), 2);
+        for _ in 0..2 {
+            index.snapshot(root);
+        }
+        assert_eq!(trusted(), cfg!(target_os = "linux"));
+        // An edit inside the new folder, of the same length.
+        write(
+            root,
+            "skills/b/SKILL.md",
+            "---\nname: b\ndescription: Secnd.\n---\nBB\n",
+        );
+        let s = index.snapshot(root);
+        assert_eq!(
+            s.get("seneschal://knowledge/skill/b").unwrap().description,
+            "Secnd."
+        );
+        // A removed folder, then a repository kind declared later.
+        fs::remove_dir_all(root.join("skills/a")).unwrap();
+        assert_eq!(index.snapshot(root).objects.len(), 1);
+        index.snapshot(root);
+        assert_eq!(trusted(), cfg!(target_os = "linux"));
+        write(root, ".seneschal/kinds.yaml", "kinds:\n  bad: 1\n");
+        assert_eq!(index.snapshot(root).findings.len(), 1);
+    }
+
+    #[test]
+    fn repository_kinds_are_reloaded_when_declared() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(
+            root,
+            "runbooks/db.md",
+            "---\ntitle: Database\n---\nRestart it.\n",
+        );
+        let index = Index::default();
+        assert!(index.snapshot(root).objects.is_empty());
+        write(
+            root,
+            ".seneschal/kinds.yaml",
+            "kinds:\n  runbook:\n    description: Runbooks.\n    files: [\"runbooks/*.md\"]\n    id: { file_pattern: \"^(.+)\\\\.md$\" }\n    schema: runbook.schema.json\n",
+        );
+        write(
+            root,
+            ".seneschal/schemas/runbook.schema.json",
+            r#"{"type":"object","required":["title"]}"#,
+        );
+        let s = index.snapshot(root);
+        assert!(s.findings.is_empty(), "{:?}", s.findings);
+        assert_eq!(s.objects[0].uri, "seneschal://knowledge/runbook/db");
+    }
 }

@@ -1,0 +1,455 @@
+//! Kinds: the distributed ones embedded from `share/kinds.yaml` and `share/schemas/`, plus the
+//! repository's own from `.seneschal/kinds.yaml` and `.seneschal/schemas/`.
+//!
+//! A kind that cannot be loaded (bad declaration, missing or broken schema, an attempt to
+//! redefine a distributed kind) is a [`Finding`] against the declaring file; loading never fails.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::Finding;
+
+/// The distributed kind declarations.
+pub const KINDS_YAML: &str = include_str!("../../share/kinds.yaml");
+
+/// The distributed front-matter schemas: `(file name under share/schemas/, text)`.
+pub const SCHEMAS: &[(&str, &str)] = &[
+    (
+        "adr.schema.json",
+        include_str!("../../share/schemas/adr.schema.json"),
+    ),
+    (
+        "guide.schema.json",
+        include_str!("../../share/schemas/guide.schema.json"),
+    ),
+    (
+        "skill.schema.json",
+        include_str!("../../share/schemas/skill.schema.json"),
+    ),
+];
+
+/// Where the repository declares its own kinds.
+pub const REPO_KINDS: &str = ".seneschal/kinds.yaml";
+/// Where the repository keeps the schemas of its own kinds.
+pub const REPO_SCHEMAS: &str = ".seneschal/schemas";
+
+/// The grammar of a kind name (it becomes a URI segment).
+const KIND_NAME: &str = "^[a-z][a-z0-9_-]{0,63}$";
+
+/// How a file of a kind is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// YAML front matter between `---` lines, then a Markdown body.
+    Markdown,
+    /// The whole file is a YAML mapping; the body is empty.
+    Yaml,
+}
+
+impl Format {
+    /// The spelling in kinds.yaml.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Markdown => "markdown",
+            Format::Yaml => "yaml",
+        }
+    }
+
+    /// The media type of an object's text.
+    pub fn mime_type(self) -> &'static str {
+        match self {
+            Format::Markdown => "text/markdown",
+            Format::Yaml => "application/yaml",
+        }
+    }
+}
+
+/// How an object's id is read: the front-matter `field` first, then `file_pattern`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdRule {
+    /// A front-matter field holding the id.
+    #[serde(default)]
+    pub field: Option<String>,
+    /// A regular expression over the file name; its first group is the id.
+    #[serde(default)]
+    pub file_pattern: Option<String>,
+}
+
+/// One kind as declared in a kinds.yaml.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Decl {
+    description: String,
+    files: Vec<String>,
+    #[serde(default = "markdown")]
+    format: Format,
+    id: IdRule,
+    schema: String,
+}
+
+fn markdown() -> Format {
+    Format::Markdown
+}
+
+/// Whether a kind ships with seneschal or comes from the repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Declared in `share/kinds.yaml`.
+    Distributed,
+    /// Declared in `.seneschal/kinds.yaml`.
+    Repository,
+}
+
+impl Origin {
+    /// The spelling in answers.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Distributed => "distributed",
+            Origin::Repository => "repository",
+        }
+    }
+}
+
+/// A loaded kind with its compiled contract.
+#[derive(Debug)]
+pub struct Kind {
+    /// The name, a URI segment.
+    pub name: String,
+    /// What objects of the kind are.
+    pub description: String,
+    /// Globs relative to the repository root.
+    pub files: Vec<String>,
+    /// How files are read.
+    pub format: Format,
+    /// How ids are read.
+    pub id: IdRule,
+    /// The compiled `file_pattern`.
+    pub id_pattern: Option<regress::Regex>,
+    /// The schema file name.
+    pub schema_file: String,
+    /// The front-matter schema.
+    pub schema: Value,
+    /// The compiled schema.
+    pub validator: jsonschema::Validator,
+    /// Where the kind was declared.
+    pub origin: Origin,
+}
+
+impl Kind {
+    /// The kind's URI template.
+    pub fn uri_template(&self) -> String {
+        format!("{}{}/{{id}}", super::URI_PREFIX, self.name)
+    }
+}
+
+/// Every kind of a repository, and the findings met while loading them.
+#[derive(Debug, Default)]
+pub struct Kinds {
+    /// Kinds by name (distributed first, then the repository's).
+    pub all: Vec<Arc<Kind>>,
+    /// Problems with the declarations.
+    pub findings: Vec<Finding>,
+}
+
+impl Kinds {
+    /// The kind with this name.
+    pub fn get(&self, name: &str) -> Option<&Arc<Kind>> {
+        self.all.iter().find(|k| k.name == name)
+    }
+}
+
+/// Checks a glob: relative, no `..`, no `**`, no empty segment.
+fn glob_problem(glob: &str) -> Option<String> {
+    if glob.starts_with('/') || glob.contains('\\') {
+        return Some(format!(
+            "`{glob}` must be relative to the repository root, with `/` separators"
+        ));
+    }
+    for seg in glob.split('/') {
+        if seg.is_empty() || seg == "." || seg == ".." {
+            return Some(format!("`{glob}` has an empty, `.` or `..` segment"));
+        }
+        if seg.contains("**") {
+            return Some(format!(
+                "`{glob}`: `**` is not supported; use one `*` per folder level"
+            ));
+        }
+        if seg == ".git" {
+            return Some(format!("`{glob}` reaches into .git"));
+        }
+    }
+    None
+}
+
+/// Builds the kinds declared in one kinds.yaml text; `schema_text` finds a schema by file name.
+fn load_decls(
+    file: &str,
+    text: &str,
+    origin: Origin,
+    schema_text: &dyn Fn(&str) -> Result<String, String>,
+    taken: &[Arc<Kind>],
+    findings: &mut Vec<Finding>,
+) -> Vec<Arc<Kind>> {
+    let finding = |pointer: String, message: String| Finding {
+        file: file.to_string(),
+        pointer,
+        message,
+    };
+    let doc: serde_yaml::Value = match serde_yaml::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            findings.push(finding(String::new(), format!("not valid YAML: {e}")));
+            return Vec::new();
+        }
+    };
+    let Some(map) = doc.get("kinds").and_then(serde_yaml::Value::as_mapping) else {
+        findings.push(finding(
+            String::new(),
+            "expected a mapping `kinds:` from kind names to declarations".into(),
+        ));
+        return Vec::new();
+    };
+    if let Some(extra) = doc
+        .as_mapping()
+        .and_then(|m| m.keys().find(|k| k.as_str() != Some("kinds")))
+    {
+        findings.push(finding(
+            String::new(),
+            format!(
+                "unknown top-level key {}; only `kinds` is read",
+                serde_json::to_string(extra).unwrap_or_default()
+            ),
+        ));
+    }
+    let name_re = regress::Regex::new(KIND_NAME).expect("the kind-name grammar compiles");
+    let mut out: Vec<Arc<Kind>> = Vec::new();
+    for (key, value) in map {
+        let Some(name) = key.as_str() else {
+            findings.push(finding(
+                "/kinds".into(),
+                "a kind name must be a string".into(),
+            ));
+            continue;
+        };
+        let pointer = format!("/kinds/{}", super::escape_pointer(name));
+        if name_re.find(name).is_none() {
+            findings.push(finding(
+                pointer,
+                format!("kind name `{name}` must match {KIND_NAME}"),
+            ));
+            continue;
+        }
+        if let Some(prior) = taken.iter().chain(out.iter()).find(|k| k.name == name) {
+            let message = if prior.origin == Origin::Distributed && origin == Origin::Repository {
+                format!("redefines the distributed kind `{name}`; a repository may add kinds, not redefine them (the distributed definition stays)")
+            } else {
+                format!("kind `{name}` is declared twice")
+            };
+            findings.push(finding(pointer, message));
+            continue;
+        }
+        let decl: Decl = match serde_yaml::from_value(value.clone()) {
+            Ok(d) => d,
+            Err(e) => {
+                findings.push(finding(pointer, format!("invalid kind declaration: {e}")));
+                continue;
+            }
+        };
+        if decl.files.is_empty() {
+            findings.push(finding(
+                format!("{pointer}/files"),
+                "declares no files".into(),
+            ));
+            continue;
+        }
+        if let Some((i, problem)) = decl
+            .files
+            .iter()
+            .enumerate()
+            .find_map(|(i, g)| glob_problem(g).map(|p| (i, p)))
+        {
+            findings.push(finding(format!("{pointer}/files/{i}"), problem));
+            continue;
+        }
+        if decl.id.field.is_none() && decl.id.file_pattern.is_none() {
+            findings.push(finding(
+                format!("{pointer}/id"),
+                "says neither `field` nor `file_pattern`: no id can be read".into(),
+            ));
+            continue;
+        }
+        let id_pattern = match &decl.id.file_pattern {
+            Some(p) => match regress::Regex::new(p) {
+                Ok(re) => Some(re),
+                Err(e) => {
+                    findings.push(finding(
+                        format!("{pointer}/id/file_pattern"),
+                        format!("not a regular expression: {e}"),
+                    ));
+                    continue;
+                }
+            },
+            None => None,
+        };
+        let schema: Value = match schema_text(&decl.schema).and_then(|t| {
+            serde_json::from_str(&t)
+                .map_err(|e| format!("schema `{}` is not JSON: {e}", decl.schema))
+        }) {
+            Ok(v) => v,
+            Err(e) => {
+                findings.push(finding(format!("{pointer}/schema"), e));
+                continue;
+            }
+        };
+        let validator = match jsonschema::draft202012::new(&schema) {
+            Ok(v) => v,
+            Err(e) => {
+                findings.push(finding(
+                    format!("{pointer}/schema"),
+                    format!("schema `{}` does not compile: {e}", decl.schema),
+                ));
+                continue;
+            }
+        };
+        out.push(Arc::new(Kind {
+            name: name.to_string(),
+            description: decl.description.trim().to_string(),
+            files: decl.files,
+            format: decl.format,
+            id: decl.id,
+            id_pattern,
+            schema_file: decl.schema,
+            schema,
+            validator,
+            origin,
+        }));
+    }
+    out
+}
+
+/// The distributed kinds, compiled once per process.
+pub fn distributed() -> &'static [Arc<Kind>] {
+    static KINDS: OnceLock<Vec<Arc<Kind>>> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        let mut findings = Vec::new();
+        let lookup = |name: &str| {
+            SCHEMAS
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, t)| t.to_string())
+                .ok_or_else(|| format!("no distributed schema `{name}`"))
+        };
+        let kinds = load_decls(
+            "share/kinds.yaml",
+            KINDS_YAML,
+            Origin::Distributed,
+            &lookup,
+            &[],
+            &mut findings,
+        );
+        assert!(
+            findings.is_empty(),
+            "the distributed kinds are broken: {findings:?}"
+        );
+        kinds
+    })
+}
+
+/// Loads every kind of the repository at `root`.
+pub fn load(root: &Path) -> Kinds {
+    let mut kinds = Kinds {
+        all: distributed().to_vec(),
+        findings: Vec::new(),
+    };
+    let path = root.join(REPO_KINDS);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return kinds,
+        Err(e) => {
+            kinds.findings.push(Finding {
+                file: REPO_KINDS.into(),
+                pointer: String::new(),
+                message: format!("cannot be read: {e}"),
+            });
+            return kinds;
+        }
+    };
+    let Ok(text) = String::from_utf8(bytes) else {
+        kinds.findings.push(Finding {
+            file: REPO_KINDS.into(),
+            pointer: String::new(),
+            message: "is not UTF-8".into(),
+        });
+        return kinds;
+    };
+    let schemas = root.join(REPO_SCHEMAS);
+    let lookup = |name: &str| -> Result<String, String> {
+        if name.contains('/') || name.contains('\\') || name.starts_with('.') {
+            return Err(format!(
+                "schema `{name}` must be a plain file name under {REPO_SCHEMAS}/"
+            ));
+        }
+        std::fs::read_to_string(schemas.join(name))
+            .map_err(|e| format!("schema `{REPO_SCHEMAS}/{name}` cannot be read: {e}"))
+    };
+    let added = load_decls(
+        REPO_KINDS,
+        &text,
+        Origin::Repository,
+        &lookup,
+        &kinds.all,
+        &mut kinds.findings,
+    );
+    kinds.all.extend(added);
+    kinds
+}
+
+/// The kinds as `knowledge.kinds` answers them, by name.
+pub fn describe(kinds: &Kinds) -> Vec<Value> {
+    let mut sorted: BTreeMap<&str, &Kind> = BTreeMap::new();
+    for k in &kinds.all {
+        sorted.insert(&k.name, k);
+    }
+    sorted
+        .values()
+        .map(|k| {
+            serde_json::json!({
+                "name": k.name,
+                "description": k.description,
+                "origin": k.origin.as_str(),
+                "files": k.files,
+                "format": k.format.as_str(),
+                "mime_type": k.format.mime_type(),
+                "id": { "field": k.id.field, "file_pattern": k.id.file_pattern },
+                "uri_template": k.uri_template(),
+                "schema_file": k.schema_file,
+                "schema": k.schema,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distributed_kinds_load() {
+        let names: Vec<&str> = distributed().iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names, ["adr", "guide", "skill"]);
+    }
+
+    #[test]
+    fn globs_are_confined() {
+        assert!(glob_problem("docs/adr/*.md").is_none());
+        assert!(glob_problem("../x/*.md").is_some());
+        assert!(glob_problem("/etc/*.md").is_some());
+        assert!(glob_problem("docs/**/*.md").is_some());
+        assert!(glob_problem(".git/*").is_some());
+    }
+}

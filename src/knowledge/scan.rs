@@ -1,0 +1,629 @@
+//! Finding and reading object files: glob expansion confined to the repository, file stamps
+//! for freshness, and the parse of one file into an object or findings.
+//!
+//! Nothing here returns an error: whatever is wrong with a file becomes a [`Finding`].
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::kinds::{Format, Kind, Kinds};
+use super::{escape_pointer, Finding, Object, MAX_FILE_BYTES, URI_PREFIX};
+
+/// What identifies one version of a file: an edit, a replacement or a truncation changes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    len: u64,
+    modified_ns: i128,
+    inode: u64,
+}
+
+impl Stamp {
+    /// The stamp of the file at `path` (symlinks followed); `None` when it cannot be read.
+    pub fn of(path: &Path) -> Option<Stamp> {
+        std::fs::metadata(path)
+            .ok()
+            .map(|m| Stamp::from_metadata(&m))
+    }
+
+    /// The stamp of already fetched metadata.
+    pub fn from_metadata(m: &std::fs::Metadata) -> Stamp {
+        let modified_ns = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_nanos() as i128)
+            .unwrap_or(-1);
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(m);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Stamp {
+            len: m.len(),
+            modified_ns,
+            inode,
+        }
+    }
+}
+
+/// A file a glob matched.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// Repository-relative path with `/` separators.
+    pub rel: String,
+    /// The path on disk.
+    pub path: PathBuf,
+    /// Whether the file or a folder on the way to it is a symbolic link.
+    pub via_symlink: bool,
+    /// The file's stamp (symlinks followed); `None` when it cannot be read.
+    pub stamp: Option<Stamp>,
+}
+
+/// Shell-style match of one path segment: `*` is any run, `?` one character. A leading `.`
+/// is matched only by a pattern that starts with `.`.
+pub fn segment_matches(pattern: &str, name: &str) -> bool {
+    if name.starts_with('.') && !pattern.starts_with('.') {
+        return false;
+    }
+    if pattern.is_ascii() && name.is_ascii() {
+        wildmatch(pattern.as_bytes(), name.as_bytes())
+    } else {
+        let p: Vec<char> = pattern.chars().collect();
+        let s: Vec<char> = name.chars().collect();
+        wildmatch(&p, &s)
+    }
+}
+
+/// `*` and `?` matching with one backtrack point.
+fn wildmatch<T: PartialEq + Copy + From<u8>>(p: &[T], s: &[T]) -> bool {
+    let (star, any) = (T::from(b'*'), T::from(b'?'));
+    let (mut pi, mut si) = (0, 0);
+    let (mut back, mut mark) = (None, 0);
+    while si < s.len() {
+        if pi < p.len() && (p[pi] == any || p[pi] == s[si]) {
+            pi += 1;
+            si += 1;
+        } else if pi < p.len() && p[pi] == star {
+            back = Some(pi);
+            mark = si;
+            pi += 1;
+        } else if let Some(b) = back {
+            pi = b + 1;
+            mark += 1;
+            si = mark;
+        } else {
+            return false;
+        }
+    }
+    while pi < p.len() && p[pi] == star {
+        pi += 1;
+    }
+    pi == p.len()
+}
+
+fn is_wild(seg: &str) -> bool {
+    seg.contains('*') || seg.contains('?')
+}
+
+/// Every file under `root` that `glob` matches, appended to `out`.
+pub fn expand(root: &Path, glob: &str, out: &mut Vec<Candidate>) {
+    expand_watching(root, glob, out, &mut Vec::new());
+}
+
+/// [`expand`], also collecting every folder whose listing the answer depends on.
+pub fn expand_watching(root: &Path, glob: &str, out: &mut Vec<Candidate>, dirs: &mut Vec<PathBuf>) {
+    let segs: Vec<&str> = glob.split('/').collect();
+    // (path, relative path, crossed a symlink)
+    let mut frontier: Vec<(PathBuf, String, bool)> =
+        vec![(root.to_path_buf(), String::new(), false)];
+    for (i, seg) in segs.iter().enumerate() {
+        let last = i + 1 == segs.len();
+        let mut next = Vec::new();
+        for (dir, rel, via) in frontier {
+            dirs.push(dir.clone());
+            let join = |name: &str| {
+                if rel.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{rel}/{name}")
+                }
+            };
+            if !is_wild(seg) {
+                let path = dir.join(seg);
+                let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                    continue;
+                };
+                let link = meta.file_type().is_symlink();
+                if last {
+                    let is_dir = std::fs::metadata(&path)
+                        .map(|m| m.is_dir())
+                        .unwrap_or(false);
+                    if !is_dir {
+                        out.push(Candidate {
+                            rel: join(seg),
+                            stamp: Stamp::of(&path),
+                            path,
+                            via_symlink: via || link,
+                        });
+                    }
+                } else if std::fs::metadata(&path)
+                    .map(|m| m.is_dir())
+                    .unwrap_or(false)
+                {
+                    next.push((path, join(seg), via || link));
+                }
+                continue;
+            }
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                // A name that is not UTF-8 is matched by its lossy spelling, so that it becomes
+                // a finding rather than vanishing.
+                let os_name = entry.file_name();
+                let name = os_name.to_string_lossy();
+                let name = name.as_ref();
+                if name == ".git" || !segment_matches(seg, name) {
+                    continue;
+                }
+                let Ok(ft) = entry.file_type() else { continue };
+                let link = ft.is_symlink();
+                let is_dir = if link {
+                    std::fs::metadata(entry.path())
+                        .map(|m| m.is_dir())
+                        .unwrap_or(false)
+                } else {
+                    ft.is_dir()
+                };
+                if last {
+                    if !is_dir {
+                        // A plain file is stamped through the open folder (no path walk).
+                        let stamp = if link {
+                            Stamp::of(&entry.path())
+                        } else {
+                            entry.metadata().ok().map(|m| Stamp::from_metadata(&m))
+                        };
+                        out.push(Candidate {
+                            rel: join(name),
+                            path: entry.path(),
+                            via_symlink: via || link,
+                            stamp,
+                        });
+                    }
+                } else if is_dir {
+                    next.push((entry.path(), join(name), via || link));
+                }
+            }
+        }
+        frontier = next;
+        if frontier.is_empty() {
+            break;
+        }
+    }
+}
+
+/// The result of reading one file.
+#[derive(Debug, Default)]
+pub struct FileResult {
+    /// The object, when the file is valid.
+    pub object: Option<Arc<Object>>,
+    /// Everything wrong with the file.
+    pub findings: Vec<Finding>,
+}
+
+impl FileResult {
+    fn bad(file: &str, pointer: impl Into<String>, message: impl Into<String>) -> FileResult {
+        FileResult {
+            object: None,
+            findings: vec![Finding {
+                file: file.to_string(),
+                pointer: pointer.into(),
+                message: message.into(),
+            }],
+        }
+    }
+}
+
+/// Lower-case hex of bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 15) as usize] as char);
+    }
+    s
+}
+
+/// Splits Markdown into (front matter text, its first line number, body offset), or says why not.
+fn split_front_matter(text: &str) -> Result<(&str, usize, usize), String> {
+    let start = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let mut lines = text[start..].split_inclusive('\n');
+    let first = lines.next().unwrap_or("");
+    if first.trim_end() != "---" {
+        return Err("has no YAML front matter: the file must start with a `---` line".into());
+    }
+    let fm_start = start + first.len();
+    let mut pos = fm_start;
+    for line in lines {
+        let t = line.trim_end();
+        if t == "---" || t == "..." {
+            return Ok((&text[fm_start..pos], 2, pos + line.len()));
+        }
+        pos += line.len();
+    }
+    Err("front matter is not closed: no `---` line after the opening one".into())
+}
+
+/// A YAML parse error as a message whose line counts from the top of the file.
+fn yaml_message(e: &serde_yaml::Error, first_line: usize) -> String {
+    let text = e.to_string();
+    let base = text.split(" at line ").next().unwrap_or(&text).to_string();
+    match e.location() {
+        Some(loc) => format!(
+            "malformed YAML front matter: {base} (line {}, column {})",
+            loc.line() + first_line - 1,
+            loc.column()
+        ),
+        None => format!("malformed YAML front matter: {base}"),
+    }
+}
+
+/// The first Markdown heading of a body, for objects without a title.
+fn first_heading(body: &str) -> Option<String> {
+    body.lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("# ").map(|h| h.trim().to_string()))
+        .filter(|h| !h.is_empty())
+}
+
+/// The first paragraph of a body, shortened, for objects without a description.
+fn first_paragraph(body: &str) -> String {
+    let mut para = String::new();
+    for line in body.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') || line.starts_with("```") {
+            if para.is_empty() {
+                continue;
+            }
+            break;
+        }
+        if !para.is_empty() {
+            para.push(' ');
+        }
+        para.push_str(line);
+        if para.len() > 240 {
+            break;
+        }
+    }
+    shorten(&para, 200)
+}
+
+/// At most `max` characters of `s`, with an ellipsis when cut.
+pub fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+fn id_grammar() -> &'static regress::Regex {
+    static RE: std::sync::OnceLock<regress::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| regress::Regex::new(super::ID_GRAMMAR).expect("the id grammar compiles"))
+}
+
+/// Reads the file of `cand` as an object of `kind` (`None`: the file is in the generic
+/// folder and names its kind in its front matter).
+pub fn parse(
+    root_canon: &Path,
+    cand: &Candidate,
+    kind: Option<&Arc<Kind>>,
+    kinds: &Kinds,
+) -> FileResult {
+    let file = cand.rel.as_str();
+    if cand.path.to_str().is_none() {
+        return FileResult::bad(
+            file,
+            "",
+            "the path is not UTF-8; rename the file (ids and URIs are text)",
+        );
+    }
+    if cand.via_symlink {
+        match cand.path.canonicalize() {
+            Err(_) => return FileResult::bad(file, "", "is a dangling symbolic link"),
+            Ok(target) if !target.starts_with(root_canon) => {
+                return FileResult::bad(
+                    file,
+                    "",
+                    "is a symbolic link that resolves outside the repository; it is not read",
+                )
+            }
+            Ok(_) => {}
+        }
+    }
+    // The listing's stamp gives the length, so a file over the cap is never opened, and a
+    // read that returns exactly that many bytes needs no second read to find the end: a file
+    // that grew meanwhile has a new stamp, and the next access reads it again.
+    let Some(len) = cand.stamp.map(|s| s.len) else {
+        return FileResult::bad(file, "", "cannot be read: it vanished or is not accessible");
+    };
+    if len > MAX_FILE_BYTES {
+        return FileResult::bad(
+            file,
+            "",
+            format!(
+                "is {len} bytes, over the {MAX_FILE_BYTES} byte (1 MiB) cap for knowledge objects; it is not read"
+            ),
+        );
+    }
+    let mut handle = match std::fs::File::open(&cand.path) {
+        Ok(f) => f,
+        Err(e) => return FileResult::bad(file, "", format!("cannot be read: {e}")),
+    };
+    let mut bytes = vec![0u8; len as usize + 1];
+    let mut filled = 0;
+    loop {
+        match std::io::Read::read(&mut handle, &mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => {
+                filled += n;
+                if filled == len as usize || filled == bytes.len() {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return FileResult::bad(file, "", format!("cannot be read: {e}")),
+        }
+    }
+    if filled > len as usize {
+        return FileResult::bad(
+            file,
+            "",
+            "grew while being read; it is read again on the next call once it settles",
+        );
+    }
+    bytes.truncate(filled);
+    let digest = format!("sha256:{}", hex(&Sha256::digest(&bytes)));
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            return FileResult::bad(
+                file,
+                "",
+                format!(
+                    "is not UTF-8 (invalid byte sequence at offset {})",
+                    e.utf8_error().valid_up_to()
+                ),
+            )
+        }
+    };
+    let format = kind.map(|k| k.format).unwrap_or(Format::Markdown);
+    let (fm_text, first_line, body_start) = match format {
+        Format::Markdown => match split_front_matter(&text) {
+            Ok(parts) => parts,
+            Err(message) => return FileResult::bad(file, "", message),
+        },
+        Format::Yaml => (text.as_str(), 1, text.len()),
+    };
+    let yaml: serde_yaml::Value = match serde_yaml::from_str(fm_text) {
+        Ok(v) => v,
+        Err(e) => return FileResult::bad(file, "", yaml_message(&e, first_line)),
+    };
+    let front: Value = match serde_json::to_value(&yaml) {
+        Ok(Value::Null) => Value::Object(Default::default()),
+        Ok(v) => v,
+        Err(e) => {
+            return FileResult::bad(
+                file,
+                "",
+                format!("front matter cannot be read as JSON: {e}"),
+            )
+        }
+    };
+    let Value::Object(mut fields) = front.clone() else {
+        return FileResult::bad(
+            file,
+            "",
+            "front matter must be a mapping of field names to values",
+        );
+    };
+    // `kind` is read by seneschal, not by the kind's schema.
+    let declared = fields.remove("kind");
+    let kind: Arc<Kind> = match (&declared, kind) {
+        (Some(Value::String(name)), Some(k)) if *name != k.name => {
+            return FileResult::bad(
+                file,
+                "/kind",
+                format!(
+                    "says kind `{name}` but lives in the files of kind `{}`",
+                    k.name
+                ),
+            )
+        }
+        (Some(v), _) if !v.is_string() => {
+            return FileResult::bad(file, "/kind", "`kind` must be a string")
+        }
+        (_, Some(k)) => k.clone(),
+        (Some(Value::String(name)), None) => match kinds.get(name) {
+            Some(k) => k.clone(),
+            None => {
+                return FileResult::bad(
+                    file,
+                    "/kind",
+                    format!(
+                        "unknown kind `{name}`; knowledge.kinds lists the kinds of this repository"
+                    ),
+                )
+            }
+        },
+        (_, None) => {
+            return FileResult::bad(
+                file,
+                "/kind",
+                "names no `kind`; objects under .seneschal/knowledge/ must say their kind",
+            )
+        }
+    };
+    if kind.format == Format::Yaml && format == Format::Markdown {
+        return FileResult::bad(
+            file,
+            "/kind",
+            format!("kind `{}` is read from YAML files, not Markdown", kind.name),
+        );
+    }
+    let checked = Value::Object(fields);
+    let mut findings: Vec<Finding> = kind
+        .validator
+        .iter_errors(&checked)
+        .map(|e| Finding {
+            file: file.to_string(),
+            pointer: e.instance_path().as_str().to_string(),
+            message: format!("{e} (schema of kind `{}`)", kind.name),
+        })
+        .collect();
+    if !findings.is_empty() {
+        return FileResult {
+            object: None,
+            findings,
+        };
+    }
+    // The id: the front-matter field first, then the file name.
+    let file_name = cand.rel.rsplit('/').next().unwrap_or(file);
+    let mut id: Option<String> = None;
+    if let Some(field) = &kind.id.field {
+        match checked.get(field) {
+            Some(Value::String(s)) => id = Some(s.clone()),
+            Some(_) => {
+                return FileResult::bad(
+                    file,
+                    format!("/{}", escape_pointer(field)),
+                    format!("the id field `{field}` must be a string"),
+                )
+            }
+            None => {}
+        }
+    }
+    let from_name = kind.id_pattern.as_ref().and_then(|re| {
+        re.find(file_name)
+            .and_then(|m| m.group(1))
+            .map(|r| file_name[r].to_string())
+    });
+    match (&id, &from_name, &kind.id.field) {
+        // Both say an id and they disagree: one of them is a mistake.
+        (Some(a), Some(b), Some(field)) if a != b => {
+            return FileResult::bad(
+                file,
+                format!("/{}", escape_pointer(field)),
+                format!(
+                    "the `{field}` field says `{a}` but the file name says `{b}`; make them agree"
+                ),
+            )
+        }
+        (None, _, _) => id = from_name,
+        _ => {}
+    }
+    let Some(id) = id else {
+        let how = match (&kind.id.field, &kind.id.file_pattern) {
+            (Some(f), Some(p)) => format!("no `{f}` field, and the file name does not match {p}"),
+            (Some(f), None) => format!("no `{f}` field"),
+            (None, Some(p)) => format!("the file name does not match {p}"),
+            (None, None) => "the kind reads no id".into(),
+        };
+        findings.push(Finding {
+            file: file.to_string(),
+            pointer: kind
+                .id
+                .field
+                .as_ref()
+                .map(|f| format!("/{}", escape_pointer(f)))
+                .unwrap_or_default(),
+            message: format!("no id: {how}"),
+        });
+        return FileResult {
+            object: None,
+            findings,
+        };
+    };
+    if id_grammar().find(&id).is_none() {
+        return FileResult::bad(
+            file,
+            kind.id
+                .field
+                .as_ref()
+                .map(|f| format!("/{}", escape_pointer(f)))
+                .unwrap_or_default(),
+            format!(
+                "id `{id}` must match {} (it becomes a URI segment)",
+                super::ID_GRAMMAR
+            ),
+        );
+    }
+    let body = &text[body_start..];
+    let str_field = |name: &str| {
+        checked
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let title = str_field("title")
+        .or_else(|| first_heading(body))
+        .or_else(|| str_field("name"))
+        .unwrap_or_else(|| id.clone());
+    let description = str_field("description").unwrap_or_else(|| first_paragraph(body));
+    let tags: Vec<String> = checked
+        .get("tags")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    FileResult {
+        object: Some(Arc::new(Object {
+            uri: format!("{URI_PREFIX}{}/{id}", kind.name),
+            kind: kind.name.clone(),
+            id,
+            file: cand.rel.clone(),
+            title,
+            description: description.trim().to_string(),
+            tags,
+            status: str_field("status"),
+            front_matter: front,
+            mime_type: kind.format.mime_type().to_string(),
+            digest,
+            body_start,
+            text,
+        })),
+        findings: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_match_like_a_shell() {
+        assert!(segment_matches("*.md", "0001-x.md"));
+        assert!(!segment_matches("*.md", "0001-x.markdown"));
+        assert!(segment_matches("SKILL.md", "SKILL.md"));
+        assert!(segment_matches("a?c", "abc"));
+        assert!(!segment_matches("*", ".hidden"));
+        assert!(segment_matches(".*", ".hidden"));
+        assert!(segment_matches("*-*.md", "a-b-c.md"));
+    }
+
+    #[test]
+    fn front_matter_splits() {
+        let (fm, line, body) = split_front_matter("---\ntitle: x\n---\nbody\n").unwrap();
+        assert_eq!((fm, line), ("title: x\n", 2));
+        assert_eq!(&"---\ntitle: x\n---\nbody\n"[body..], "body\n");
+        assert!(split_front_matter("# no front matter\n").is_err());
+        assert!(split_front_matter("---\ntitle: x\n").is_err());
+    }
+}
