@@ -156,7 +156,6 @@ pub fn render(reg: &Registry, digest: &str) -> String {
         .collect();
     json_text(&json!({
         "openapi": "3.1.0",
-        "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
         "info": {
             "title": "seneschal",
             "version": reg.version,
