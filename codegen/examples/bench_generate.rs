@@ -56,7 +56,11 @@ examples:
     input: {{ name: x }}
     outcome: ok
 "#,
-        effect = if i.is_multiple_of(3) { "process_state" } else { "read" },
+        effect = if i.is_multiple_of(3) {
+            "process_state"
+        } else {
+            "read"
+        },
         method = if i.is_multiple_of(3) { "POST" } else { "GET" },
     )
 }
