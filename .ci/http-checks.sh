@@ -92,10 +92,13 @@ if [ -z "$BASE" ]; then
 fi
 echo "server at $BASE"
 
+# Every check but positive_data_acceptance: some schema-valid inputs are refused on purpose, with
+# the documented 400 `invalid_input` (a `pattern` that is no regular expression, a `cursor` the
+# server did not issue, a `kind` the repository does not declare); JSON Schema cannot say so.
 check "schemathesis over the read-only operations" \
     "$CACHE/venv/bin/schemathesis" run "$BASE/openapi.json" \
-    --include-method GET --checks all --max-time "${SCHEMATHESIS_SECONDS:-30}" \
-    --warnings off --no-color
+    --include-method GET --checks all --exclude-checks positive_data_acceptance \
+    --max-time "${SCHEMATHESIS_SECONDS:-30}" --warnings off --no-color
 
 chrome() {
     local profile

@@ -237,6 +237,19 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
         ),
         Kind::Resource => (resource_input_schema(), resource_output_schema()),
     };
+    // Every key of a schema object must be a draft 2020-12 keyword: an unknown one is usually
+    // a YAML accident (a comma in a flow-style description splits it into a stray key).
+    for (ptr, schema) in [("/input", &input), ("/output", &output)] {
+        let mut unknown = Vec::new();
+        unknown_keywords(schema, ptr, &mut unknown);
+        for (at, key) in unknown {
+            diags.push(diag(
+                pointer_line(text, ptr),
+                &at,
+                format!("`{key}` is not a JSON Schema keyword (a comma in a flow-style description splits it into a stray key: quote the description)"),
+            ));
+        }
+    }
     // Each schema must itself be a valid draft 2020-12 schema; the input validator is
     // compiled once and kept to check the examples.
     let input_validator = match jsonschema::draft202012::new(&input) {
@@ -301,6 +314,107 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
         review: manifest.review.trim_end().to_string(),
         examples: manifest.examples,
     })
+}
+
+/// The keywords of JSON Schema draft 2020-12 (core, applicator, unevaluated, validation,
+/// meta-data, format and content vocabularies).
+const KEYWORDS: &[&str] = &[
+    "$schema",
+    "$id",
+    "$ref",
+    "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$vocabulary",
+    "$comment",
+    "$defs",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentSchemas",
+    "prefixItems",
+    "items",
+    "contains",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "type",
+    "enum",
+    "const",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "maxContains",
+    "minContains",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "dependentRequired",
+    "title",
+    "description",
+    "default",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "examples",
+    "format",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+];
+
+/// Collects `(pointer, key)` for every key of a schema object that is no keyword, walking
+/// only into subschemas (not into `const`, `enum`, `default` or `examples` data).
+fn unknown_keywords(schema: &Value, at: &str, out: &mut Vec<(String, String)>) {
+    let Some(obj) = schema.as_object() else {
+        return;
+    };
+    for (key, value) in obj {
+        let here = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+        if !KEYWORDS.contains(&key.as_str()) {
+            out.push((here, key.clone()));
+            continue;
+        }
+        match key.as_str() {
+            "properties" | "patternProperties" | "$defs" | "dependentSchemas" => {
+                for (name, sub) in value.as_object().into_iter().flatten() {
+                    unknown_keywords(sub, &format!("{here}/{name}"), out);
+                }
+            }
+            "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
+                for (i, sub) in value.as_array().into_iter().flatten().enumerate() {
+                    unknown_keywords(sub, &format!("{here}/{i}"), out);
+                }
+            }
+            "items"
+            | "contains"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "additionalProperties"
+            | "propertyNames"
+            | "unevaluatedItems"
+            | "unevaluatedProperties"
+            | "contentSchema" => unknown_keywords(value, &here, out),
+            _ => {}
+        }
+    }
 }
 
 /// Finds the line of a JSON pointer in block-style YAML text, by walking key lines with
