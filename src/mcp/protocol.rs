@@ -40,6 +40,9 @@ pub const RESOURCE_NOT_FOUND_LEGACY: i64 = -32002;
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The `_meta` key of the per-request client capabilities (modern era).
 pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The result `_meta` key of the contract digest (`generated/contract.lock`), in the
+/// `initialize` and `server/discover` results, as on the HTTP server card.
+pub const META_DIGEST: &str = "seneschal/digest";
 /// The result `_meta` key naming the server (modern era).
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
@@ -544,6 +547,7 @@ fn initialize(
         "capabilities": capabilities(),
         "serverInfo": server_info(),
         "instructions": instructions(ctx.max_effect),
+        "_meta": {META_DIGEST: crate::registry::projections::DIGEST},
     })))
 }
 
@@ -562,6 +566,7 @@ fn discover(ctx: &Context) -> Value {
         "instructions": instructions(ctx.max_effect),
         "ttlMs": TTL_STATIC_MS,
         "cacheScope": "public",
+        "_meta": {META_DIGEST: crate::registry::projections::DIGEST},
     })
 }
 
