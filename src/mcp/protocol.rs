@@ -367,7 +367,9 @@ pub fn classify(
             )),
         );
     }
-    if method != "initialize" {
+    // `initialize` is a legacy request when it names its `protocolVersion`; carrying only the
+    // modern `_meta` it is a 2026-07-28 request for a method that revision removed (-32601).
+    if method != "initialize" || !params.contains_key("protocolVersion") {
         if let Some(meta) = modern_meta(params) {
             return (Some(Era::Modern), check_modern(method, meta));
         }
