@@ -56,8 +56,12 @@ examples:
     input: {{ name: x }}
     outcome: ok
 "#,
-        effect = if i % 3 == 0 { "process_state" } else { "read" },
-        method = if i % 3 == 0 { "POST" } else { "GET" },
+        effect = if i.is_multiple_of(3) {
+            "process_state"
+        } else {
+            "read"
+        },
+        method = if i.is_multiple_of(3) { "POST" } else { "GET" },
     )
 }
 
