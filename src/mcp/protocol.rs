@@ -943,6 +943,43 @@ mod tests {
     }
 
     #[test]
+    fn initialize_is_modern_only_without_its_protocol_version() {
+        let meta = json!({META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}});
+        let modern = json!({"_meta": meta});
+        let (era, verdict) = classify(
+            &Session::default(),
+            "initialize",
+            modern.as_object().unwrap(),
+        );
+        assert_eq!(era, Some(Era::Modern));
+        assert_eq!(verdict.unwrap_err().code, METHOD_NOT_FOUND);
+        // A legacy initialize that also carries the modern keys is still the handshake.
+        let both = json!({"protocolVersion": "2025-11-25", "_meta": meta});
+        let (era, verdict) = classify(&Session::default(), "initialize", both.as_object().unwrap());
+        assert_eq!((era, verdict), (Some(Era::Legacy), Ok(())));
+    }
+
+    #[test]
+    fn the_digest_is_in_initialize_and_discover() {
+        let ctx = Context::new(std::env::temp_dir(), Effect::RepositoryWrite);
+        let mut session = Session::default();
+        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}});
+        let Ok(Body::Value(v)) = initialize(&ctx, &mut session, init.as_object().unwrap()) else {
+            panic!("initialize answers a value");
+        };
+        assert_eq!(
+            v["_meta"][META_DIGEST],
+            crate::registry::projections::DIGEST
+        );
+        let d = modern_result("server/discover", discover(&ctx));
+        assert_eq!(
+            d["_meta"][META_DIGEST],
+            crate::registry::projections::DIGEST
+        );
+        assert_eq!(d["_meta"][META_SERVER_INFO]["name"], SERVER_NAME);
+    }
+
+    #[test]
     fn byte_assembled_success_equals_the_value_form() {
         let v = json!({"a": "quote \" and \\ and \n", "b": [1, 2, {"c": null}]});
         let legacy: Value = serde_json::from_str(&success_bytes(&v, Era::Legacy)).unwrap();
