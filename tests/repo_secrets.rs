@@ -5,10 +5,13 @@
 //! command path) with each of its examples and with inputs aimed at each planted place; the
 //! token must appear in no stdout and no stderr.
 //!
-//! MCP and HTTP reach the same executor; when they land, this test should run the same
-//! calls over them too.
+//! MCP (`seneschal mcp`, tools/call and resources/read over pipes) and HTTP (`seneschal
+//! serve`, each capability's route and `POST /mcp`) reach the same executor: the same calls
+//! run over them too, and the token must appear in no response and no stderr of either server.
 
 mod common;
+mod mcp_support;
+mod transports;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -302,4 +305,80 @@ fn secrets_handed_in_the_environment_are_redacted_wherever_they_turn_up() {
         .output()
         .unwrap();
     assert!(stdout(&o).contains(&token));
+}
+
+/// Every call of the CLI test, over MCP and HTTP, with the token in both servers' environment.
+#[test]
+fn no_planted_secret_reaches_any_mcp_or_http_output() {
+    let p = plant();
+    let dir = p.repo.path();
+    let token = p.token.as_str();
+    let env = [("SENESCHAL_PLANTED", token)];
+    let ids = read_capabilities(dir, token);
+    let server = transports::Serve::start(dir, &env);
+    let mut mcp = mcp_support::Mcp::start_with(dir, &[], &env);
+    let init = mcp.initialize("2025-11-25");
+    assert!(!init.to_string().contains(token));
+    let clean = |what: &str, text: &str| {
+        assert!(!text.contains(token), "{what}: the token leaked:\n{text}");
+    };
+    let (mut over_mcp, mut over_http) = (0, 0);
+    for id in &ids {
+        let (_, d) = seneschal::registry::find(id).expect("a registered id");
+        let mut inputs = examples(dir, token, id);
+        inputs.extend(aimed(id, &p));
+        for input in inputs {
+            let what = format!("{id} {input}");
+            if let Some(tool) = d.mcp_tool {
+                let a = mcp.request("tools/call", json!({"name": tool, "arguments": input}));
+                clean(&format!("MCP tools/call {what}"), &a.to_string());
+                over_mcp += 1;
+            }
+            if let Some(route) = d.http {
+                let (status, body) =
+                    transports::http_call(&server, route.method, route.path, &input);
+                clean(&format!("HTTP {what} ({status})"), &body.to_string());
+                over_http += 1;
+                // The same call through Streamable HTTP.
+                if let Some(tool) = d.mcp_tool {
+                    let (_, body) = server.json(
+                        "POST",
+                        "/mcp",
+                        Some(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                            "params": {"name": tool, "arguments": input}})),
+                    );
+                    clean(&format!("POST /mcp {what}"), &body.to_string());
+                    assert!(body["result"].is_object(), "POST /mcp {what}: {body}");
+                    over_http += 1;
+                }
+            }
+        }
+    }
+    // Every resource and every list, too.
+    for method in ["tools/list", "resources/list", "resources/templates/list"] {
+        let a = mcp.request(method, json!({}));
+        clean(method, &a.to_string());
+    }
+    let resources = mcp.request("resources/list", json!({}));
+    for r in resources["result"]["resources"]
+        .as_array()
+        .expect("resources")
+    {
+        let uri = r["uri"].as_str().expect("a uri");
+        let a = mcp.request("resources/read", json!({"uri": uri}));
+        assert!(a["result"]["contents"].is_array(), "{uri}: {a}");
+        clean(&format!("resources/read {uri}"), &a.to_string());
+        over_mcp += 1;
+    }
+    for path in ["/", "/openapi.json", "/.well-known/mcp/server-card.json"] {
+        let (_, body) = server.send("GET", path, None);
+        clean(path, &String::from_utf8_lossy(&body));
+    }
+    assert!(over_mcp >= 40, "only {over_mcp} MCP calls");
+    assert!(over_http >= 60, "only {over_http} HTTP calls");
+    let (status, rest, err) = mcp.finish();
+    assert!(status.success(), "{err}");
+    clean("MCP stdout after the calls", &rest);
+    clean("MCP stderr", &err);
+    clean("serve stderr", &server.finish());
 }

@@ -3,7 +3,7 @@
 //! Each violation is a [`Diagnostic`] that names both manifests and the clashing value.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::load::Diagnostic;
 use crate::model::{Capability, Kind};
@@ -30,11 +30,12 @@ pub const RESERVED_CLI: &[&[&str]] = &[
 /// The URI prefix of runtime knowledge objects; no built-in resource may take it.
 pub const KNOWLEDGE_URI_PREFIX: &str = "seneschal://knowledge/";
 
-/// Checks every cross-manifest invariant. `handlers_dir` is `src/handlers`, whose files are
-/// parsed to prove that each named handler exists; `repo_root` resolves resource content.
+/// Checks every cross-manifest invariant. `handlers_dirs` are `src/handlers` (and, with the
+/// conformance fixtures, their `handlers/`), whose files are parsed to prove that each named
+/// handler exists (none: the check is skipped); `repo_root` resolves resource content.
 pub fn check_registry(
     caps: &[Capability],
-    handlers_dir: Option<&Path>,
+    handlers_dirs: &[PathBuf],
     repo_root: &Path,
 ) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
@@ -192,6 +193,13 @@ pub fn check_registry(
                 ));
             }
         }
+        // A module lives in the first handler folder that has its file (fixtures come last).
+        let handlers_dir = c.handler.as_ref().and_then(|(module, _)| {
+            handlers_dirs
+                .iter()
+                .find(|d| d.join(format!("{module}.rs")).is_file())
+                .or(handlers_dirs.first())
+        });
         if let (Some((module, function)), Some(dir), false) = (&c.handler, handlers_dir, planned) {
             let functions = handler_files
                 .entry(module.clone())

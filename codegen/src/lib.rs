@@ -51,11 +51,36 @@ impl Inputs {
     }
 }
 
+/// The cargo feature (as the build script sees it) that adds the conformance fixtures.
+pub const FIXTURES_FEATURE: &str = "CARGO_FEATURE_CONFORMANCE_FIXTURES";
+/// The fixture folder the feature adds: `capabilities/*.yaml` and `handlers/*.rs`.
+pub const FIXTURES_DIR: &str = "tests/fixtures/mcp-conformance";
+
 /// Loads and checks the whole registry; every problem is reported, sorted by file.
 pub fn load_registry(inputs: &Inputs) -> Result<Registry, Vec<Diagnostic>> {
+    load_registry_with(inputs, &[])
+}
+
+/// The handler folders of a registry: the standard one, then each extra folder's
+/// `handlers/`; empty when the inputs skip the handler check.
+fn handler_dirs(inputs: &Inputs, extra: &[PathBuf]) -> Vec<PathBuf> {
+    match &inputs.handlers {
+        Some(dir) => std::iter::once(dir.clone())
+            .chain(extra.iter().map(|e| e.join("handlers")))
+            .collect(),
+        None => Vec::new(),
+    }
+}
+
+/// [`load_registry`] with extra folders, each holding `capabilities/` (manifests that join
+/// the registry) and `handlers/` (their handler modules): the conformance fixtures.
+pub fn load_registry_with(inputs: &Inputs, extra: &[PathBuf]) -> Result<Registry, Vec<Diagnostic>> {
     let mut caps = load::load_dir(&inputs.capabilities, &inputs.root)?;
+    for dir in extra {
+        caps.extend(load::load_dir(&dir.join("capabilities"), &inputs.root)?);
+    }
     caps.sort_by(|a, b| a.id.cmp(&b.id));
-    let diags = check::check_registry(&caps, inputs.handlers.as_deref(), &inputs.root);
+    let diags = check::check_registry(&caps, &handler_dirs(inputs, extra), &inputs.root);
     if !diags.is_empty() {
         return Err(diags);
     }
@@ -129,11 +154,17 @@ pub struct Outputs {
 
 /// Runs the whole pipeline (load, check, render) without writing anything.
 pub fn generate(inputs: &Inputs) -> Result<Outputs, Vec<Diagnostic>> {
-    let registry = load_registry(inputs)?;
+    generate_with(inputs, &[])
+}
+
+/// [`generate`] with the extra folders of [`load_registry_with`].
+pub fn generate_with(inputs: &Inputs, extra: &[PathBuf]) -> Result<Outputs, Vec<Diagnostic>> {
+    let registry = load_registry_with(inputs, extra)?;
     let registry_rs = project::rust::render_registry(&registry, &inputs.root)?;
     let mut out_dir = vec![("registry.rs", registry_rs)];
-    if let Some(dir) = &inputs.handlers {
-        let handlers_rs = project::rust::render_handlers(dir).map_err(|e| {
+    let dirs = handler_dirs(inputs, extra);
+    if !dirs.is_empty() {
+        let handlers_rs = project::rust::render_handlers(&dirs).map_err(|e| {
             vec![Diagnostic {
                 file: "src/handlers".into(),
                 line: None,
@@ -162,8 +193,14 @@ pub fn generate(inputs: &Inputs) -> Result<Outputs, Vec<Diagnostic>> {
 
 /// What build.rs does: print the rerun triggers, generate, write OUT_DIR files, and write
 /// `generated/` when the crate is built from its repository (not from a package).
+/// With the `conformance-fixtures` feature the manifests of [`FIXTURES_DIR`] join the
+/// registry, and `generated/` is left alone: the committed projections never hold fixtures.
 pub fn build(root: &Path, out_dir: &Path, version: &str) -> Result<(), String> {
     let inputs = Inputs::standard(root, version);
+    let extra: Vec<PathBuf> = match std::env::var_os(FIXTURES_FEATURE) {
+        Some(_) => vec![root.join(FIXTURES_DIR)],
+        None => Vec::new(),
+    };
     // Precise triggers: printing any of these switches off cargo's whole-package scan.
     let mut triggers = vec![
         inputs.capabilities.clone(),
@@ -173,11 +210,18 @@ pub fn build(root: &Path, out_dir: &Path, version: &str) -> Result<(), String> {
     if let Ok(files) = load::manifest_files(&inputs.capabilities) {
         triggers.extend(files);
     }
+    for dir in &extra {
+        triggers.push(dir.join("capabilities"));
+        triggers.push(dir.join("handlers"));
+        if let Ok(files) = load::manifest_files(&dir.join("capabilities")) {
+            triggers.extend(files);
+        }
+    }
     // Print the triggers before any error, so a fixed manifest reruns the script.
     for t in &triggers {
         println!("cargo:rerun-if-changed={}", t.display());
     }
-    let outputs = generate(&inputs).map_err(|d| report(&d))?;
+    let outputs = generate_with(&inputs, &extra).map_err(|d| report(&d))?;
     for c in &outputs.registry.capabilities {
         if let Some(content) = &c.content {
             println!("cargo:rerun-if-changed={}", root.join(content).display());
@@ -190,7 +234,7 @@ pub fn build(root: &Path, out_dir: &Path, version: &str) -> Result<(), String> {
     let packaged = root.join(".cargo_vcs_info.json").exists();
     for (name, content) in &outputs.committed {
         write_if_changed(&out_dir.join(name), content).map_err(io)?;
-        if !packaged {
+        if !packaged && extra.is_empty() {
             write_if_changed(&root.join("generated").join(name), content).map_err(io)?;
         }
     }

@@ -9,8 +9,8 @@
 use serde_json::{Map, Value};
 
 use super::protocol::{
-    self, Answer, Era, Session, HEADER_MISMATCH, INVALID_REQUEST, META_PROTOCOL_VERSION,
-    METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
+    self, Answer, Era, Session, HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST,
+    META_PROTOCOL_VERSION, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use super::{wire, HttpReply};
 use crate::context::Context;
@@ -159,9 +159,20 @@ pub fn post(ctx: &Context, headers: &[(String, String)], body: &[u8]) -> HttpRep
             Some(v) if method != "initialize" => Session::assumed(v),
             _ => Session::default(),
         };
+        // A 2026-07-28 request whose `_meta` is missing or incomplete is a bad request
+        // (400), not merely a failed call: the envelope, not the method, is wrong.
+        let envelope_invalid = matches!(
+            protocol::classify(&session, method, params),
+            (Some(Era::Modern), Err(ref e)) if e.code == INVALID_PARAMS
+        );
         let answer = protocol::handle_value(ctx, &mut session, message)
             .expect("a request is always answered");
-        return json_reply(status_of(&answer), answer);
+        let status = if envelope_invalid {
+            400
+        } else {
+            status_of(&answer)
+        };
+        return json_reply(status, answer);
     }
     let mut session = Session::default();
     match protocol::handle_value(ctx, &mut session, message) {
@@ -352,6 +363,68 @@ mod tests {
             (r.status, body(&r)["error"]["code"].as_i64()),
             (404, Some(METHOD_NOT_FOUND))
         );
+    }
+
+    #[test]
+    fn an_incomplete_modern_meta_is_400_and_a_removed_method_is_404() {
+        // Found by the conformance suite (server-stateless, SEP-2575).
+        let c = ctx(Effect::RepositoryWrite);
+        let hs = h(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "server/discover"),
+        ]);
+        for meta in [
+            None,
+            Some(json!({protocol::META_CLIENT_CAPABILITIES: {}})),
+            Some(json!({META_PROTOCOL_VERSION: "2026-07-28"})),
+        ] {
+            let mut params = json!({});
+            if let Some(m) = &meta {
+                params["_meta"] = m.clone();
+            }
+            let b =
+                json!({"jsonrpc": "2.0", "id": 101, "method": "server/discover", "params": params});
+            let r = http_post(&c, &hs, &serde_json::to_vec(&b).unwrap());
+            let v = body(&r);
+            assert_eq!(
+                (r.status, v["error"]["code"].as_i64()),
+                (400, Some(INVALID_PARAMS)),
+                "{meta:?}: {v}"
+            );
+            assert_eq!(v["id"], 101);
+        }
+        // A failed call inside a well-formed request stays a 200 answer.
+        let hs = h(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "no_such_tool"),
+        ]);
+        let r = http_post(
+            &c,
+            &hs,
+            &modern(3, "tools/call", json!({"name": "no_such_tool"})),
+        );
+        assert_eq!(
+            (r.status, body(&r)["error"]["code"].as_i64()),
+            (200, Some(INVALID_PARAMS))
+        );
+        // `initialize` with only the modern `_meta` is a removed method of 2026-07-28.
+        let hs = h(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "initialize"),
+        ]);
+        let r = http_post(&c, &hs, &modern(4, "initialize", json!({})));
+        assert_eq!(
+            (r.status, body(&r)["error"]["code"].as_i64()),
+            (404, Some(METHOD_NOT_FOUND))
+        );
+        // With its `protocolVersion` it is still the legacy handshake.
+        let b = json!({"jsonrpc": "2.0", "id": 5, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"}}});
+        let r = http_post(&c, &[], &serde_json::to_vec(&b).unwrap());
+        assert_eq!(r.status, 200);
+        assert_eq!(body(&r)["result"]["protocolVersion"], "2025-11-25");
     }
 
     #[test]

@@ -40,6 +40,9 @@ pub const RESOURCE_NOT_FOUND_LEGACY: i64 = -32002;
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The `_meta` key of the per-request client capabilities (modern era).
 pub const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The result `_meta` key of the contract digest (`generated/contract.lock`), in the
+/// `initialize` and `server/discover` results, as on the HTTP server card.
+pub const META_DIGEST: &str = "seneschal/digest";
 /// The result `_meta` key naming the server (modern era).
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
@@ -364,7 +367,9 @@ pub fn classify(
             )),
         );
     }
-    if method != "initialize" {
+    // `initialize` is a legacy request when it names its `protocolVersion`; carrying only the
+    // modern `_meta` it is a 2026-07-28 request for a method that revision removed (-32601).
+    if method != "initialize" || !params.contains_key("protocolVersion") {
         if let Some(meta) = modern_meta(params) {
             return (Some(Era::Modern), check_modern(method, meta));
         }
@@ -544,6 +549,7 @@ fn initialize(
         "capabilities": capabilities(),
         "serverInfo": server_info(),
         "instructions": instructions(ctx.max_effect),
+        "_meta": {META_DIGEST: crate::registry::projections::DIGEST},
     })))
 }
 
@@ -562,6 +568,7 @@ fn discover(ctx: &Context) -> Value {
         "instructions": instructions(ctx.max_effect),
         "ttlMs": TTL_STATIC_MS,
         "cacheScope": "public",
+        "_meta": {META_DIGEST: crate::registry::projections::DIGEST},
     })
 }
 
@@ -933,6 +940,43 @@ mod tests {
         let spliced: Value = serde_json::from_str(&splice_modern(r#"{"tools":[]}"#)).unwrap();
         assert_eq!(spliced["tools"], json!([]));
         assert_eq!(spliced["_meta"][META_SERVER_INFO]["name"], SERVER_NAME);
+    }
+
+    #[test]
+    fn initialize_is_modern_only_without_its_protocol_version() {
+        let meta = json!({META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}});
+        let modern = json!({"_meta": meta});
+        let (era, verdict) = classify(
+            &Session::default(),
+            "initialize",
+            modern.as_object().unwrap(),
+        );
+        assert_eq!(era, Some(Era::Modern));
+        assert_eq!(verdict.unwrap_err().code, METHOD_NOT_FOUND);
+        // A legacy initialize that also carries the modern keys is still the handshake.
+        let both = json!({"protocolVersion": "2025-11-25", "_meta": meta});
+        let (era, verdict) = classify(&Session::default(), "initialize", both.as_object().unwrap());
+        assert_eq!((era, verdict), (Some(Era::Legacy), Ok(())));
+    }
+
+    #[test]
+    fn the_digest_is_in_initialize_and_discover() {
+        let ctx = Context::new(std::env::temp_dir(), Effect::RepositoryWrite);
+        let mut session = Session::default();
+        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}});
+        let Ok(Body::Value(v)) = initialize(&ctx, &mut session, init.as_object().unwrap()) else {
+            panic!("initialize answers a value");
+        };
+        assert_eq!(
+            v["_meta"][META_DIGEST],
+            crate::registry::projections::DIGEST
+        );
+        let d = modern_result("server/discover", discover(&ctx));
+        assert_eq!(
+            d["_meta"][META_DIGEST],
+            crate::registry::projections::DIGEST
+        );
+        assert_eq!(d["_meta"][META_SERVER_INFO]["name"], SERVER_NAME);
     }
 
     #[test]
