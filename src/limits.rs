@@ -88,7 +88,8 @@ pub const TABLE: &[Limit] = &[
         what: "JSON nesting depth",
         value: "127 levels",
         amount: Some(JSON_DEPTH as u64),
-        enforced: "serde_json's recursion limit, at every JSON parse (stdio line, `/mcp` body, POST body)",
+        enforced:
+            "serde_json's recursion limit, at every JSON parse (stdio line, `/mcp` body, POST body)",
         mcp: "-32700 `parse error: recursion limit exceeded`",
         http: "400 problem `invalid_input`, pointer ``",
         cli: "exit 2 `error[invalid_input]` (`call` input)",
@@ -197,8 +198,9 @@ mod tests {
 
     #[test]
     fn the_report_carries_the_table() {
-        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/ROBUSTNESS.md"))
-            .expect("docs/ROBUSTNESS.md exists");
+        let doc =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/ROBUSTNESS.md"))
+                .expect("docs/ROBUSTNESS.md exists");
         assert!(
             doc.contains(&markdown()),
             "docs/ROBUSTNESS.md does not carry limits::markdown(); paste it:\n{}",

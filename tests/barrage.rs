@@ -94,8 +94,7 @@ impl Mcp {
 
     /// A `tools/call` in the legacy session; returns the result.
     fn tool(&mut self, id: u64, name: &str, args: Value) -> Value {
-        let frame =
-            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}});
+        let frame = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": args}});
         let v = self.call(frame.to_string().as_bytes());
         assert_eq!(v["id"], id, "{v}");
         v["result"].clone()
@@ -160,7 +159,11 @@ fn the_mcp_stdio_server_survives_the_barrage() {
     );
     m.error(b"\xff\xfe{}", -32700, Value::Null);
     m.error(b"{\"jsonrpc\":\"2.0\",\x00\"id\":1}", -32700, Value::Null);
-    m.error(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pi\x00ng\"}", -32700, Value::Null);
+    m.error(
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"pi\x00ng\"}",
+        -32700,
+        Value::Null,
+    );
     m.error(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"meth", -32700, Value::Null);
     m.error(b"\x00\x00\x00", -32700, Value::Null);
     // An escaped NUL is valid JSON: the method is simply unknown.
@@ -192,7 +195,11 @@ fn the_mcp_stdio_server_survives_the_barrage() {
     // Deep nesting: at the depth limit it parses, beyond it (and at 100,000) it is -32700.
     let nest = |n: usize, inner: &str| format!("{}{inner}{}", "[".repeat(n), "]".repeat(n));
     m.error(nest(100_000, "").as_bytes(), -32700, Value::Null);
-    m.error(nest(limits::JSON_DEPTH + 1, "").as_bytes(), -32700, Value::Null);
+    m.error(
+        nest(limits::JSON_DEPTH + 1, "").as_bytes(),
+        -32700,
+        Value::Null,
+    );
     let deep_args = format!(
         r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"capabilities_list","arguments":{{"x":{}}}}}}}"#,
         nest(limits::JSON_DEPTH - 4, "1")
@@ -219,7 +226,10 @@ fn the_mcp_stdio_server_survives_the_barrage() {
 
     // Duplicate keys: the last one wins (serde_json), and the answer says which id it served.
     let v = m.call(br#"{"jsonrpc":"2.0","id":7,"id":8,"method":"tools/list","method":"ping"}"#);
-    assert_eq!((v["id"].clone(), v["result"].clone()), (json!(8), json!({})));
+    assert_eq!(
+        (v["id"].clone(), v["result"].clone()),
+        (json!(8), json!({}))
+    );
 
     // Numbers beyond i64 and f64.
     m.error(
@@ -232,7 +242,11 @@ fn the_mcp_stdio_server_survives_the_barrage() {
     assert!(v["id"].is_f64(), "{v}");
     let v = m.call(br#"{"jsonrpc":"2.0","id":-9223372036854775809,"method":"ping"}"#);
     assert!(v["id"].is_f64(), "{v}");
-    let r = m.tool(9, "files_read", json!({"path": "Cargo.toml", "limit": 1e300}));
+    let r = m.tool(
+        9,
+        "files_read",
+        json!({"path": "Cargo.toml", "limit": 1e300}),
+    );
     assert_eq!(tool_code(&r), "invalid_input");
     let r = m.tool(
         10,
@@ -253,8 +267,19 @@ fn the_mcp_stdio_server_survives_the_barrage() {
 
     // Ids of every JSON type: strings and numbers (integer or not) are echoed; the others are
     // -32600 with a null id.
-    for id in [json!("s"), json!(""), json!(12), json!(-1), json!(1.5), json!(0)] {
-        let v = m.call(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string().as_bytes());
+    for id in [
+        json!("s"),
+        json!(""),
+        json!(12),
+        json!(-1),
+        json!(1.5),
+        json!(0),
+    ] {
+        let v = m.call(
+            json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
+                .to_string()
+                .as_bytes(),
+        );
         assert_eq!((v["id"].clone(), v["result"].clone()), (id, json!({})));
     }
     for id in [json!(null), json!(true), json!({"a": 1}), json!([1])] {
@@ -263,7 +288,11 @@ fn the_mcp_stdio_server_survives_the_barrage() {
     }
 
     // Batches: arrays are not served (MCP 2025-06-18 removed them) in either era: -32600.
-    m.error(br#"[{"jsonrpc":"2.0","id":13,"method":"ping"}]"#, -32600, Value::Null);
+    m.error(
+        br#"[{"jsonrpc":"2.0","id":13,"method":"ping"}]"#,
+        -32600,
+        Value::Null,
+    );
     m.error(b"[]", -32600, Value::Null);
     let modern_meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -297,12 +326,18 @@ fn the_mcp_stdio_server_survives_the_barrage() {
     // The stored cases: every frame gets exactly one well-formed answer.
     for (name, frame) in fixture_frames() {
         let v = m.call(&frame);
-        assert!(v.get("result").is_some() || v.get("error").is_some(), "{name}: {v}");
+        assert!(
+            v.get("result").is_some() || v.get("error").is_some(),
+            "{name}: {v}"
+        );
     }
 
     // The same process still answers ping and a read capability correctly.
     let v = m.call(br#"{"jsonrpc":"2.0","id":"last-ping","method":"ping"}"#);
-    assert_eq!((v["id"].clone(), v["result"].clone()), (json!("last-ping"), json!({})));
+    assert_eq!(
+        (v["id"].clone(), v["result"].clone()),
+        (json!("last-ping"), json!({}))
+    );
     let r = m.tool(999, "capabilities_list", json!({}));
     assert_eq!(r["isError"], false, "{r}");
     let ids: Vec<&str> = r["structuredContent"]["capabilities"]
@@ -369,7 +404,12 @@ impl Resp {
 
     /// Asserts a problem with this status and code.
     fn problem(&self, status: u16, code: &str) -> Value {
-        assert_eq!(self.status, status, "{}", String::from_utf8_lossy(&self.body));
+        assert_eq!(
+            self.status,
+            status,
+            "{}",
+            String::from_utf8_lossy(&self.body)
+        );
         let ct = self
             .headers
             .iter()
@@ -414,7 +454,8 @@ impl Http {
     /// framing: to the end when no Content-Length is given).
     fn raw(&self, bytes: &[u8]) -> Resp {
         let mut s = TcpStream::connect(self.addr).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(20))).expect("timeout");
+        s.set_read_timeout(Some(Duration::from_secs(20)))
+            .expect("timeout");
         // The server may answer and close before it has read everything: that is fine.
         let _ = s.write_all(bytes);
         let mut r = BufReader::new(s);
@@ -466,7 +507,8 @@ impl Http {
     /// of answer.
     fn closed_without_answer(&self, bytes: &[u8]) -> bool {
         let mut s = TcpStream::connect(self.addr).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(20))).expect("timeout");
+        s.set_read_timeout(Some(Duration::from_secs(20)))
+            .expect("timeout");
         let _ = s.write_all(bytes);
         let mut rest = Vec::new();
         matches!(s.read_to_end(&mut rest), Ok(0))
@@ -558,7 +600,10 @@ fn the_http_server_survives_the_barrage() {
         .map(|i| (format!("X-H{i}"), "v".to_string()))
         .collect();
     let many: Vec<(&str, &str)> = many.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
-    assert_eq!(s.request("GET", "/api/v1/capabilities", &many, b"").status, 431);
+    assert_eq!(
+        s.request("GET", "/api/v1/capabilities", &many, b"").status,
+        431
+    );
     // A NUL in the head is answered; an empty head is 400.
     s.raw(b"GET /api/v1/capabilities\x00 HTTP/1.1\r\nHost: x\r\n\r\n")
         .problem(403, "refused");
@@ -567,13 +612,18 @@ fn the_http_server_survives_the_barrage() {
     // 0xFF) make tiny_http close the connection without an answer; the server lives on.
     let host = s.addr.to_string();
     for raw in [
-        format!("GET /api/v1/files/read?path=%\u{1F600} HTTP/1.1\r\nHost: {host}\r\n\r\n").into_bytes(),
+        format!("GET /api/v1/files/read?path=%\u{1F600} HTTP/1.1\r\nHost: {host}\r\n\r\n")
+            .into_bytes(),
         format!("GET /api/v1/files/read?path=\u{e9} HTTP/1.1\r\nHost: {host}\r\n\r\n").into_bytes(),
         b"GET /\xff\xfe HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
         b"GET /\xe2\x82 HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
         format!("GET / HTTP/1.1\r\nHost: {host}\r\nX-A: \u{e9}\r\n\r\n").into_bytes(),
     ] {
-        assert!(s.closed_without_answer(&raw), "{}", String::from_utf8_lossy(&raw));
+        assert!(
+            s.closed_without_answer(&raw),
+            "{}",
+            String::from_utf8_lossy(&raw)
+        );
     }
 
     // Oversize bodies: declared over the limit is 413 before a byte is read, at /mcp and on
@@ -589,8 +639,13 @@ fn the_http_server_survives_the_barrage() {
     s.raw(head("/api/v1/session/notes").as_bytes())
         .problem(413, "invalid_input");
     let big = vec![b' '; limits::HTTP_BODY_DEFAULT + 1];
-    s.request("POST", "/api/v1/session/notes", &[("Content-Type", "application/json")], &big)
-        .problem(413, "invalid_input");
+    s.request(
+        "POST",
+        "/api/v1/session/notes",
+        &[("Content-Type", "application/json")],
+        &big,
+    )
+    .problem(413, "invalid_input");
     let r = s.raw(
         format!(
             "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{{}}",
@@ -635,7 +690,10 @@ fn the_http_server_survives_the_barrage() {
     let v = jr(&s.mcp(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#));
     assert_eq!(v["error"]["code"], -32600, "{v}");
     let v = jr(&s.mcp(br#"{"jsonrpc":"1.0","id":2,"method":"ping"}"#));
-    assert_eq!((v["error"]["code"].clone(), v["id"].clone()), (json!(-32600), json!(2)));
+    assert_eq!(
+        (v["error"]["code"].clone(), v["id"].clone()),
+        (json!(-32600), json!(2))
+    );
     for id in [json!(true), json!({"a": 1}), json!([1]), json!(null)] {
         let frame = json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string();
         let v = jr(&s.mcp(frame.as_bytes()));

@@ -37,7 +37,7 @@ pub fn percent_decode(s: &str) -> Result<String, CapabilityError> {
                             // after `%` must not be split (a worker panic before).
                             s[i..].chars().take(3).collect::<String>()
                         ))
-                        .at(""))
+                        .at(""));
                     }
                 }
             }
