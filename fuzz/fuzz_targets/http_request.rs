@@ -119,6 +119,11 @@ fuzz_target!(|r: Req| {
             .map(|(n, v)| (n.to_ascii_lowercase(), v.clone())),
     );
 
+    // The path the server routes on: a `?` in the fuzzed suffix starts the query early.
+    let path = url
+        .split_once('?')
+        .map_or(url.as_str(), |(p, _)| p)
+        .to_string();
     let (status, reply_headers, body) = server().answer(&method, &url, &headers, &r.body);
 
     assert!(STATUSES.contains(&status), "undocumented status {status}");
@@ -126,7 +131,9 @@ fuzz_target!(|r: Req| {
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
         .map(|(_, v)| v.as_str());
-    if !good_host && r.odd_host.trim().to_ascii_lowercase() != ADDR {
+    let named = ["127.0.0.1:7878", "localhost:7878", "[::1]:7878"]
+        .contains(&r.odd_host.trim().to_ascii_lowercase().as_str());
+    if !good_host && !(r.host % 3 == 2 && named) {
         assert!(
             matches!(status, 400 | 403),
             "a foreign Host reached a route: {status}"
@@ -148,7 +155,11 @@ fuzz_target!(|r: Req| {
     } else if status >= 400 && path != "/mcp" {
         panic!("an error without a problem body: {status}");
     }
-    if path == "/mcp" && method == "POST" && status != 413 && content_type != Some("application/problem+json") {
+    if path == "/mcp"
+        && method == "POST"
+        && status != 413
+        && content_type != Some("application/problem+json")
+    {
         if status == 202 {
             assert!(body.is_empty());
         } else {

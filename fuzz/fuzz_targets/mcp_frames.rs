@@ -29,7 +29,9 @@ use seneschal::policy::Effect;
 const CAP: usize = 4096;
 
 /// The error codes the MCP projection documents.
-const CODES: &[i64] = &[-32700, -32600, -32601, -32602, -32603, -32020, -32022, -32002];
+const CODES: &[i64] = &[
+    -32700, -32600, -32601, -32602, -32603, -32020, -32022, -32002,
+];
 
 /// A small scratch repository (not a git one): a text file, a binary one, a secret, a dir.
 fn repo() -> &'static PathBuf {
@@ -94,7 +96,10 @@ fuzz_target!(|data: &[u8]| {
     let ctx = Context::new(repo().clone(), Effect::RepositoryWrite);
     let mut out = Vec::new();
     stdio::serve(&ctx, data, &mut out, CAP).expect("writing to a Vec never fails");
-    assert!(out.is_empty() || out.ends_with(b"\n"), "a partial answer line");
+    assert!(
+        out.is_empty() || out.ends_with(b"\n"),
+        "a partial answer line"
+    );
     let answers: Vec<Value> = out
         .split(|b| *b == b'\n')
         .filter(|l| !l.is_empty())
