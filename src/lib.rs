@@ -20,6 +20,7 @@ pub mod git;
 pub mod handlers;
 pub mod http;
 pub mod knowledge;
+pub mod limits;
 pub mod mcp;
 pub mod policy;
 pub mod prose;

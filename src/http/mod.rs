@@ -33,7 +33,7 @@ use crate::policy::Effect;
 /// The default address: loopback only.
 pub const DEFAULT_BIND: &str = "127.0.0.1:7878";
 /// The default largest request body, in bytes (1 MiB).
-pub const DEFAULT_MAX_BODY: usize = 1024 * 1024;
+pub const DEFAULT_MAX_BODY: usize = crate::limits::HTTP_BODY_DEFAULT;
 /// The default read and write timeout of a connection, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
 
@@ -149,6 +149,28 @@ impl Options {
             timeout,
             workers,
         })
+    }
+}
+
+/// The HTTP projection without sockets: one parsed request in, `(status, headers, body)` out,
+/// through the same guard, limits and routes as the server. For fuzzing and tests.
+pub struct InMemory(routes::State);
+
+impl InMemory {
+    /// A server as if bound at `addr` with `options`, serving `ctx`.
+    pub fn new(ctx: Arc<Context>, addr: SocketAddr, options: &Options) -> InMemory {
+        InMemory(routes::State::new(ctx, addr, options))
+    }
+
+    /// Answers one request; header names must be lower-case.
+    pub fn answer(
+        &self,
+        method: &str,
+        url: &str,
+        headers: &[(String, String)],
+        body: &[u8],
+    ) -> (u16, Vec<(String, String)>, Vec<u8>) {
+        routes::answer_in_memory(&self.0, method, url, headers, body)
     }
 }
 

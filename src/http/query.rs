@@ -33,9 +33,11 @@ pub fn percent_decode(s: &str) -> Result<String, CapabilityError> {
                     None => {
                         return Err(CapabilityError::invalid_input(format!(
                             "the query string has a malformed escape near {:?}",
-                            &s[i..s.len().min(i + 3)]
+                            // Three characters, not three bytes: a multi-byte character
+                            // after `%` must not be split (a worker panic before).
+                            s[i..].chars().take(3).collect::<String>()
                         ))
-                        .at(""))
+                        .at(""));
                     }
                 }
             }

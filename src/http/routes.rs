@@ -164,20 +164,29 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
         .map(|(_, v)| v.as_str())
 }
 
+/// Where a request's body comes from: its declared length and a reader (the socket, or bytes
+/// in memory for [`answer_in_memory`]).
+pub struct Body<'a> {
+    /// The declared length (`Content-Length`), when there is one.
+    pub length: Option<usize>,
+    /// The body's bytes.
+    pub reader: &'a mut dyn Read,
+}
+
 /// Reads the body, at most `max` bytes; more is a 413.
-fn read_body(request: &mut Request, max: usize) -> Result<Vec<u8>, Reply> {
+fn read_body(request: &mut Body, max: usize) -> Result<Vec<u8>, Reply> {
     let too_large = || {
         let e = CapabilityError::invalid_input(format!(
             "the request body is larger than {max} bytes (see serve --max-body)"
         ));
         Reply::problem(&e, 413)
     };
-    if request.body_length().is_some_and(|n| n > max) {
+    if request.length.is_some_and(|n| n > max) {
         return Err(too_large());
     }
     let mut body = Vec::new();
     let limit = max as u64 + 1;
-    match request.as_reader().take(limit).read_to_end(&mut body) {
+    match (&mut request.reader).take(limit).read_to_end(&mut body) {
         Ok(_) if body.len() > max => Err(too_large()),
         Ok(_) => Ok(body),
         Err(e) => {
@@ -201,8 +210,38 @@ pub fn handle(state: &State, mut request: Request) {
         })
         .collect();
     let url = request.url().to_string();
-    let reply = answer(state, &method, &url, &headers, &mut request);
+    let length = request.body_length();
+    let mut body = Body {
+        length,
+        reader: request.as_reader(),
+    };
+    let reply = answer(state, &method, &url, &headers, &mut body);
     send(request, reply);
+}
+
+/// Answers one parsed request without a socket: `(status, headers, body)`. Header names must
+/// be lower-case. The same path as [`handle`] after tiny_http has parsed the head; used by
+/// the fuzz target `http_request`.
+pub fn answer_in_memory(
+    state: &State,
+    method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    body: &[u8],
+) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let method = method.to_ascii_uppercase();
+    let mut reader = body;
+    let mut body = Body {
+        length: Some(reader.len()),
+        reader: &mut reader,
+    };
+    let reply = answer(state, &method, url, headers, &mut body);
+    let headers = reply
+        .headers
+        .into_iter()
+        .map(|(n, v)| (n.into_owned(), v.into_owned()))
+        .collect();
+    (reply.status, headers, reply.body.into_owned())
 }
 
 fn answer(
@@ -210,7 +249,7 @@ fn answer(
     method: &str,
     url: &str,
     headers: &[(String, String)],
-    request: &mut Request,
+    request: &mut Body,
 ) -> Reply {
     // The guard runs before any route, body or handler.
     if let Err(e) = state.allowed.check_host(header(headers, "host")) {
@@ -315,7 +354,7 @@ fn capability(
     path: &str,
     query: &str,
     headers: &[(String, String)],
-    request: &mut Request,
+    request: &mut Body,
 ) -> Reply {
     let lookup = if method == "HEAD" { "GET" } else { method };
     let Some((index, d)) = registry::by_route(lookup, path) else {

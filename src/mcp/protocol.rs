@@ -100,7 +100,7 @@ pub const NOT_SERVED: &[(&str, &str)] = &[
 pub const TTL_STATIC_MS: u64 = 300_000;
 
 /// How many items one page of `resources/list` or `resources/templates/list` holds.
-pub const PAGE: usize = 100;
+pub const PAGE: usize = crate::limits::PAGE_ITEMS;
 
 /// Which protocol generation a request speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

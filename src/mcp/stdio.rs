@@ -11,7 +11,7 @@ use super::protocol::{self, Session, INVALID_REQUEST};
 use crate::context::Context;
 
 /// The longest request line accepted; a longer one is answered with -32600 and skipped.
-pub const MAX_LINE: usize = 4 * 1024 * 1024;
+pub const MAX_LINE: usize = crate::limits::STDIO_LINE;
 
 /// What one read produced.
 enum Line {

@@ -37,7 +37,7 @@ pub fn encode_cursor(list: &str, offset: usize) -> String {
 /// The offset an opaque cursor names in `list`, or `None` when it is not one of ours, names
 /// another list, or points past `len`.
 pub fn decode_cursor(cursor: &str, list: &str, len: usize) -> Option<usize> {
-    if cursor.len() % 2 != 0 || cursor.len() > 256 {
+    if cursor.len() % 2 != 0 || cursor.len() > crate::limits::CURSOR_CHARS {
         return None;
     }
     let bytes: Option<Vec<u8>> = (0..cursor.len())

@@ -1,0 +1,210 @@
+//! The bounded-input policy: one table of every limit on untrusted bytes, with its value,
+//! where it is enforced and the error each transport answers when it is exceeded.
+//!
+//! The constants the code enforces live here (stdio line, HTTP body, JSON depth, page size)
+//! or are referenced from their owner (the `files.*` caps in [`crate::handlers::files`]).
+//! The HTTP head limits live in the vendored tiny_http (`vendor/tiny_http/src/client.rs`,
+//! private there); their values are repeated here and proved by `tests/barrage.rs`.
+//! [`TABLE`] is rendered into docs/ROBUSTNESS.md by [`markdown`], and a unit test keeps
+//! the two equal.
+
+use crate::handlers::files;
+
+/// The longest MCP stdio line (one JSON-RPC message), in bytes; longer is -32600 and skipped.
+pub const STDIO_LINE: usize = 4 * 1024 * 1024;
+/// The default largest HTTP request body, in bytes (`serve --max-body` changes it).
+pub const HTTP_BODY_DEFAULT: usize = 1024 * 1024;
+/// The longest HTTP request line or header line, in bytes (vendored tiny_http, patch 2).
+pub const HTTP_HEAD_LINE: usize = 8 * 1024;
+/// The most header lines of one HTTP request (vendored tiny_http, patch 2).
+pub const HTTP_HEAD_LINES: usize = 100;
+/// The deepest JSON nesting accepted, in arrays and objects (serde_json's recursion limit of
+/// 128 refuses the 128th level: 127 levels parse). Kept on purpose: it bounds the stack of
+/// every later recursive walk (schema validation, serialization, drop).
+pub const JSON_DEPTH: usize = 127;
+/// How many items one page of an MCP list holds (`resources/list`, `resources/templates/list`).
+pub const PAGE_ITEMS: usize = 100;
+/// The longest opaque MCP cursor accepted, in characters.
+pub const CURSOR_CHARS: usize = 256;
+
+/// One limit of the policy.
+#[derive(Debug, Clone, Copy)]
+pub struct Limit {
+    /// What is limited.
+    pub what: &'static str,
+    /// The value, as people read it.
+    pub value: &'static str,
+    /// The value in its unit, when the limit is in force (`None`: pending).
+    pub amount: Option<u64>,
+    /// Where the code enforces it.
+    pub enforced: &'static str,
+    /// The answer over MCP (stdio and `/mcp`).
+    pub mcp: &'static str,
+    /// The answer over the HTTP API.
+    pub http: &'static str,
+    /// The answer on the command line.
+    pub cli: &'static str,
+}
+
+/// Every limit, in the order of the bytes' path: transport, parser, capability.
+pub const TABLE: &[Limit] = &[
+    Limit {
+        what: "MCP stdio line (one message)",
+        value: "4 MiB",
+        amount: Some(STDIO_LINE as u64),
+        enforced: "src/mcp/stdio.rs `read_line` (the rest of the line is read and dropped)",
+        mcp: "-32600 `invalid request: the line exceeds … bytes`, id null; next line served",
+        http: "n/a",
+        cli: "n/a",
+    },
+    Limit {
+        what: "HTTP request body",
+        value: "1 MiB (`serve --max-body`)",
+        amount: Some(HTTP_BODY_DEFAULT as u64),
+        enforced: "src/http/routes.rs `read_body` (declared length first, then a bounded read)",
+        mcp: "413 problem `invalid_input` at `/mcp`",
+        http: "413 problem `invalid_input`",
+        cli: "n/a",
+    },
+    Limit {
+        what: "HTTP request line or header line",
+        value: "8 KiB",
+        amount: Some(HTTP_HEAD_LINE as u64),
+        enforced: "vendor/tiny_http/src/client.rs `MAX_LINE` (patch 2)",
+        mcp: "431, connection closed",
+        http: "431, connection closed",
+        cli: "n/a",
+    },
+    Limit {
+        what: "HTTP header lines per request",
+        value: "100",
+        amount: Some(HTTP_HEAD_LINES as u64),
+        enforced: "vendor/tiny_http/src/client.rs `MAX_HEADERS` (patch 2)",
+        mcp: "431, connection closed",
+        http: "431, connection closed",
+        cli: "n/a",
+    },
+    Limit {
+        what: "JSON nesting depth",
+        value: "127 levels",
+        amount: Some(JSON_DEPTH as u64),
+        enforced:
+            "serde_json's recursion limit, at every JSON parse (stdio line, `/mcp` body, POST body)",
+        mcp: "-32700 `parse error: recursion limit exceeded`",
+        http: "400 problem `invalid_input`, pointer ``",
+        cli: "exit 2 `error[invalid_input]` (`call` input)",
+    },
+    Limit {
+        what: "MCP list page",
+        value: "100 items",
+        amount: Some(PAGE_ITEMS as u64),
+        enforced: "src/mcp/protocol.rs `page` (`nextCursor` for the rest)",
+        mcp: "a foreign, stale or overlong (> 256 chars) cursor is -32602",
+        http: "n/a",
+        cli: "n/a",
+    },
+    Limit {
+        what: "`files.read` file size",
+        value: "8 MiB",
+        amount: Some(files::FILE_CAP),
+        enforced: "src/handlers/files.rs `FILE_CAP`",
+        mcp: "tool result `isError`, code `refused`, `data.rule` `size_cap`",
+        http: "403 problem `refused`",
+        cli: "exit 4 `error[refused]`",
+    },
+    Limit {
+        what: "`files.read` text per answer",
+        value: "256 KiB",
+        amount: Some(files::CONTENT_CAP as u64),
+        enforced: "src/handlers/files.rs `CONTENT_CAP` (the window is cut, `truncated: true`)",
+        mcp: "not an error: a shorter window",
+        http: "not an error: a shorter window",
+        cli: "not an error: a shorter window",
+    },
+    Limit {
+        what: "`files.search` line length",
+        value: "1000 bytes",
+        amount: Some(files::LINE_CAP as u64),
+        enforced: "src/handlers/files.rs `LINE_CAP` (the line is cut)",
+        mcp: "not an error: a cut line",
+        http: "not an error: a cut line",
+        cli: "not an error: a cut line",
+    },
+    Limit {
+        what: "items per answer: `files.read` lines / `files.search` matches / `repo.log` commits",
+        value: "100000 / 10000 / 1000",
+        amount: None,
+        enforced: "the manifests' input schemas (`limit.maximum`), checked by src/execute.rs",
+        mcp: "tool result `isError`, code `invalid_input`, pointer `/limit`",
+        http: "400 problem `invalid_input`, pointer `/limit`",
+        cli: "exit 2 `error[invalid_input]`",
+    },
+    Limit {
+        what: "knowledge file size",
+        value: "pending",
+        amount: None,
+        enforced: "the knowledge layer (issue 4, another branch; not on main yet)",
+        mcp: "pending",
+        http: "pending",
+        cli: "pending",
+    },
+];
+
+/// The table as Markdown, the way docs/ROBUSTNESS.md carries it.
+pub fn markdown() -> String {
+    let mut out = String::from(
+        "| Limit | Value | Enforced in | MCP | HTTP | CLI |\n|---|---|---|---|---|---|\n",
+    );
+    for l in TABLE {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            l.what, l.value, l.enforced, l.mcp, l.http, l.cli
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nested(depth: usize) -> String {
+        format!("{}{}", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    #[test]
+    fn serde_json_stops_at_the_documented_depth() {
+        // The limit is serde_json's; if an upgrade moved it, this test says so.
+        assert!(serde_json::from_str::<serde_json::Value>(&nested(JSON_DEPTH)).is_ok());
+        let e = serde_json::from_str::<serde_json::Value>(&nested(JSON_DEPTH + 1)).unwrap_err();
+        assert!(e.to_string().contains("recursion limit"), "{e}");
+    }
+
+    #[test]
+    fn the_table_values_match_the_constants() {
+        let amount = |what: &str| {
+            TABLE
+                .iter()
+                .find(|l| l.what.starts_with(what))
+                .and_then(|l| l.amount)
+        };
+        assert_eq!(amount("MCP stdio line"), Some(4 << 20));
+        assert_eq!(amount("HTTP request body"), Some(1 << 20));
+        assert_eq!(amount("`files.read` file size"), Some(8 << 20));
+        assert_eq!(crate::mcp::stdio::MAX_LINE, STDIO_LINE);
+        assert_eq!(crate::http::DEFAULT_MAX_BODY, HTTP_BODY_DEFAULT);
+        assert_eq!(crate::mcp::protocol::PAGE, PAGE_ITEMS);
+    }
+
+    #[test]
+    fn the_report_carries_the_table() {
+        let doc =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/ROBUSTNESS.md"))
+                .expect("docs/ROBUSTNESS.md exists");
+        assert!(
+            doc.contains(&markdown()),
+            "docs/ROBUSTNESS.md does not carry limits::markdown(); paste it:\n{}",
+            markdown()
+        );
+    }
+}
