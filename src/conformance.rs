@@ -563,7 +563,8 @@ fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Ro
                 Transport::Conformance,
             ));
             let delta = before.delta(&Snapshot::take(&s.path, &ctx));
-            let ok = got == "not_found" && Snapshot::files_changed(&audit_excluded(d, &delta)).is_empty();
+            let ok = got == "not_found"
+                && Snapshot::files_changed(&audit_excluded(d, &delta)).is_empty();
             row(
                 "missing",
                 if ok { Status::Pass } else { Status::Fail },

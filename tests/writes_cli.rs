@@ -52,7 +52,10 @@ fn tree(dir: &Path) -> BTreeMap<String, String> {
             if p.is_dir() {
                 walk(root, &p, out);
             } else {
-                out.insert(rel, format!("{:x}", Sha256::digest(std::fs::read(&p).unwrap())));
+                out.insert(
+                    rel,
+                    format!("{:x}", Sha256::digest(std::fs::read(&p).unwrap())),
+                );
             }
         }
     }
@@ -97,7 +100,11 @@ fn verify(dir: &Path) -> std::process::Output {
 fn create_update_delete_round_trip_with_digests() {
     let d = repo();
     let dir = d.path();
-    let c = ok(dir, "knowledge.create", &json!({"kind": "adr", "front_matter": adr("Use flock"), "body": "# Use flock\n"}));
+    let c = ok(
+        dir,
+        "knowledge.create",
+        &json!({"kind": "adr", "front_matter": adr("Use flock"), "body": "# Use flock\n"}),
+    );
     assert_eq!(c["uri"], "seneschal://knowledge/adr/0002");
     assert_eq!(c["file"], "docs/adr/0002-use-flock.md");
     assert_eq!(c["applied"], true);
@@ -106,34 +113,75 @@ fn create_update_delete_round_trip_with_digests() {
     assert_eq!(g["front_matter"]["title"], "Use flock");
     assert_eq!(g["body"], "# Use flock\n");
 
-    let u = ok(dir, "knowledge.update", &json!({"uri": g["uri"], "expected_digest": g["digest"], "body": "# Changed\n"}));
+    let u = ok(
+        dir,
+        "knowledge.update",
+        &json!({"uri": g["uri"], "expected_digest": g["digest"], "body": "# Changed\n"}),
+    );
     assert_eq!(u["plan"]["change"], json!(["docs/adr/0002-use-flock.md"]));
     let g2 = get(dir, "seneschal://knowledge/adr/0002");
     assert_eq!(g2["body"], "# Changed\n");
-    assert_eq!(g2["front_matter"]["title"], "Use flock", "the front matter is kept");
+    assert_eq!(
+        g2["front_matter"]["title"], "Use flock",
+        "the front matter is kept"
+    );
     assert_eq!(g2["digest"], u["digest"]);
 
     // The old digest is stale now: conflict, carrying the current one.
-    let (code, _, err) = call(dir, "knowledge.update", &json!({"uri": g["uri"], "expected_digest": g["digest"], "body": "x\n"}));
+    let (code, _, err) = call(
+        dir,
+        "knowledge.update",
+        &json!({"uri": g["uri"], "expected_digest": g["digest"], "body": "x\n"}),
+    );
     assert_eq!(code, 5, "{err}");
-    assert!(err.contains("error[conflict]") && err.contains(g2["digest"].as_str().unwrap()), "{err}");
-    let (code, _, err) = call(dir, "knowledge.delete", &json!({"uri": g["uri"], "expected_digest": g["digest"]}));
+    assert!(
+        err.contains("error[conflict]") && err.contains(g2["digest"].as_str().unwrap()),
+        "{err}"
+    );
+    let (code, _, err) = call(
+        dir,
+        "knowledge.delete",
+        &json!({"uri": g["uri"], "expected_digest": g["digest"]}),
+    );
     assert!(code != 0 && err.contains("error[conflict]"), "{err}");
 
-    let del = ok(dir, "knowledge.delete", &json!({"uri": g["uri"], "expected_digest": g2["digest"]}));
-    assert_eq!(del["review"], "Delete 1 knowledge object: adr/0002 (docs/adr/0002-use-flock.md)");
+    let del = ok(
+        dir,
+        "knowledge.delete",
+        &json!({"uri": g["uri"], "expected_digest": g2["digest"]}),
+    );
+    assert_eq!(
+        del["review"],
+        "Delete 1 knowledge object: adr/0002 (docs/adr/0002-use-flock.md)"
+    );
     assert!(!dir.join("docs/adr/0002-use-flock.md").exists());
-    let (code, _, err) = call(dir, "knowledge.get", &json!({"uri": "seneschal://knowledge/adr/0002"}));
+    let (code, _, err) = call(
+        dir,
+        "knowledge.get",
+        &json!({"uri": "seneschal://knowledge/adr/0002"}),
+    );
     assert!(code != 0 && err.contains("not_found"), "{err}");
-    let (code, _, err) = call(dir, "knowledge.delete", &json!({"uri": g["uri"], "expected_digest": g2["digest"]}));
+    let (code, _, err) = call(
+        dir,
+        "knowledge.delete",
+        &json!({"uri": g["uri"], "expected_digest": g2["digest"]}),
+    );
     assert!(code != 0 && err.contains("error[not_found]"), "{err}");
 
     // Every attempt, applied or refused, is in the chain.
     let v = verify(dir);
     assert!(v.status.success(), "{}", common::stderr(&v));
     let log = ok(dir, "audit.list", &json!({}));
-    let outcomes: Vec<&str> = log["records"].as_array().unwrap().iter().map(|r| r["outcome"].as_str().unwrap()).collect();
-    assert_eq!(outcomes, ["applied", "applied", "refused", "refused", "applied", "refused"]);
+    let outcomes: Vec<&str> = log["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outcomes,
+        ["applied", "applied", "refused", "refused", "applied", "refused"]
+    );
     assert_eq!(log["records"][0]["transport"], "cli");
     assert_eq!(log["records"][2]["code"], "conflict");
     let page = ok(dir, "audit.list", &json!({"limit": 2}));
@@ -144,7 +192,10 @@ fn create_update_delete_round_trip_with_digests() {
     assert_eq!(rest["next_after"], Value::Null);
     // The state stays out of git.
     let status = common::git(dir, &["status", "--porcelain", "--untracked-files=all"]);
-    assert!(!status.contains("audit.jsonl") && !status.contains("lock"), "{status}");
+    assert!(
+        !status.contains("audit.jsonl") && !status.contains("lock"),
+        "{status}"
+    );
 }
 
 #[test]
@@ -153,8 +204,14 @@ fn dry_run_changes_nothing_and_names_what_the_real_call_changes() {
     let dir = d.path();
     let g = get(dir, "seneschal://knowledge/adr/0001");
     let cases = [
-        ("knowledge.create", json!({"kind": "guide", "id": "releasing", "front_matter": {"title": "Releasing"}, "body": "Tag.\n"})),
-        ("knowledge.update", json!({"uri": g["uri"], "expected_digest": g["digest"], "body": "# New\n"})),
+        (
+            "knowledge.create",
+            json!({"kind": "guide", "id": "releasing", "front_matter": {"title": "Releasing"}, "body": "Tag.\n"}),
+        ),
+        (
+            "knowledge.update",
+            json!({"uri": g["uri"], "expected_digest": g["digest"], "body": "# New\n"}),
+        ),
     ];
     for (id, input) in cases {
         let before = full_tree(dir);
@@ -162,17 +219,34 @@ fn dry_run_changes_nothing_and_names_what_the_real_call_changes() {
         dry["dry_run"] = json!(true);
         let plan = ok(dir, id, &dry);
         assert_eq!(plan["applied"], false);
-        assert_eq!(full_tree(dir), before, "{id}: a dry run leaves everything byte-identical");
+        assert_eq!(
+            full_tree(dir),
+            before,
+            "{id}: a dry run leaves everything byte-identical"
+        );
         let real = ok(dir, id, &input);
         assert_eq!(real["plan"], plan["plan"], "{id}");
         assert_eq!(real["digest"], plan["digest"], "{id}");
         let after = tree(dir);
-        let before = before.into_iter().filter(|(k, _)| !k.starts_with(".seneschal")).collect::<BTreeMap<_, _>>();
-        let mut changed: Vec<String> = after.iter().filter(|(k, v)| before.get(*k) != Some(v)).map(|(k, _)| k.clone()).collect();
+        let before = before
+            .into_iter()
+            .filter(|(k, _)| !k.starts_with(".seneschal"))
+            .collect::<BTreeMap<_, _>>();
+        let mut changed: Vec<String> = after
+            .iter()
+            .filter(|(k, v)| before.get(*k) != Some(v))
+            .map(|(k, _)| k.clone())
+            .collect();
         changed.extend(before.keys().filter(|k| !after.contains_key(*k)).cloned());
         let mut named: Vec<String> = ["create", "change", "delete"]
             .iter()
-            .flat_map(|k| plan["plan"][k].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()))
+            .flat_map(|k| {
+                plan["plan"][k]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_str().unwrap().to_string())
+            })
             .collect();
         named.sort();
         changed.sort();
@@ -180,11 +254,18 @@ fn dry_run_changes_nothing_and_names_what_the_real_call_changes() {
     }
     let g = get(dir, "seneschal://knowledge/adr/0001");
     let before = full_tree(dir);
-    let plan = ok(dir, "knowledge.delete", &json!({"uri": g["uri"], "expected_digest": g["digest"], "dry_run": true}));
+    let plan = ok(
+        dir,
+        "knowledge.delete",
+        &json!({"uri": g["uri"], "expected_digest": g["digest"], "dry_run": true}),
+    );
     assert_eq!(full_tree(dir), before);
     assert_eq!(plan["plan"]["delete"], json!(["docs/adr/0001-first.md"]));
     assert_eq!(plan["plan"]["counts"]["delete"], 1);
-    assert_eq!(plan["review"], "Delete 1 knowledge object: adr/0001 (docs/adr/0001-first.md)");
+    assert_eq!(
+        plan["review"],
+        "Delete 1 knowledge object: adr/0001 (docs/adr/0001-first.md)"
+    );
     // A dry run is not a write attempt: the audit log holds the two real calls only.
     assert_eq!(ok(dir, "audit.list", &json!({}))["total"], 2);
 }
@@ -194,23 +275,59 @@ fn invalid_front_matter_writes_nothing() {
     let d = repo();
     let dir = d.path();
     let before = tree(dir);
-    let (code, _, err) = call(dir, "knowledge.create", &json!({"kind": "adr", "front_matter": {"title": "No status"}}));
+    let (code, _, err) = call(
+        dir,
+        "knowledge.create",
+        &json!({"kind": "adr", "front_matter": {"title": "No status"}}),
+    );
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("error[invalid_input]") && err.contains("status"), "{err}");
-    let (_, _, err) = call(dir, "knowledge.create", &json!({"kind": "nope", "front_matter": {}}));
-    assert!(err.contains("error[invalid_input]") && err.contains("/kind"), "{err}");
+    assert!(
+        err.contains("error[invalid_input]") && err.contains("status"),
+        "{err}"
+    );
+    let (_, _, err) = call(
+        dir,
+        "knowledge.create",
+        &json!({"kind": "nope", "front_matter": {}}),
+    );
+    assert!(
+        err.contains("error[invalid_input]") && err.contains("/kind"),
+        "{err}"
+    );
     let g = get(dir, "seneschal://knowledge/adr/0001");
-    let (_, _, err) = call(dir, "knowledge.update", &json!({"uri": g["uri"], "expected_digest": g["digest"], "front_matter": {"title": "T", "status": "maybe", "date": "2026-11-30"}}));
-    assert!(err.contains("error[invalid_input]") && err.contains("/front_matter/status"), "{err}");
-    let (_, _, err) = call(dir, "knowledge.update", &json!({"uri": g["uri"], "expected_digest": g["digest"], "front_matter": {"id": "0009", "title": "T", "status": "accepted", "date": "2026-11-30"}}));
-    assert!(err.contains("error[invalid_input]") && err.contains("cannot change"), "{err}");
+    let (_, _, err) = call(
+        dir,
+        "knowledge.update",
+        &json!({"uri": g["uri"], "expected_digest": g["digest"], "front_matter": {"title": "T", "status": "maybe", "date": "2026-11-30"}}),
+    );
+    assert!(
+        err.contains("error[invalid_input]") && err.contains("/front_matter/status"),
+        "{err}"
+    );
+    let (_, _, err) = call(
+        dir,
+        "knowledge.update",
+        &json!({"uri": g["uri"], "expected_digest": g["digest"], "front_matter": {"id": "0009", "title": "T", "status": "accepted", "date": "2026-11-30"}}),
+    );
+    assert!(
+        err.contains("error[invalid_input]") && err.contains("cannot change"),
+        "{err}"
+    );
     // Schema-invalid input (the executor's check) is refused and recorded too.
-    let (code, _, err) = call(dir, "knowledge.update", &json!({"uri": g["uri"], "expected_digest": "md5:1"}));
+    let (code, _, err) = call(
+        dir,
+        "knowledge.update",
+        &json!({"uri": g["uri"], "expected_digest": "md5:1"}),
+    );
     assert_eq!(code, 2, "{err}");
     assert_eq!(tree(dir), before, "nothing was written");
     let log = ok(dir, "audit.list", &json!({}));
     assert_eq!(log["total"], 5);
-    assert!(log["records"].as_array().unwrap().iter().all(|r| r["outcome"] == "refused" && r["code"] == "invalid_input"));
+    assert!(log["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["outcome"] == "refused" && r["code"] == "invalid_input"));
 }
 
 #[test]
@@ -220,22 +337,45 @@ fn writes_stay_inside_their_kind_and_never_follow_links() {
     let outside = tempfile::tempdir().unwrap();
     // A kind folder that is a link leading outside the repository.
     std::os::unix::fs::symlink(outside.path(), dir.join("docs/guides")).unwrap();
-    let (code, _, err) = call(dir, "knowledge.create", &json!({"kind": "guide", "id": "escape", "front_matter": {"title": "Escape"}}));
+    let (code, _, err) = call(
+        dir,
+        "knowledge.create",
+        &json!({"kind": "guide", "id": "escape", "front_matter": {"title": "Escape"}}),
+    );
     assert_eq!(code, 4, "{err}");
-    assert!(err.contains("error[refused]") && err.contains("symlink_escape"), "{err}");
-    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0, "nothing was written outside");
+    assert!(
+        err.contains("error[refused]") && err.contains("symlink_escape"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(outside.path()).unwrap().count(),
+        0,
+        "nothing was written outside"
+    );
     // A link inside the repository is refused too: writes never follow links.
     std::fs::remove_file(dir.join("docs/guides")).unwrap();
     std::fs::create_dir_all(dir.join("elsewhere")).unwrap();
     std::os::unix::fs::symlink(dir.join("elsewhere"), dir.join("docs/guides")).unwrap();
-    let (code, _, err) = call(dir, "knowledge.create", &json!({"kind": "guide", "id": "inside", "front_matter": {"title": "In"}}));
+    let (code, _, err) = call(
+        dir,
+        "knowledge.create",
+        &json!({"kind": "guide", "id": "inside", "front_matter": {"title": "In"}}),
+    );
     assert_eq!(code, 4, "{err}");
     assert_eq!(std::fs::read_dir(dir.join("elsewhere")).unwrap().count(), 0);
     // An id cannot climb out: the id grammar refuses separators and `..`.
-    let (code, _, err) = call(dir, "knowledge.create", &json!({"kind": "adr", "id": "../../x", "front_matter": adr("X")}));
+    let (code, _, err) = call(
+        dir,
+        "knowledge.create",
+        &json!({"kind": "adr", "id": "../../x", "front_matter": adr("X")}),
+    );
     assert_eq!(code, 2, "{err}");
     // An existing object cannot be created again.
-    let (code, _, err) = call(dir, "knowledge.create", &json!({"kind": "adr", "id": "0001", "front_matter": adr("Again")}));
+    let (code, _, err) = call(
+        dir,
+        "knowledge.create",
+        &json!({"kind": "adr", "id": "0001", "front_matter": adr("Again")}),
+    );
     assert_eq!(code, 5, "{err}");
     assert!(err.contains("already exists"), "{err}");
 }
@@ -257,8 +397,16 @@ fn idempotency_key_retry_creates_one_object_and_a_different_request_conflicts() 
     let (code, _, err) = call(dir, "knowledge.create", &other);
     assert_eq!(code, 5, "{err}");
     assert!(err.contains("idempotency key"), "{err}");
-    assert_eq!(ok(dir, "knowledge.list", &json!({"kind": "adr"}))["total"], 2);
-    let outcomes: Vec<String> = ok(dir, "audit.list", &json!({}))["records"].as_array().unwrap().iter().map(|r| r["outcome"].as_str().unwrap().to_string()).collect();
+    assert_eq!(
+        ok(dir, "knowledge.list", &json!({"kind": "adr"}))["total"],
+        2
+    );
+    let outcomes: Vec<String> = ok(dir, "audit.list", &json!({}))["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["outcome"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(outcomes, ["applied", "replayed", "refused"]);
 }
 
@@ -267,11 +415,19 @@ fn editing_one_byte_of_the_audit_log_fails_verify_naming_the_record() {
     let d = repo();
     let dir = d.path();
     for t in ["A", "B", "C"] {
-        ok(dir, "knowledge.create", &json!({"kind": "adr", "front_matter": adr(t)}));
+        ok(
+            dir,
+            "knowledge.create",
+            &json!({"kind": "adr", "front_matter": adr(t)}),
+        );
     }
     let v = verify(dir);
     assert!(v.status.success());
-    assert!(common::stdout(&v).contains("3 record(s)"), "{}", common::stdout(&v));
+    assert!(
+        common::stdout(&v).contains("3 record(s)"),
+        "{}",
+        common::stdout(&v)
+    );
     let log = dir.join(".seneschal/audit.jsonl");
     let text = std::fs::read_to_string(&log).unwrap();
     let second = text.find('\n').unwrap() + 1;
@@ -301,7 +457,11 @@ fn two_hundred_concurrent_updates_lose_nothing() {
                     for i in 0..50 {
                         let g = get(&dir, uri);
                         let body = format!("{}writer {w} call {i}\n", g["body"].as_str().unwrap());
-                        let (code, v, err) = call(&dir, "knowledge.update", &json!({"uri": uri, "expected_digest": g["digest"], "body": body}));
+                        let (code, v, err) = call(
+                            &dir,
+                            "knowledge.update",
+                            &json!({"uri": uri, "expected_digest": g["digest"], "body": body}),
+                        );
                         match code {
                             0 => {
                                 assert_eq!(v["applied"], true);

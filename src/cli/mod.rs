@@ -384,9 +384,14 @@ pub fn main() -> ExitCode {
             print_stdout(&String::from_utf8_lossy(&buf))
         }
         Some(("audit", _)) => match crate::store::verify(&repo_root(&matches)) {
-            Ok(n) => print_stdout(&format!("audit log verified: {n} record(s), chain intact\n")),
+            Ok(n) => print_stdout(&format!(
+                "audit log verified: {n} record(s), chain intact\n"
+            )),
             Err((line, why)) => {
-                eprintln!("error[audit]: {why} (line {line} of {})", crate::store::AUDIT_LOG);
+                eprintln!(
+                    "error[audit]: {why} (line {line} of {})",
+                    crate::store::AUDIT_LOG
+                );
                 ExitCode::from(crate::store::EXIT_BROKEN)
             }
         },

@@ -61,15 +61,16 @@ fn run(
     }
     let root = ctx.repo.clone();
     store::transact(&root, id, &raw, |_locked| {
-        let p = prepare(&ctx.knowledge.snapshot(&ctx.repo)).map_err(|e| (e, Effects::default()))?;
+        let p = match prepare(&ctx.knowledge.snapshot(&ctx.repo)) {
+            Ok(p) => p,
+            Err(e) => return (Err(e), Effects::default()),
+        };
         let result = match &p.bytes {
             Some(b) => store::write(&root, &p.file, b),
             None => store::remove(&root, &p.file),
         };
-        match result {
-            Ok(()) => Ok((answer(id, &p, true, false), p.effects)),
-            Err(e) => Err((e, p.effects)),
-        }
+        let answer = result.map(|()| answer(id, &p, true, false));
+        (answer, p.effects)
     })
 }
 
@@ -355,7 +356,7 @@ pub fn delete(ctx: &Context, input: knowledge_delete::Input) -> Result<knowledge
 /// `audit.list`: the audit log, a page at a time.
 pub fn audit_list(ctx: &Context, input: audit_list::Input) -> Result<audit_list::Output, CapabilityError> {
     let all = store::records(&ctx.repo);
-    let after = input.after.unwrap_or(0) as u64;
+    let after = input.after.unwrap_or(0);
     let limit = input.limit.map_or(100, |l| l.get() as usize);
     let page: Vec<Value> = all
         .iter()

@@ -1,8 +1,9 @@
-//! The one store every repository write goes through (DESIGN §6).
+//! The one store every repository write goes through.
 //!
-//! * **Lock.** A call holds `.seneschal/lock` exclusively (the standard library's
-//!   [`File::lock`], an `flock`) from its digest check to its audit record, so two processes
-//!   on one repository serialize their writes.
+//! * **Lock.** A call holds `.seneschal/lock` exclusively (`flock`, which is what the
+//!   standard library's `File::lock` does from Rust 1.89, above this crate's MSRV) from its
+//!   digest check to its audit record, so two processes on one repository serialize their
+//!   writes.
 //! * **Whole files.** A file is written to a temporary name in its own folder, fsynced, renamed
 //!   over the target and the folder fsynced: a reader (or a crash) sees the old version or the
 //!   new one, never a mix.
@@ -73,7 +74,9 @@ impl Drop for TransportScope {
 }
 
 fn transport() -> &'static str {
-    TRANSPORT.with(|c| c.get()).map_or("unknown", Transport::as_str)
+    TRANSPORT
+        .with(|c| c.get())
+        .map_or("unknown", Transport::as_str)
 }
 
 fn io_err(what: &str, e: impl std::fmt::Display) -> CapabilityError {
@@ -225,7 +228,10 @@ pub fn write(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), CapabilityError
     let tmp = format!(
         ".{name}.seneschal-{}-{}.tmp",
         std::process::id(),
-        SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos()
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos()
     );
     let ctmp = cstr(&tmp)?;
     // SAFETY: as in open_dir_at.
@@ -256,7 +262,14 @@ pub fn write(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), CapabilityError
     drop(f);
     let cname = cstr(&name)?;
     // SAFETY: as in open_dir_at.
-    let r = unsafe { libc::renameat(dir.as_raw_fd(), ctmp.as_ptr(), dir.as_raw_fd(), cname.as_ptr()) };
+    let r = unsafe {
+        libc::renameat(
+            dir.as_raw_fd(),
+            ctmp.as_ptr(),
+            dir.as_raw_fd(),
+            cname.as_ptr(),
+        )
+    };
     if r != 0 {
         return Err(cleanup(io_err(
             &format!("cannot move the new `{rel}` into place"),
@@ -322,7 +335,17 @@ pub fn lock(root: &Path) -> Result<Locked, CapabilityError> {
         .write(true)
         .open(state.join("lock"))
         .map_err(|e| io_err("cannot open .seneschal/lock", e))?;
-    file.lock().map_err(|e| io_err("cannot lock .seneschal/lock", e))?;
+    // `flock(LOCK_EX)`: what `File::lock` does, which needs Rust 1.89 (the MSRV is 1.85).
+    loop {
+        // SAFETY: `file` is an open descriptor.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(io_err("cannot lock .seneschal/lock", e));
+        }
+    }
     Ok(Locked {
         _file: file,
         root: root.to_path_buf(),
@@ -361,7 +384,10 @@ pub fn rfc3339(secs: u64) -> String {
 }
 
 fn key_path(key: &str) -> String {
-    format!(".seneschal/idempotency/{}.json", hex(&Sha256::digest(key.as_bytes())))
+    format!(
+        ".seneschal/idempotency/{}.json",
+        hex(&Sha256::digest(key.as_bytes()))
+    )
 }
 
 /// What a stored key says about a new request.
@@ -521,7 +547,7 @@ pub fn transact(
     root: &Path,
     capability: &str,
     input: &Value,
-    apply: impl FnOnce(&Locked) -> Result<(Value, Effects), (CapabilityError, Effects)>,
+    apply: impl FnOnce(&Locked) -> (Result<Value, CapabilityError>, Effects),
 ) -> Result<Value, CapabilityError> {
     let l = lock(root)?;
     let request = request_digest(capability, input);
@@ -542,10 +568,7 @@ pub fn transact(
             }
         }
     }
-    let (result, effects) = match apply(&l) {
-        Ok((v, fx)) => (Ok(v), fx),
-        Err((e, fx)) => (Err(e), fx),
-    };
+    let (result, effects) = apply(&l);
     append_audit(&l, capability, &request, &effects.paths(), &result, false)?;
     if let (Some(key), Ok(v)) = (key, &result) {
         store_key(&l, key, &request, v)?;
@@ -585,14 +608,23 @@ pub fn verify(root: &Path) -> Result<usize, (usize, String)> {
             // A crash mid-append leaves a torn last line; it was never acknowledged.
             break;
         }
-        let v: Value = serde_json::from_str(line)
-            .map_err(|e| (n, format!("record {n} is not JSON: {e}")))?;
+        let v: Value =
+            serde_json::from_str(line).map_err(|e| (n, format!("record {n} is not JSON: {e}")))?;
         let stated = v["hash"].as_str().unwrap_or_default();
         if v["prev"].as_str() != Some(prev.as_str()) {
-            return Err((n, format!("record {n} does not follow record {}: its prev is not that record's hash", n - 1)));
+            return Err((
+                n,
+                format!(
+                    "record {n} does not follow record {}: its prev is not that record's hash",
+                    n - 1
+                ),
+            ));
         }
         if record_hash(&v) != stated || canonical(&v) != line {
-            return Err((n, format!("record {n} was altered: its content does not match its hash")));
+            return Err((
+                n,
+                format!("record {n} was altered: its content does not match its hash"),
+            ));
         }
         prev = stated.to_string();
         count += 1;
