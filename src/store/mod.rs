@@ -225,6 +225,7 @@ pub fn read(root: &Path, rel: &str) -> Result<Option<Vec<u8>>, CapabilityError> 
 /// of the folder.
 pub fn write(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), CapabilityError> {
     let (dir, name) = parent_dir(root, rel, true)?;
+    sweep_temporaries(root, rel, &dir, &name);
     let tmp = format!(
         ".{name}.seneschal-{}-{}.tmp",
         std::process::id(),
@@ -277,6 +278,30 @@ pub fn write(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), CapabilityError
         )));
     }
     sync_dir(&dir, rel)
+}
+
+/// Removes temporary files of `name` left by a writer that died between creating and renaming
+/// them. Only lock holders write, so under the lock every such file is an orphan. Names are
+/// listed by path but removed relative to the folder's descriptor.
+fn sweep_temporaries(root: &Path, rel: &str, dir: &OwnedFd, name: &str) {
+    let folder = root
+        .join(rel)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let prefix = format!(".{name}.seneschal-");
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n.starts_with(&prefix) && n.ends_with(".tmp") {
+            if let Ok(c) = CString::new(n) {
+                // SAFETY: as in open_dir_at.
+                unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) };
+            }
+        }
+    }
 }
 
 /// Removes `rel` and fsyncs its folder.
