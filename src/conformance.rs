@@ -455,6 +455,24 @@ pub fn run(template: &Path, only: &[String]) -> Vec<Row> {
     rows
 }
 
+/// A writer records every refused attempt in its audit log (crate::store): for a
+/// `repository_write` capability, changes to the store's own state (lock, .gitignore, audit log)
+/// are the record of the refusal, not an effect of it.
+fn audit_excluded(d: &Descriptor, delta: &[String]) -> Vec<String> {
+    delta
+        .iter()
+        .filter(|c| {
+            d.effect != Effect::RepositoryWrite
+                || !matches!(
+                    c.rsplit(' ').next(),
+                    Some("audit.jsonl" | "lock" | ".gitignore")
+                )
+                || !c.starts_with(".seneschal:")
+        })
+        .cloned()
+        .collect()
+}
+
 fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Row>, String> {
     let hints = ExecutionPolicy::hints(d.effect);
     let mut rows = Vec::new();
@@ -545,7 +563,8 @@ fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Ro
                 Transport::Conformance,
             ));
             let delta = before.delta(&Snapshot::take(&s.path, &ctx));
-            let ok = got == "not_found" && Snapshot::files_changed(&delta).is_empty();
+            let ok = got == "not_found"
+                && Snapshot::files_changed(&audit_excluded(d, &delta)).is_empty();
             row(
                 "missing",
                 if ok { Status::Pass } else { Status::Fail },
@@ -579,7 +598,7 @@ fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Ro
             Transport::Conformance,
         ));
         let delta = before.delta(&Snapshot::take(&s.path, &ctx));
-        let ok = got == "invalid_input" && delta.is_empty();
+        let ok = got == "invalid_input" && audit_excluded(d, &delta).is_empty();
         row(
             "malformed",
             if ok { Status::Pass } else { Status::Fail },

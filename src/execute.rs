@@ -97,7 +97,7 @@ pub fn execute_index(
     ctx: &Context,
     index: usize,
     input: Value,
-    _transport: Transport,
+    transport: Transport,
 ) -> Result<Value, CapabilityError> {
     let d = &CAPABILITIES[index];
     if d.stability == Stability::Planned {
@@ -117,7 +117,15 @@ pub fn execute_index(
     if !input.is_object() {
         return Err(CapabilityError::invalid_input("the input must be a JSON object").at(""));
     }
-    validate_input(index, d, &input)?;
+    // The transport reaches the store's audit through a per-call thread-local; handlers
+    // never see it.
+    let _scope = crate::store::TransportScope::enter(transport);
+    if let Err(e) = validate_input(index, d, &input) {
+        if d.effect == crate::policy::Effect::RepositoryWrite {
+            crate::store::audit_rejected(&ctx.repo, d.id, &input, &e);
+        }
+        return Err(e);
+    }
     let output = match d.kind {
         Kind::Resource => json!({
             "uri": d.mcp_resource.unwrap_or(d.id),

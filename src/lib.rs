@@ -26,4 +26,5 @@ pub mod policy;
 pub mod prose;
 pub mod redact;
 pub mod registry;
+pub mod store;
 pub mod versions;

@@ -31,6 +31,7 @@ const BUILT_IN: &[&[&str]] = &[
     &["completions"],
     &["man"],
     &["conformance"],
+    &["audit", "verify"],
     &["help"],
     &["contract", "diff"],
     &["contract", "check"],

@@ -128,6 +128,12 @@ pub fn command() -> Command {
                 .arg(Arg::new("shell").required(true).value_parser(["bash", "zsh", "fish"])),
         )
         .subcommand(Command::new("man").about("Print the man page (roff)"))
+        .subcommand(
+            Command::new("audit")
+                .about("The write audit log")
+                .subcommand_required(true)
+                .subcommand(Command::new("verify").about("Check the hash chain of .seneschal/audit.jsonl; exits non-zero naming the first broken record")),
+        )
         .subcommand(contract::command())
         .subcommand(
             Command::new("conformance")
@@ -377,6 +383,18 @@ pub fn main() -> ExitCode {
             clap_complete::generate(shell, &mut command(), "seneschal", &mut buf);
             print_stdout(&String::from_utf8_lossy(&buf))
         }
+        Some(("audit", _)) => match crate::store::verify(&repo_root(&matches)) {
+            Ok(n) => print_stdout(&format!(
+                "audit log verified: {n} record(s), chain intact\n"
+            )),
+            Err((line, why)) => {
+                eprintln!(
+                    "error[audit]: {why} (line {line} of {})",
+                    crate::store::AUDIT_LOG
+                );
+                ExitCode::from(crate::store::EXIT_BROKEN)
+            }
+        },
         Some(("man", _)) => {
             let mut buf = Vec::new();
             match man_page(&mut buf) {

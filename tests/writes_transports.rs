@@ -1,0 +1,302 @@
+//! Every refusal path of the repository writes, over MCP (`seneschal mcp` on pipes), HTTP
+//! (`seneschal serve` on loopback) and the CLI: the same input gets the same error code on each,
+//! changes no file, and is recorded in the audit log with its transport.
+
+mod common;
+mod mcp_support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use mcp_support::Mcp;
+use serde_json::{json, Value};
+
+const STALE: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
+
+fn repo() -> tempfile::TempDir {
+    let dir = common::scratch_repo();
+    std::fs::create_dir_all(dir.path().join("docs/adr")).unwrap();
+    std::fs::write(
+        dir.path().join("docs/adr/0001-first.md"),
+        "---\nid: \"0001\"\ntitle: First\nstatus: accepted\ndate: 2026-11-30\n---\n# First\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// The refusals: (capability, input, expected code). The setup makes the last two meaningful.
+fn refusals(dir: &Path) -> Vec<(&'static str, Value, &'static str)> {
+    let digest = common::json(&common::run_in(
+        dir,
+        &[
+            "call",
+            "knowledge.get",
+            "--input",
+            r#"{"uri":"seneschal://knowledge/adr/0001"}"#,
+        ],
+    ))["digest"]
+        .clone();
+    vec![
+        (
+            "knowledge.create",
+            json!({"kind": "adr", "front_matter": {"title": "No status"}}),
+            "invalid_input",
+        ),
+        (
+            "knowledge.create",
+            json!({"kind": "adr", "id": "0001", "front_matter": {"title": "T", "status": "proposed", "date": "2026-11-30"}}),
+            "conflict",
+        ),
+        (
+            "knowledge.create",
+            json!({"kind": "guide", "id": "escape", "front_matter": {"title": "Escape"}}),
+            "refused",
+        ),
+        (
+            "knowledge.update",
+            json!({"uri": "seneschal://knowledge/adr/0001", "expected_digest": STALE, "body": "x\n"}),
+            "conflict",
+        ),
+        (
+            "knowledge.update",
+            json!({"uri": "seneschal://knowledge/adr/0001", "expected_digest": digest, "front_matter": {"title": "T"}}),
+            "invalid_input",
+        ),
+        (
+            "knowledge.update",
+            json!({"uri": "seneschal://knowledge/adr/0404", "expected_digest": STALE}),
+            "not_found",
+        ),
+        (
+            "knowledge.delete",
+            json!({"uri": "seneschal://knowledge/adr/0001", "expected_digest": STALE}),
+            "conflict",
+        ),
+        (
+            "knowledge.delete",
+            json!({"uri": "seneschal://knowledge/adr/0001", "expected_digest": "nope"}),
+            "invalid_input",
+        ),
+        // The key was used (below, before these run) for another request.
+        (
+            "knowledge.create",
+            json!({"kind": "adr", "front_matter": {"title": "Other", "status": "proposed", "date": "2026-11-30"}, "idempotency_key": "used"}),
+            "conflict",
+        ),
+    ]
+}
+
+/// Prepares a repository: a kind folder that is a link outside, and a used idempotency key.
+fn prepare() -> (tempfile::TempDir, tempfile::TempDir) {
+    let d = repo();
+    let outside = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path(), d.path().join("docs/guides")).unwrap();
+    let o = common::run_in(
+        d.path(),
+        &[
+            "call",
+            "knowledge.create",
+            "--input",
+            r#"{"kind":"adr","front_matter":{"title":"Keyed","status":"proposed","date":"2026-11-30"},"idempotency_key":"used"}"#,
+        ],
+    );
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    (d, outside)
+}
+
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir.join("docs/adr")).unwrap().flatten() {
+        out.push((
+            e.file_name().to_string_lossy().into_owned(),
+            std::fs::read(e.path()).unwrap(),
+        ));
+    }
+    out.sort();
+    out
+}
+
+fn audit_tail(dir: &Path, n: usize) -> Vec<Value> {
+    let text = std::fs::read_to_string(dir.join(".seneschal/audit.jsonl")).unwrap();
+    let all: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    all[all.len() - n..].to_vec()
+}
+
+fn after_all(dir: &Path, outside: &Path, before: &[(String, Vec<u8>)], n: usize, transport: &str) {
+    assert_eq!(
+        snapshot(dir),
+        before,
+        "{transport}: no refusal changed a file"
+    );
+    assert_eq!(std::fs::read_dir(outside).unwrap().count(), 0);
+    for r in audit_tail(dir, n) {
+        assert_eq!(r["outcome"], "refused", "{r}");
+        assert_eq!(r["transport"], transport, "{r}");
+    }
+    let v = common::run_in(dir, &["audit", "verify"]);
+    assert!(v.status.success(), "{}", common::stderr(&v));
+}
+
+#[test]
+fn refusals_over_the_cli() {
+    let (d, outside) = prepare();
+    let dir = d.path();
+    let before = snapshot(dir);
+    let cases = refusals(dir);
+    for (id, input, code) in &cases {
+        let o = common::run_in(dir, &["call", id, "--input", &input.to_string()]);
+        let err = common::stderr(&o);
+        assert!(
+            err.starts_with(&format!("error[{code}]")),
+            "{id} {input}: {err}"
+        );
+        let expected = match *code {
+            "invalid_input" => 2,
+            "not_found" => 3,
+            "refused" => 4,
+            _ => 5,
+        };
+        assert_eq!(o.status.code(), Some(expected), "{id}: {err}");
+    }
+    after_all(dir, outside.path(), &before, cases.len(), "cli");
+}
+
+#[test]
+fn refusals_over_mcp() {
+    let (d, outside) = prepare();
+    let dir = d.path();
+    let before = snapshot(dir);
+    let cases = refusals(dir);
+    let mut mcp = Mcp::start_with(dir, &[], &[]);
+    mcp.initialize("2025-11-25");
+    for (id, input, code) in &cases {
+        let a = mcp.request(
+            "tools/call",
+            json!({"name": id.replace('.', "_"), "arguments": input}),
+        );
+        assert_eq!(a["result"]["isError"], true, "{id} {input}: {a}");
+        assert_eq!(
+            a["result"]["_meta"]["seneschal/error"]["code"], *code,
+            "{id} {input}: {a}"
+        );
+    }
+    // A conflict carries the current digest.
+    let a = mcp.request(
+        "tools/call",
+        json!({"name": "knowledge_update", "arguments": cases[3].1}),
+    );
+    assert!(a.to_string().contains("current_digest"), "{a}");
+    let _ = mcp.finish();
+    after_all(dir, outside.path(), &before, cases.len() + 1, "mcp");
+    // A read-only process lists no writer and refuses one by name, writing nothing.
+    let mut ro = Mcp::start_with(dir, &["--allow-effects", "read"], &[]);
+    ro.initialize("2025-11-25");
+    let a = ro.request(
+        "tools/call",
+        json!({"name": "knowledge_delete", "arguments": cases[6].1}),
+    );
+    let text = a.to_string();
+    assert!(text.contains("refused") || a["error"].is_object(), "{a}");
+    let _ = ro.finish();
+    assert_eq!(snapshot(dir), before);
+}
+
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &Path) -> Server {
+    let mut child = Command::new(common::bin())
+        .args(["serve", "--bind", "127.0.0.1:0", "--repo"])
+        .arg(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .expect("the address")
+        .to_string();
+    Server { child, addr }
+}
+
+fn post(s: &Server, path: &str, body: &Value) -> (u16, Value) {
+    let body = body.to_string();
+    let mut c = TcpStream::connect(&s.addr).unwrap();
+    write!(
+        c,
+        "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        s.addr,
+        body.len()
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    c.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status: u16 = text.split(' ').nth(1).unwrap().parse().unwrap();
+    let payload = text.split("\r\n\r\n").nth(1).unwrap_or_default();
+    (status, serde_json::from_str(payload).unwrap_or(Value::Null))
+}
+
+#[test]
+fn refusals_over_http() {
+    let (d, outside) = prepare();
+    let dir = d.path();
+    let before = snapshot(dir);
+    let cases = refusals(dir);
+    let s = serve(dir);
+    for (id, input, code) in &cases {
+        let path = format!(
+            "/api/v1/knowledge/{}",
+            id.strip_prefix("knowledge.").unwrap()
+        );
+        let (status, problem) = post(&s, &path, input);
+        assert_eq!(problem["code"], *code, "{id} {input}: {status} {problem}");
+        let expected = match *code {
+            "invalid_input" => 400,
+            "not_found" => 404,
+            "refused" => 403,
+            _ => 409,
+        };
+        assert_eq!(status, expected, "{id}: {problem}");
+    }
+    // An applied write over HTTP is recorded with its transport.
+    let (status, created) = post(
+        &s,
+        "/api/v1/knowledge/create",
+        &json!({"kind": "adr", "front_matter": {"title": "Over HTTP", "status": "proposed", "date": "2026-11-30"}}),
+    );
+    assert_eq!(status, 200, "{created}");
+    drop(s);
+    let last = audit_tail(dir, 1).remove(0);
+    assert_eq!(
+        (last["outcome"].as_str(), last["transport"].as_str()),
+        (Some("applied"), Some("http"))
+    );
+    std::fs::remove_file(dir.join(created["file"].as_str().unwrap())).unwrap();
+    let tail = audit_tail(dir, cases.len() + 1);
+    assert!(tail[..cases.len()]
+        .iter()
+        .all(|r| r["outcome"] == "refused" && r["transport"] == "http"));
+    assert_eq!(snapshot(dir), before);
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+}
