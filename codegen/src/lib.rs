@@ -53,7 +53,7 @@ impl Inputs {
 
 /// Loads and checks the whole registry; every problem is reported, sorted by file.
 pub fn load_registry(inputs: &Inputs) -> Result<Registry, Vec<Diagnostic>> {
-    let mut caps = load::load_dir(&inputs.capabilities, &inputs.root)?;
+    let mut caps = load_parallel(&inputs.capabilities, &inputs.root)?;
     caps.sort_by(|a, b| a.id.cmp(&b.id));
     let diags = check::check_registry(&caps, inputs.handlers.as_deref(), &inputs.root);
     if !diags.is_empty() {
@@ -62,6 +62,69 @@ pub fn load_registry(inputs: &Inputs) -> Result<Registry, Vec<Diagnostic>> {
     Ok(Registry {
         capabilities: caps,
         version: inputs.version.clone(),
+    })
+}
+
+/// Every manifest of `dir`, loaded like [`load::load_dir`] (same order, same diagnostics) but
+/// spread over the machine's cores: parsing, schema validation and compiling each manifest's
+/// own input and output schemas is independent per file.
+fn load_parallel(dir: &Path, root: &Path) -> Result<Vec<Capability>, Vec<Diagnostic>> {
+    let files = load::manifest_files(dir).map_err(|e| {
+        vec![Diagnostic {
+            file: load::display_path(dir, root),
+            line: None,
+            pointer: String::new(),
+            message: format!("cannot list manifests: {e}"),
+        }]
+    })?;
+    let load_one = |file: &PathBuf| -> Result<Capability, Vec<Diagnostic>> {
+        let rel = load::display_path(file, root);
+        match std::fs::read_to_string(file) {
+            Ok(text) => load::load_manifest(&text, &rel),
+            Err(e) => Err(vec![Diagnostic {
+                file: rel,
+                line: None,
+                pointer: String::new(),
+                message: format!("cannot read: {e}"),
+            }]),
+        }
+    };
+    let results = parallel_map(&files, load_one);
+    let mut caps = Vec::with_capacity(results.len());
+    let mut diags = Vec::new();
+    for r in results {
+        match r {
+            Ok(c) => caps.push(c),
+            Err(mut d) => diags.append(&mut d),
+        }
+    }
+    if diags.is_empty() {
+        Ok(caps)
+    } else {
+        Err(diags)
+    }
+}
+
+/// `items.iter().map(f)` in order, over up to eight scoped threads (one per core); runs inline
+/// for small inputs, where starting threads costs more than it saves.
+pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    if threads == 1 || items.len() < 32 {
+        return items.iter().map(f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a generation thread panicked"))
+            .collect()
     })
 }
 
@@ -130,7 +193,17 @@ pub struct Outputs {
 /// Runs the whole pipeline (load, check, render) without writing anything.
 pub fn generate(inputs: &Inputs) -> Result<Outputs, Vec<Diagnostic>> {
     let registry = load_registry(inputs)?;
-    let registry_rs = project::rust::render_registry(&registry, &inputs.root)?;
+    // The committed projections (JSON, Markdown, the hashed lock) do not depend on the Rust
+    // projection: render them on a thread of their own while typify runs on the others.
+    let (registry_rs, (committed, digest)) = std::thread::scope(|scope| {
+        let committed = scope.spawn(|| committed_projections(&registry));
+        let rust = project::rust::render_registry(&registry, &inputs.root);
+        (
+            rust,
+            committed.join().expect("the projection thread panicked"),
+        )
+    });
+    let registry_rs = registry_rs?;
     let mut out_dir = vec![("registry.rs", registry_rs)];
     if let Some(dir) = &inputs.handlers {
         let handlers_rs = project::rust::render_handlers(dir).map_err(|e| {
@@ -151,7 +224,6 @@ pub fn generate(inputs: &Inputs) -> Result<Outputs, Vec<Diagnostic>> {
         "mcp-tools.process_state.json",
         project::mcp_tools::render(&registry, Effect::ProcessState),
     ));
-    let (committed, digest) = committed_projections(&registry);
     out_dir.push(("digest.txt", digest));
     Ok(Outputs {
         registry,
