@@ -56,8 +56,8 @@ examples:
     input: {{ name: x }}
     outcome: ok
 "#,
-        effect = if i % 3 == 0 { "process_state" } else { "read" },
-        method = if i % 3 == 0 { "POST" } else { "GET" },
+        effect = if i.is_multiple_of(3) { "process_state" } else { "read" },
+        method = if i.is_multiple_of(3) { "POST" } else { "GET" },
     )
 }
 
@@ -124,7 +124,7 @@ fn main() {
     let _ = seneschal_codegen::committed_projections(&reg);
     let committed = t.elapsed();
     println!(
-        "phases: load+check {:.1} ms, rust (typify+dispatch+prettyplease, {} KiB) {:.1} ms, committed projections {:.1} ms",
+        "phases: load+check {:.1} ms, rust (typify, descriptors, dispatch; {} KiB) {:.1} ms, committed projections {:.1} ms",
         load.as_secs_f64() * 1e3,
         rust.len() / 1024,
         rust_time.as_secs_f64() * 1e3,

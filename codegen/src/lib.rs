@@ -268,3 +268,41 @@ pub fn build(root: &Path, out_dir: &Path, version: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_map_keeps_the_order_of_its_input() {
+        let items: Vec<usize> = (0..1000).collect();
+        let doubled = parallel_map(&items, |i| i * 2);
+        assert_eq!(doubled, (0..1000).map(|i| i * 2).collect::<Vec<_>>());
+        let few: Vec<usize> = (0..3).collect();
+        assert_eq!(parallel_map(&few, |i| i + 1), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn parallel_loading_reports_what_serial_loading_reports() {
+        let dir = std::env::temp_dir().join(format!("seneschal-load-{}", std::process::id()));
+        let caps = dir.join("capabilities");
+        std::fs::create_dir_all(&caps).unwrap();
+        // Enough files for the threaded path; each is broken in its own way.
+        for i in 0..40 {
+            let text = match i % 3 {
+                0 => format!("id: bad{i}\nkind: [unclosed\n"),
+                1 => format!("id: x.cap{i}\nkind: query\n"),
+                _ => "- just\n- a list\n".to_string(),
+            };
+            std::fs::write(caps.join(format!("c{i:02}.yaml")), text).unwrap();
+        }
+        let serial = load::load_dir(&caps, &dir).unwrap_err();
+        let parallel = load_parallel(&caps, &dir).unwrap_err();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(serial.len() >= 40, "{serial:?}");
+        assert_eq!(
+            parallel.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+            serial.iter().map(|d| d.to_string()).collect::<Vec<_>>()
+        );
+    }
+}
