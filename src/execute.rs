@@ -62,6 +62,10 @@ pub fn validate_input(
     input: &Value,
 ) -> Result<(), CapabilityError> {
     let v = validator(index, d.input_schema)?;
+    // The common case first: `is_valid` stops at the first failure and builds no error values.
+    if v.is_valid(input) {
+        return Ok(());
+    }
     let mut errors = v.iter_errors(input);
     if let Some(first) = errors.next() {
         let pointer = first.instance_path().as_str().to_string();

@@ -75,9 +75,9 @@ fn handler_dirs(inputs: &Inputs, extra: &[PathBuf]) -> Vec<PathBuf> {
 /// [`load_registry`] with extra folders, each holding `capabilities/` (manifests that join
 /// the registry) and `handlers/` (their handler modules): the conformance fixtures.
 pub fn load_registry_with(inputs: &Inputs, extra: &[PathBuf]) -> Result<Registry, Vec<Diagnostic>> {
-    let mut caps = load::load_dir(&inputs.capabilities, &inputs.root)?;
+    let mut caps = load_parallel(&inputs.capabilities, &inputs.root)?;
     for dir in extra {
-        caps.extend(load::load_dir(&dir.join("capabilities"), &inputs.root)?);
+        caps.extend(load_parallel(&dir.join("capabilities"), &inputs.root)?);
     }
     caps.sort_by(|a, b| a.id.cmp(&b.id));
     let diags = check::check_registry(&caps, &handler_dirs(inputs, extra), &inputs.root);
@@ -87,6 +87,69 @@ pub fn load_registry_with(inputs: &Inputs, extra: &[PathBuf]) -> Result<Registry
     Ok(Registry {
         capabilities: caps,
         version: inputs.version.clone(),
+    })
+}
+
+/// Every manifest of `dir`, loaded like [`load::load_dir`] (same order, same diagnostics) but
+/// spread over the machine's cores: parsing, schema validation and compiling each manifest's
+/// own input and output schemas is independent per file.
+fn load_parallel(dir: &Path, root: &Path) -> Result<Vec<Capability>, Vec<Diagnostic>> {
+    let files = load::manifest_files(dir).map_err(|e| {
+        vec![Diagnostic {
+            file: load::display_path(dir, root),
+            line: None,
+            pointer: String::new(),
+            message: format!("cannot list manifests: {e}"),
+        }]
+    })?;
+    let load_one = |file: &PathBuf| -> Result<Capability, Vec<Diagnostic>> {
+        let rel = load::display_path(file, root);
+        match std::fs::read_to_string(file) {
+            Ok(text) => load::load_manifest(&text, &rel),
+            Err(e) => Err(vec![Diagnostic {
+                file: rel,
+                line: None,
+                pointer: String::new(),
+                message: format!("cannot read: {e}"),
+            }]),
+        }
+    };
+    let results = parallel_map(&files, load_one);
+    let mut caps = Vec::with_capacity(results.len());
+    let mut diags = Vec::new();
+    for r in results {
+        match r {
+            Ok(c) => caps.push(c),
+            Err(mut d) => diags.append(&mut d),
+        }
+    }
+    if diags.is_empty() {
+        Ok(caps)
+    } else {
+        Err(diags)
+    }
+}
+
+/// `items.iter().map(f)` in order, over up to eight scoped threads (one per core); runs inline
+/// for small inputs, where starting threads costs more than it saves.
+pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    if threads == 1 || items.len() < 32 {
+        return items.iter().map(f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a generation thread panicked"))
+            .collect()
     })
 }
 
@@ -160,7 +223,17 @@ pub fn generate(inputs: &Inputs) -> Result<Outputs, Vec<Diagnostic>> {
 /// [`generate`] with the extra folders of [`load_registry_with`].
 pub fn generate_with(inputs: &Inputs, extra: &[PathBuf]) -> Result<Outputs, Vec<Diagnostic>> {
     let registry = load_registry_with(inputs, extra)?;
-    let registry_rs = project::rust::render_registry(&registry, &inputs.root)?;
+    // The committed projections (JSON, Markdown, the hashed lock) do not depend on the Rust
+    // projection: render them on a thread of their own while typify runs on the others.
+    let (registry_rs, (committed, digest)) = std::thread::scope(|scope| {
+        let committed = scope.spawn(|| committed_projections(&registry));
+        let rust = project::rust::render_registry(&registry, &inputs.root);
+        (
+            rust,
+            committed.join().expect("the projection thread panicked"),
+        )
+    });
+    let registry_rs = registry_rs?;
     let mut out_dir = vec![("registry.rs", registry_rs)];
     let dirs = handler_dirs(inputs, extra);
     if !dirs.is_empty() {
@@ -182,7 +255,6 @@ pub fn generate_with(inputs: &Inputs, extra: &[PathBuf]) -> Result<Outputs, Vec<
         "mcp-tools.process_state.json",
         project::mcp_tools::render(&registry, Effect::ProcessState),
     ));
-    let (committed, digest) = committed_projections(&registry);
     out_dir.push(("digest.txt", digest));
     Ok(Outputs {
         registry,
@@ -239,4 +311,42 @@ pub fn build(root: &Path, out_dir: &Path, version: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_map_keeps_the_order_of_its_input() {
+        let items: Vec<usize> = (0..1000).collect();
+        let doubled = parallel_map(&items, |i| i * 2);
+        assert_eq!(doubled, (0..1000).map(|i| i * 2).collect::<Vec<_>>());
+        let few: Vec<usize> = (0..3).collect();
+        assert_eq!(parallel_map(&few, |i| i + 1), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn parallel_loading_reports_what_serial_loading_reports() {
+        let dir = std::env::temp_dir().join(format!("seneschal-load-{}", std::process::id()));
+        let caps = dir.join("capabilities");
+        std::fs::create_dir_all(&caps).unwrap();
+        // Enough files for the threaded path; each is broken in its own way.
+        for i in 0..40 {
+            let text = match i % 3 {
+                0 => format!("id: bad{i}\nkind: [unclosed\n"),
+                1 => format!("id: x.cap{i}\nkind: query\n"),
+                _ => "- just\n- a list\n".to_string(),
+            };
+            std::fs::write(caps.join(format!("c{i:02}.yaml")), text).unwrap();
+        }
+        let serial = load::load_dir(&caps, &dir).unwrap_err();
+        let parallel = load_parallel(&caps, &dir).unwrap_err();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(serial.len() >= 40, "{serial:?}");
+        assert_eq!(
+            parallel.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+            serial.iter().map(|d| d.to_string()).collect::<Vec<_>>()
+        );
+    }
 }

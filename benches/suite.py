@@ -1,0 +1,604 @@
+#!/usr/bin/env python3
+"""seneschal's benchmark suite: measures every hot path and rewrites docs/PERFORMANCE.md.
+
+Run it through `scripts/bench.sh` (the one command), or directly:
+
+    python3 benches/suite.py [--quick] [--only mcp,http,build,growth,files] [--no-write]
+
+Standard library only; Linux (reads /proc). Needs `wrk`, `ss`, `rg` and `perf` from Debian
+for their sections (a missing tool marks its figures "not measured" instead of failing).
+The machine these targets are for is shared: every figure is a median over repeated runs, and
+the load average is recorded beside it, so a figure taken under load can be read as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import io
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = ROOT / "target" / "release" / "seneschal"
+DOC = ROOT / "docs" / "PERFORMANCE.md"
+OPTIMIZATIONS = ROOT / "benches" / "optimizations.md"
+
+INIT = (
+    b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+    b'"capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}\n'
+)
+INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+PING = b'{"jsonrpc":"2.0","id":3,"method":"ping"}\n'
+LIST = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n'
+CALL_SHOW = (
+    b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"capabilities_show",'
+    b'"arguments":{"id":"capabilities.list"}}}\n'
+)
+CALL_STATUS = (
+    b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"server_status",'
+    b'"arguments":{}}}\n'
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers.
+
+
+def load() -> str:
+    """The 1-minute load average, as text."""
+    return open("/proc/loadavg").read().split()[0]
+
+
+def log(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')} load {load()}] {msg}", file=sys.stderr, flush=True)
+
+
+def pct(samples: list[float], p: float) -> float:
+    s = sorted(samples)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def proc_kib(pid: int, key: str) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise KeyError(key)
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, text=True, capture_output=True, **kw)
+
+
+class Figure:
+    """One reported figure: what, the value (text), the target (text), met or not, load."""
+
+    def __init__(self, section: str, what: str, value: str, target: str = "—", met: bool | None = None, note: str = ""):
+        self.section, self.what, self.value, self.target, self.met = section, what, value, target, met
+        self.load = load()
+        self.note = note
+
+    def row(self) -> str:
+        mark = {True: "✔ met", False: "✘ not met", None: "—"}[self.met]
+        return f"| {self.what} | {self.value} | {self.target} | {mark} | {self.load} |"
+
+
+FIGURES: list[Figure] = []
+# Which `--only` keys fill each report section.
+KEYS = {"MCP stdio": ["mcp"], "HTTP": ["http"], "Build": ["build", "growth"], "files.search": ["files"]}
+NOTES: dict[str, list[str]] = {}
+
+
+def fig(*a, **kw) -> Figure:
+    f = Figure(*a, **kw)
+    FIGURES.append(f)
+    log(f"{f.section}: {f.what} = {f.value}")
+    return f
+
+
+def note(section: str, text: str) -> None:
+    NOTES.setdefault(section, []).append(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# MCP over stdio.
+
+
+def mcp_start() -> subprocess.Popen:
+    p = subprocess.Popen(
+        [str(BIN), "mcp"], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, bufsize=0,
+    )
+    # A large read buffer: readline on a raw pipe would read one byte per system call.
+    p.stdout = io.BufferedReader(p.stdout, 1 << 20)
+    return p
+
+
+def round_trips(p: subprocess.Popen, line: bytes, n: int) -> list[float]:
+    w, r = p.stdin.fileno(), p.stdout
+    for _ in range(200):
+        os.write(w, line)
+        r.readline()
+    samples = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        os.write(w, line)
+        answer = r.readline()
+        samples.append((time.perf_counter() - t0) * 1e6)
+    assert b'"result"' in answer and b'"isError":true' not in answer, answer[:300]
+    return samples
+
+
+def pipelined(p: subprocess.Popen, line: bytes, n: int) -> float:
+    payload = line * n
+
+    def writer() -> None:
+        view = memoryview(payload)
+        while view:
+            k = os.write(p.stdin.fileno(), view[: 1 << 16])
+            view = view[k:]
+
+    t0 = time.perf_counter()
+    th = threading.Thread(target=writer)
+    th.start()
+    for _ in range(n):
+        answer = p.stdout.readline()
+    th.join()
+    elapsed = time.perf_counter() - t0
+    assert b'"result"' in answer, answer[:300]
+    return n / elapsed
+
+
+def cold_start(runs: int) -> list[float]:
+    """Spawn → first answer line (a ping) → exit at EOF, timed from Python, in µs."""
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        p = subprocess.Popen([str(BIN), "mcp"], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, bufsize=0)
+        p.stdin.write(PING)
+        line = p.stdout.readline()
+        out.append((time.perf_counter() - t0) * 1e6)
+        assert b'"result"' in line, line
+        p.stdin.close()
+        p.wait()
+    return out
+
+
+def spawn_only(runs: int) -> list[float]:
+    """The client's own spawn cost, for comparison: `/bin/true`, timed the same way, in µs."""
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run(["/bin/true"], stdout=subprocess.DEVNULL)
+        out.append((time.perf_counter() - t0) * 1e6)
+    return out
+
+
+def bench_mcp(quick: bool) -> None:
+    sec = "MCP stdio"
+    reps = 3 if quick else 5
+    n_rt = 2000 if quick else 5000
+    cold = cold_start(60 if quick else 200)
+    base = spawn_only(60 if quick else 200)
+    c50, b50 = statistics.median(cold), statistics.median(base)
+    fig(sec, "cold start → first answer (`ping`), spawn to answer line", f"p50 {c50/1000:.2f} ms (p90 {pct(cold, 90)/1000:.2f} ms); `/bin/true` spawn from the same client: p50 {b50/1000:.2f} ms",
+        "≤ 4 ms", c50 / 1000 <= 4.0)
+    lists, calls, statuses, pings, pl_lists, pl_calls, pl_status = [], [], [], [], [], [], []
+    cpu_list, cpu_call, cpu_status = [], [], []
+    rss_idle = hwm_idle = rss_burst = hwm_burst = 0
+    for rep in range(reps):
+        p = mcp_start()
+        p.stdin.write(INIT)
+        p.stdout.readline()
+        p.stdin.write(INITIALIZED)
+        time.sleep(0.05)
+        if rep == 0:
+            rss_idle, hwm_idle = proc_kib(p.pid, "VmRSS"), proc_kib(p.pid, "VmHWM")
+        c0 = cpu_s(p.pid)
+        t = round_trips(p, LIST, n_rt)
+        c1 = cpu_s(p.pid)
+        lists.append(t)
+        cpu_list.append((c1 - c0) / (n_rt + 200) * 1e6)
+        t = round_trips(p, CALL_SHOW, n_rt)
+        c2 = cpu_s(p.pid)
+        calls.append(t)
+        cpu_call.append((c2 - c1) / (n_rt + 200) * 1e6)
+        t = round_trips(p, CALL_STATUS, n_rt)
+        c3 = cpu_s(p.pid)
+        statuses.append(t)
+        cpu_status.append((c3 - c2) / (n_rt + 200) * 1e6)
+        pings.append(pipelined(p, PING, 20000))
+        pl_lists.append(pipelined(p, LIST, 20000))
+        pl_calls.append(pipelined(p, CALL_SHOW, 20000))
+        pl_status.append(pipelined(p, CALL_STATUS, 20000))
+        if rep == 0:
+            rss_burst, hwm_burst = proc_kib(p.pid, "VmRSS"), proc_kib(p.pid, "VmHWM")
+        p.stdin.close()
+        assert p.wait() == 0
+    med = lambda runs, q: statistics.median(pct(r, q) for r in runs)  # noqa: E731
+    m = statistics.median
+    fig(sec, f"`tools/list` round trip ({reps} × {n_rt:,}; median of per-run percentiles)",
+        f"p50 {med(lists, 50):.1f} µs, p99 {med(lists, 99):.1f} µs; server CPU {m(cpu_list):.1f} µs/req", "p50 ≤ 60 µs", med(lists, 50) <= 60)
+    fig(sec, "`tools/call server_status` round trip (a read capability)",
+        f"p50 {med(statuses, 50):.1f} µs, p99 {med(statuses, 99):.1f} µs; server CPU {m(cpu_status):.1f} µs/req", "p50 ≤ 80 µs", med(statuses, 50) <= 80)
+    fig(sec, "`tools/call capabilities_show` round trip (a heavier read: descriptor through its typed output)",
+        f"p50 {med(calls, 50):.1f} µs, p99 {med(calls, 99):.1f} µs; server CPU {m(cpu_call):.1f} µs/req", "p50 ≤ 80 µs", med(calls, 50) <= 80)
+    fig(sec, "pipelined `ping` (20,000 per run)", f"{m(pings):,.0f} req/s", "≥ 60,000 req/s", m(pings) >= 60000)
+    fig(sec, "pipelined `tools/list` (20,000 per run; 12 KB answers: the pipe and the Python reader dominate, see the server CPU above)", f"{m(pl_lists):,.0f} req/s", "—")
+    fig(sec, "pipelined `tools/call server_status` (20,000 per run)", f"{m(pl_status):,.0f} req/s", "≥ 60,000 req/s", m(pl_status) >= 60000)
+    fig(sec, "pipelined `tools/call capabilities_show` (20,000 per run)", f"{m(pl_calls):,.0f} req/s", "—")
+    fig(sec, "RSS idle (after `initialize`)", f"VmRSS {rss_idle/1024:.1f} MiB, VmHWM {hwm_idle/1024:.1f} MiB", "≤ 5 MB", rss_idle * 1024 <= 5e6)
+    fig(sec, f"peak RSS after {3*n_rt+600:,} round trips and 4 × 20,000-request bursts",
+        f"VmRSS {rss_burst/1024:.1f} MiB, VmHWM {hwm_burst/1024:.1f} MiB", "≤ 20 MB", hwm_burst * 1024 <= 20e6)
+
+
+# ---------------------------------------------------------------------------------------------
+# HTTP.
+
+
+def ss_check(port: int) -> tuple[int, int]:
+    """(ESTABLISHED server-side sockets, how many of them sent bytes during one second)."""
+    def sample() -> dict[str, int]:
+        out = run(["ss", "-tniH", "state", "established", f"( sport = :{port} )"]).stdout
+        res, cur = {}, None
+        for line in out.split("\n"):
+            m = re.match(r"\s*\d+\s+\d+\s+(\S+)\s+(\S+)", line)
+            if m:
+                cur = m.group(2)
+                res[cur] = 0
+                continue
+            b = re.search(r"bytes_sent:(\d+)", line)
+            if b and cur:
+                res[cur] = int(b.group(1))
+        return res
+    a = sample()
+    time.sleep(1)
+    b = sample()
+    return len(a), sum(1 for k in a if k in b and b[k] > a[k])
+
+
+def bench_http(quick: bool) -> None:
+    sec = "HTTP"
+    if not shutil.which("wrk"):
+        note(sec, "`wrk` is not installed (`apt-get install wrk`): not measured.")
+        return
+    reps = 3 if quick else 5
+    dur = 5 if quick else 10
+    routes = ["/api/v1/server/status", "/api/v1/capabilities?effect=read"]
+    work = Path(tempfile.mkdtemp(prefix="seneschal-bench-http-"))
+    fifo = work / "in"
+    os.mkfifo(fifo)
+    out = open(work / "out", "w+")
+    p = subprocess.Popen([str(BIN), "serve", "--bind", "127.0.0.1:0"], cwd=ROOT, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.DEVNULL)
+    base = None
+    for _ in range(100):
+        text = (work / "out").read_text()
+        m = re.search(r"listening on (\S+)", text)
+        if m:
+            base = m.group(1)
+            break
+        time.sleep(0.05)
+    assert base, "the server did not announce its address"
+    port = int(base.rsplit(":", 1)[1])
+    try:
+        for route in routes:
+            results = []
+            for rep in range(reps):
+                c0 = cpu_s(p.pid)
+                w = subprocess.Popen(["wrk", "-t2", "-c32", f"-d{dur}s", "--latency", base + route], stdout=subprocess.PIPE, text=True)
+                conns = None
+                if rep == 0:
+                    time.sleep(2)
+                    conns = ss_check(port)
+                text = w.communicate()[0]
+                c1 = cpu_s(p.pid)
+                rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+                reqs = int(re.search(r"(\d+) requests in", text).group(1))
+                p99 = re.search(r"99%\s+(\S+)", text).group(1)
+                errs = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+                assert not errs, f"wrk saw error answers: {text}"
+                results.append((rps, p99, (c1 - c0) / reqs * 1e6, conns))
+                log(f"http {route}: {rps:,.0f} req/s, p99 {p99}")
+            rps = [r[0] for r in results]
+            mid = sorted(results, key=lambda r: r[0])[len(results) // 2]
+            conns = results[0][3]
+            fig(sec, f"`GET {route}`, `wrk -t2 -c32 -d{dur}s`, {reps} runs",
+                f"median {statistics.median(rps):,.0f} req/s (runs {min(rps):,.0f}–{max(rps):,.0f}); p99 {mid[1]} (median run); server CPU {statistics.median(r[2] for r in results):.0f} µs/req; `ss` at 2 s: {conns[0]}/32 ESTABLISHED, {conns[1]}/32 sending",
+                "≥ 20,000 req/s" if route.endswith("status") else "—",
+                statistics.median(rps) >= 20000 if route.endswith("status") else None)
+    finally:
+        p.stdin.close()
+        p.wait(timeout=10)
+        out.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Build.
+
+
+def cargo_time(args: list[str], cwd: Path = ROOT, env: dict | None = None, timeout: float | None = None) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    r = subprocess.run(["cargo", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
+    dt = time.perf_counter() - t0
+    if r.returncode != 0:
+        raise RuntimeError(f"cargo {' '.join(args)} failed:\n{r.stderr[-3000:]}")
+    return dt, r.stderr
+
+
+def bench_build(quick: bool) -> None:
+    sec = "Build"
+    cargo_time(["build", "--release", "-p", "seneschal-codegen", "--example", "bench_generate"])
+    example = ROOT / "target" / "release" / "examples" / "bench_generate"
+    for n in (100, 1000):
+        medians, phases = [], ""
+        for _ in range(2 if quick else 3):
+            r = run([str(example), str(n)])
+            m = re.search(r"median=([\d.]+) ms min=([\d.]+) ms max=([\d.]+) ms output=([\d.]+) MiB", r.stdout)
+            medians.append(float(m.group(1)))
+            phases = re.search(r"phases: (.*)", r.stdout).group(1)
+            out_mib = m.group(4)
+        v = statistics.median(medians)
+        target = "≤ 2 s" if n == 1000 else "—"
+        fig(sec, f"generation for {n:,} synthetic manifests (load, check, typify, dispatch, every projection; release codegen)",
+            f"{v/1000:.2f} s (median of {len(medians)} × 5 runs; {out_mib} MiB written); last run's phases: {phases}",
+            target, v <= 2000 if n == 1000 else None)
+    # The build script as `cargo build` runs it (the dev profile's build-override).
+    cargo_time(["build"])
+    manifest = ROOT / "capabilities" / "server.status.yaml"
+    times = []
+    for _ in range(2 if quick else 3):
+        os.utime(manifest, None)
+        dt, err = cargo_time(["build", "-v"])
+        assert "build-script-build" in err, "touching a manifest did not rerun build.rs"
+        times.append(dt)
+    fig(sec, "incremental `cargo build` (debug) after touching one manifest", f"median {statistics.median(times):.1f} s (runs {', '.join(f'{t:.1f}' for t in times)})")
+    noop, err = cargo_time(["build", "-v"])
+    ran = [l for l in err.splitlines() if "Running" in l and "build-script-build" in l]
+    fig(sec, "no-op `cargo build -v`: build.rs not rerun", f"{noop:.2f} s; {'no' if not ran else len(ran)} `Running …/build-script-build` line(s)", "build.rs not rerun", not ran)
+
+
+def bench_growth(quick: bool) -> None:
+    """Compile time of the generated code: 100 vs 1,000 synthetic capabilities in a copy."""
+    sec = "Build"
+    free = shutil.disk_usage("/tmp").free / 2**30
+    sizes = (100, 1000) if free > 10 else (100,) if free > 2 else ()
+    if len(sizes) < 2:
+        note(sec, f"Compile-time growth: only {free:.1f} GiB free on this disk (shared), so measured for "
+             f"{' and '.join(map(str, sizes)) or 'no'} synthetic capabilities, not 1,000 (that needs about 10 GiB).")
+    if not sizes:
+        return
+    example = ROOT / "target" / "release" / "examples" / "bench_generate"
+    base = Path(tempfile.mkdtemp(prefix="seneschal-growth-"))
+    try:
+        # Seed one target directory with the workspace's compiled dependencies (debug): hard
+        # links for the dependencies' artifacts (rustc never rewrites them: they are fresh, and
+        # seneschal's own units get new names under a new workspace path), real copies of the
+        # fingerprints, and nothing of seneschal's own build-script output.
+        tgt = base / "target"
+        (tgt / "debug").mkdir(parents=True)
+        def own(_dir, names):
+            return [n for n in names if n.startswith("seneschal")]
+        shutil.copytree(ROOT / "target" / "debug" / "deps", tgt / "debug" / "deps", copy_function=os.link, ignore=own)
+        shutil.copytree(ROOT / "target" / "debug" / "build", tgt / "debug" / "build", copy_function=os.link, ignore=own)
+        shutil.copytree(ROOT / "target" / "debug" / ".fingerprint", tgt / "debug" / ".fingerprint", ignore=own)
+        for n in (0, *sizes):
+            ws = base / f"ws{n}"
+            ws.mkdir()
+            for item in ("src", "codegen", "capabilities", "share", "generated", "docs", "vendor", "Cargo.toml", "Cargo.lock", "build.rs"):
+                s = ROOT / item
+                (shutil.copytree if s.is_dir() else shutil.copy2)(s, ws / item)
+            if n:
+                run([str(example), str(n), "--write", str(ws)])
+            env = dict(os.environ, CARGO_TARGET_DIR=str(tgt))
+            try:
+                dt, _ = cargo_time(["build", "--bin", "seneschal"], cwd=ws, env=env, timeout=1200)
+            except subprocess.TimeoutExpired:
+                fig(sec, f"debug `cargo build` of a workspace copy, {n:,} synthetic capabilities added", "did not finish within 20 min", "—")
+                break
+            label = "the real registry only" if n == 0 else f"{n:,} synthetic capabilities added"
+            fig(sec, f"debug `cargo build` of a workspace copy, {label} (deps seeded)", f"{dt:.1f} s", "—")
+            shutil.rmtree(ws, ignore_errors=True)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# files.search against rg.
+
+
+def bench_files(quick: bool) -> None:
+    sec = "files.search"
+    if not shutil.which("rg"):
+        note(sec, "`rg` is not installed (`apt-get install ripgrep`): not measured.")
+        return
+    tree = Path(os.environ.get("BENCH_TREE", "/tmp/seneschal-bench-tree"))
+    if not tree.exists():
+        src = next(Path.home().glob(".cargo/registry/src/index.crates.io-*"), None)
+        if src:
+            shutil.copytree(src, tree, symlinks=True)
+            run(["git", "init", "-q", str(tree)])
+    cases = [(ROOT, "this repository", r"fn [a-z_]+\(", 20 if quick else 40), (ROOT, "this repository", "ZZZ_no_such_QQQ", 20 if quick else 40)]
+    if tree.exists():
+        cases += [(tree, "crates tree", r"fn new\(", 6 if quick else 15), (tree, "crates tree", "ZZZ_no_such_QQQ", 6 if quick else 15)]
+
+    def t(cmd, cwd) -> float:
+        a = time.perf_counter()
+        subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return (time.perf_counter() - a) * 1000
+
+    for cwd, name, pat, n in cases:
+        rg_cmd = ["rg", "--hidden", "-n", "-g", "!.git", pat]
+        se_cmd = [str(BIN), "--repo", str(cwd), "files", "search", "--pattern", pat, "--limit", "10000"]
+        for _ in range(2):
+            t(rg_cmd, cwd), t(se_cmd, cwd)
+        rg, se = [], []
+        for i in range(n):
+            if i % 2:
+                rg.append(t(rg_cmd, cwd)); se.append(t(se_cmd, cwd))
+            else:
+                se.append(t(se_cmd, cwd)); rg.append(t(rg_cmd, cwd))
+        paired = statistics.median(s / r for s, r in zip(se, rg))
+        fig(sec, f"{name}, `{pat}` ({n} interleaved pairs)", f"rg {statistics.median(rg):.1f} ms, seneschal {statistics.median(se):.1f} ms; median paired ratio {paired:.2f}",
+            "≤ 1.5 × rg", paired <= 1.5)
+    if not tree.exists():
+        note(sec, "no crates tree (no `~/.cargo/registry/src`): measured on this repository only.")
+
+
+# ---------------------------------------------------------------------------------------------
+# Report.
+
+
+def machine() -> list[str]:
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
+    mem = next(int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemTotal")) / 2**20
+    rustc = run(["rustc", "--version"]).stdout.strip()
+    commit = run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT).stdout.strip()
+    dirty = run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT).stdout.strip()
+    return [
+        f"- **Date:** {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- **Machine:** {os.cpu_count()} × {cpu}, {mem:.0f} GiB RAM, Linux {platform.release()}; shared with other developers' builds (see the load column)",
+        f"- **Build:** `cargo build --release` (`codegen-units = 4`), {rustc}; commit `{commit}`{' with uncommitted changes' if dirty else ''}",
+        f"- **Tools:** {run(['wrk', '--version']).stdout.splitlines()[0] if shutil.which('wrk') else 'wrk missing'}; {run(['rg', '--version']).stdout.splitlines()[0] if shutil.which('rg') else 'rg missing'}; Python {platform.python_version()}",
+    ]
+
+
+def write_report(args, sections: list[str], started: str) -> str:
+    lines = [
+        "# Performance",
+        "",
+        "<!-- Written by scripts/bench.sh (benches/suite.py); do not edit by hand: edit",
+        "     benches/suite.py or benches/optimizations.md and rerun. -->",
+        "",
+        "Every hot path of seneschal measured by one command, against the targets of issue 10.",
+        "The machine is shared (2 cores, other developers compiling): every figure is a median over",
+        "repeated runs and carries the 1-minute load average at the moment it was taken; server",
+        "CPU per request (from `/proc/PID/stat`) is given where it applies, because it depends on",
+        "the load much less than wall-clock figures do.",
+        "",
+        *machine(),
+        f"- **Load average at the start:** {started}",
+        f"- **Sections run:** {', '.join(sections)}{' (quick mode: fewer repetitions)' if args.quick else ''}",
+        "",
+        "## Reproduce",
+        "",
+        "```sh",
+        "scripts/bench.sh                 # release build, every section, rewrites docs/PERFORMANCE.md",
+        "scripts/bench.sh --quick         # fewer repetitions",
+        "scripts/bench.sh --only mcp,http # some sections: mcp, http, build, growth, files",
+        "```",
+        "",
+        "Needs `wrk`, `ss`, `rg` (Debian: `apt-get install wrk iproute2 ripgrep`) and Python 3",
+        "(standard library only). `growth` copies the workspace (sources only; the dependencies'",
+        "artifacts are hard-linked) and builds it with 0, 100 and, given 10 GiB free, 1,000 synthetic",
+        "capabilities.",
+        "",
+    ]
+    order = ["MCP stdio", "HTTP", "Build", "Knowledge", "files.search"]
+    how = {
+        "MCP stdio": [
+            "`seneschal mcp` driven over its pipes by the Python client (one request in flight for",
+            "round trips, a writer thread and a reader for pipelined runs). Round-trip latencies include",
+            "the client's own write/readline cost, so they are upper bounds. Cold start is spawn → first",
+            "answer line, measured from the same client beside the spawn of `/bin/true`, so the client's",
+            "own fork/exec cost can be subtracted by eye.",
+        ],
+        "HTTP": [
+            "`seneschal serve --bind 127.0.0.1:0` (default workers = cores) under",
+            "`wrk -t2 -c32 --latency`; `ss -tni` sampled two seconds into the first run, one second",
+            "apart, to check that all 32 connections are served (each sent more bytes).",
+        ],
+        "Build": [
+            "Generation: `codegen/examples/bench_generate.rs` writes N synthetic manifests (and their",
+            "handlers) to a temp folder and times `seneschal_codegen::generate` (release build of the",
+            "codegen crate). Incremental: `touch capabilities/server.status.yaml && cargo build -v`",
+            "in this worktree (debug). No-op: a second `cargo build -v`, whose output must hold no",
+            "`Running …/build-script-build` line.",
+        ],
+        "files.search": [
+            "`rg --hidden -n -g '!.git' PATTERN` against",
+            "`seneschal --repo TREE files search --pattern PATTERN --limit 10000`, alternating run by",
+            "run (the pairs cancel load drift). The crates tree is a copy of `~/.cargo/registry/src`,",
+            "`git init`-ed (`BENCH_TREE` overrides it).",
+        ],
+    }
+    met = [f for f in FIGURES if f.met is not None]
+    lines += ["## Summary", "", f"{sum(1 for f in met if f.met)} of {len(met)} targeted figures met in this run.", ""]
+    for sec in order:
+        lines += [f"## {sec}", ""]
+        if sec == "Knowledge":
+            lines += [
+                "**Pending: not measured yet.** The knowledge layer (an index of 10,000 objects and",
+                "`knowledge.search`) is being built on another branch. Once it lands, this section gets",
+                "two figures: index build for 10,000 objects (target ≤ 300 ms) and `knowledge.search`",
+                "p50 over MCP stdio (target ≤ 1 ms); `benches/suite.py` will get a `knowledge` section",
+                "that measures them.",
+                "",
+            ]
+            continue
+        lines += how.get(sec, []) + [""]
+        rows = [f for f in FIGURES if f.section == sec]
+        if rows:
+            lines += ["| measure | result | target | | load (1 min) |", "|---|---|---|---|---|"]
+            lines += [f.row() for f in rows]
+            lines.append("")
+        elif not set(KEYS[sec]) & set(sections):
+            lines += ["Not run in this pass (see `--only`).", ""]
+        for n in NOTES.get(sec, []):
+            lines += [n, ""]
+    if OPTIMIZATIONS.exists():
+        lines += [OPTIMIZATIONS.read_text().rstrip(), ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--only", default="mcp,http,build,growth,files", help="comma-separated sections")
+    ap.add_argument("--no-write", action="store_true", help="print the report instead of writing docs/PERFORMANCE.md")
+    args = ap.parse_args()
+    sections = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = set(sections) - {"mcp", "http", "build", "growth", "files"}
+    if unknown:
+        ap.error(f"unknown section(s): {', '.join(sorted(unknown))}")
+    started = " ".join(open("/proc/loadavg").read().split()[:3])
+    if not BIN.exists():
+        sys.exit(f"{BIN} is missing: run `cargo build --release` (scripts/bench.sh does)")
+    funcs = {"mcp": bench_mcp, "http": bench_http, "build": bench_build, "growth": bench_growth, "files": bench_files}
+    for s in sections:
+        log(f"section {s}")
+        try:
+            funcs[s](args.quick)
+        except Exception as e:  # a failed section is reported, the others still run
+            sec = {"mcp": "MCP stdio", "http": "HTTP", "build": "Build", "growth": "Build", "files": "files.search"}[s]
+            note(sec, f"**The `{s}` section failed:** `{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}`")
+            log(f"section {s} failed: {e}")
+    report = write_report(args, sections, started)
+    if args.no_write:
+        print(report)
+    else:
+        DOC.write_text(report + "\n")
+        log(f"wrote {DOC.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
