@@ -65,3 +65,42 @@ fn the_table_names_every_check() {
     assert!(table.contains("capabilities.show"));
     assert!(table.contains("0 failed"), "{table}");
 }
+
+#[test]
+fn example_digests_match_the_objects_they_name() {
+    // Writer examples carry the digest of a real object of this repository: when the object is
+    // edited, the manifest must be updated too, and this says exactly where.
+    for d in seneschal::registry::CAPABILITIES
+        .iter()
+        .filter(|d| d.executable())
+    {
+        let examples: serde_json::Value = serde_json::from_str(d.examples_json).unwrap();
+        for ex in examples
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["outcome"] == "ok")
+        {
+            let (Some(uri), Some(digest)) = (
+                ex["input"]["uri"].as_str(),
+                ex["input"]["expected_digest"].as_str(),
+            ) else {
+                continue;
+            };
+            let got = json(&run(&[
+                "call",
+                "knowledge.get",
+                "--input",
+                &serde_json::json!({"uri": uri}).to_string(),
+            ]));
+            assert_eq!(
+                got["digest"].as_str(),
+                Some(digest),
+                "capabilities/{}.yaml, example `{}`: expected_digest is stale; the current digest of {uri} is {}: update the manifest",
+                d.id,
+                ex["title"],
+                got["digest"]
+            );
+        }
+    }
+}
