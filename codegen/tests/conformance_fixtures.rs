@@ -94,8 +94,9 @@ fn a_fixture_build_writes_out_dir_and_leaves_generated_alone() {
     let generated = root.join("generated");
     let before: Vec<(PathBuf, Vec<u8>, SystemTime)> = std::fs::read_dir(&generated)
         .unwrap()
-        .map(|e| {
-            let p = e.unwrap().path();
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
             let m = std::fs::metadata(&p).unwrap().modified().unwrap();
             (p.clone(), std::fs::read(&p).unwrap(), m)
         })
