@@ -67,7 +67,9 @@ impl FlagSpec {
     }
 }
 
-fn type_of(schema: &Value) -> &str {
+/// The JSON type a schema asks for: its `type` (the first non-null one of a list), `string` for
+/// a bare `enum`, or `json` when it names none. Also used by the HTTP query coercion.
+pub fn type_of(schema: &Value) -> &str {
     match schema.get("type") {
         Some(Value::String(t)) => t,
         Some(Value::Array(ts)) => ts

@@ -68,17 +68,9 @@ fn json_pointer(name: &str) -> String {
     format!("/{}", name.replace('~', "~0").replace('/', "~1"))
 }
 
+/// One home for reading a schema's type: the CLI's flag derivation (`json` when untyped).
 fn schema_type(schema: &Value) -> &str {
-    match schema.get("type") {
-        Some(Value::String(t)) => t,
-        Some(Value::Array(ts)) => ts
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|t| *t != "null")
-            .unwrap_or("string"),
-        _ if schema.get("enum").is_some() => "string",
-        _ => "any",
-    }
+    crate::cli::flags::type_of(schema)
 }
 
 /// Coerces one text value to the JSON the schema expects.
@@ -103,9 +95,9 @@ fn coerce(name: &str, text: &str, schema: &Value) -> Result<Value, CapabilityErr
             "false" | "0" => Ok(Value::Bool(false)),
             _ => Err(bad("a boolean (true or false)")),
         },
-        "object" | "any" => match serde_json::from_str::<Value>(text) {
-            Ok(v) if schema_type(schema) == "any" || v.is_object() => Ok(v),
-            _ if schema_type(schema) == "any" => Ok(Value::String(text.to_string())),
+        "object" | "json" => match serde_json::from_str::<Value>(text) {
+            Ok(v) if schema_type(schema) == "json" || v.is_object() => Ok(v),
+            _ if schema_type(schema) == "json" => Ok(Value::String(text.to_string())),
             _ => Err(bad("a JSON object")),
         },
         _ => Ok(Value::String(text.to_string())),
