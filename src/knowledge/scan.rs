@@ -344,48 +344,81 @@ pub fn parse(
             Ok(_) => {}
         }
     }
-    // The listing's stamp gives the length, so a file over the cap is never opened, and a
-    // read that returns exactly that many bytes needs no second read to find the end: a file
-    // that grew meanwhile has a new stamp, and the next access reads it again.
-    let Some(len) = cand.stamp.map(|s| s.len) else {
+    // The listing's stamp gives the length, so a file over the cap is never opened.
+    let Some(listed_len) = cand.stamp.map(|s| s.len) else {
         return FileResult::bad(file, "", "cannot be read: it vanished or is not accessible");
     };
-    if len > MAX_FILE_BYTES {
-        return FileResult::bad(
-            file,
-            "",
-            format!(
-                "is {len} bytes, over the {MAX_FILE_BYTES} byte (1 MiB) cap for knowledge objects; it is not read"
-            ),
-        );
+    if listed_len > MAX_FILE_BYTES {
+        return FileResult::bad(file, "", over_cap(listed_len));
     }
-    let mut handle = match std::fs::File::open(&cand.path) {
-        Ok(f) => f,
-        Err(e) => return FileResult::bad(file, "", format!("cannot be read: {e}")),
+    let bytes = match read_settled(&cand.path) {
+        Ok(bytes) => bytes,
+        Err(message) => return FileResult::bad(file, "", message),
     };
-    let mut bytes = vec![0u8; len as usize + 1];
-    let mut filled = 0;
-    loop {
-        match std::io::Read::read(&mut handle, &mut bytes[filled..]) {
-            Ok(0) => break,
-            Ok(n) => {
-                filled += n;
-                if filled == len as usize || filled == bytes.len() {
-                    break;
+    let file_name = cand.rel.rsplit('/').next().unwrap_or(file);
+    parse_bytes(file, file_name, bytes, kind, kinds)
+}
+
+fn over_cap(len: u64) -> String {
+    format!(
+        "is {len} bytes, over the {MAX_FILE_BYTES} byte (1 MiB) cap for knowledge objects; it is not read"
+    )
+}
+
+/// The bytes of the file at `path`, read through one handle whose own length (not the
+/// listing's, which a writer's rename may have outdated) says where the end is. A file that
+/// another process is still appending to in place is read again, a few times, until one read
+/// sees the length the handle reported.
+fn read_settled(path: &Path) -> Result<Vec<u8>, String> {
+    const ATTEMPTS: usize = 4;
+    for _ in 0..ATTEMPTS {
+        let mut handle = std::fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
+        let len = handle
+            .metadata()
+            .map_err(|e| format!("cannot be read: {e}"))?
+            .len();
+        if len > MAX_FILE_BYTES {
+            return Err(over_cap(len));
+        }
+        // One byte more than the length, so that growth shows without a second read.
+        let mut bytes = vec![0u8; len as usize + 1];
+        let mut filled = 0;
+        loop {
+            match std::io::Read::read(&mut handle, &mut bytes[filled..]) {
+                Ok(0) => break,
+                Ok(n) => {
+                    filled += n;
+                    if filled == bytes.len() {
+                        break;
+                    }
                 }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("cannot be read: {e}")),
             }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return FileResult::bad(file, "", format!("cannot be read: {e}")),
+        }
+        if filled <= len as usize {
+            bytes.truncate(filled);
+            return Ok(bytes);
         }
     }
-    if filled > len as usize {
-        return FileResult::bad(
-            file,
-            "",
-            "grew while being read; it is read again on the next call once it settles",
-        );
+    Err("kept growing while being read; it is read again on the next call once it settles".into())
+}
+
+/// Reads the bytes of one knowledge file as an object of `kind` (`None`: the file lives in the
+/// generic folder and names its kind in its front matter). `file` is the repository-relative
+/// path findings name; `file_name` its last segment, where a kind may read the id.
+///
+/// Pure: no I/O. Every input, however malformed, becomes an object or findings naming `file`.
+pub fn parse_bytes(
+    file: &str,
+    file_name: &str,
+    bytes: Vec<u8>,
+    kind: Option<&Arc<Kind>>,
+    kinds: &Kinds,
+) -> FileResult {
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return FileResult::bad(file, "", over_cap(bytes.len() as u64));
     }
-    bytes.truncate(filled);
     let digest = format!("sha256:{}", hex(&Sha256::digest(&bytes)));
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
@@ -491,7 +524,6 @@ pub fn parse(
         };
     }
     // The id: the front-matter field first, then the file name.
-    let file_name = cand.rel.rsplit('/').next().unwrap_or(file);
     let mut id: Option<String> = None;
     if let Some(field) = &kind.id.field {
         match checked.get(field) {
@@ -588,7 +620,7 @@ pub fn parse(
             uri: format!("{URI_PREFIX}{}/{id}", kind.name),
             kind: kind.name.clone(),
             id,
-            file: cand.rel.clone(),
+            file: file.to_string(),
             title,
             description: description.trim().to_string(),
             tags,
