@@ -2,13 +2,15 @@
 //! where it is enforced and the error each transport answers when it is exceeded.
 //!
 //! The constants the code enforces live here (stdio line, HTTP body, JSON depth, page size)
-//! or are referenced from their owner (the `files.*` caps in [`crate::handlers::files`]).
+//! or are referenced from their owner (the `files.*` caps in [`crate::handlers::files`], the
+//! knowledge file cap in [`crate::knowledge`]).
 //! The HTTP head limits live in the vendored tiny_http (`vendor/tiny_http/src/client.rs`,
 //! private there); their values are repeated here and proved by `tests/barrage.rs`.
 //! [`TABLE`] is rendered into docs/ROBUSTNESS.md by [`markdown`], and a unit test keeps
 //! the two equal.
 
 use crate::handlers::files;
+use crate::knowledge;
 
 /// The longest MCP stdio line (one JSON-RPC message), in bytes; longer is -32600 and skipped.
 pub const STDIO_LINE: usize = 4 * 1024 * 1024;
@@ -34,7 +36,7 @@ pub struct Limit {
     pub what: &'static str,
     /// The value, as people read it.
     pub value: &'static str,
-    /// The value in its unit, when the limit is in force (`None`: pending).
+    /// The value in its unit (`None`: several values, given in `value`).
     pub amount: Option<u64>,
     /// Where the code enforces it.
     pub enforced: &'static str,
@@ -140,13 +142,13 @@ pub const TABLE: &[Limit] = &[
         cli: "exit 2 `error[invalid_input]`",
     },
     Limit {
-        what: "knowledge file size",
-        value: "pending",
-        amount: None,
-        enforced: "the knowledge layer (issue 4, another branch; not on main yet)",
-        mcp: "pending",
-        http: "pending",
-        cli: "pending",
+        what: "knowledge file size (read and written)",
+        value: "1 MiB",
+        amount: Some(knowledge::MAX_FILE_BYTES),
+        enforced: "src/knowledge/scan.rs `parse` (a larger file is never opened) and `parse_bytes`; src/handlers/writes.rs `compose` (before anything is written)",
+        mcp: "reading: a finding in `knowledge_check`, `not_found` for its URI; a write: tool result `isError`, code `invalid_input`, pointer `/body`",
+        http: "reading: a finding, 404 `not_found`; a write: 400 problem `invalid_input`, pointer `/body` (413 first when over `--max-body`)",
+        cli: "`knowledge check` exit 11; `knowledge get` exit 3; a write: exit 2 `error[invalid_input]`",
     },
 ];
 
@@ -191,6 +193,7 @@ mod tests {
         assert_eq!(amount("MCP stdio line"), Some(4 << 20));
         assert_eq!(amount("HTTP request body"), Some(1 << 20));
         assert_eq!(amount("`files.read` file size"), Some(8 << 20));
+        assert_eq!(amount("knowledge file size"), Some(1 << 20));
         assert_eq!(crate::mcp::stdio::MAX_LINE, STDIO_LINE);
         assert_eq!(crate::http::DEFAULT_MAX_BODY, HTTP_BODY_DEFAULT);
         assert_eq!(crate::mcp::protocol::PAGE, PAGE_ITEMS);

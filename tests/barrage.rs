@@ -7,6 +7,8 @@
 //! replayed too: every stdio frame there must get exactly one well-formed JSON-RPC answer.
 
 mod common;
+mod mcp_support;
+mod transports;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -733,4 +735,144 @@ fn the_command_line_refuses_the_same_spellings() {
     }
     let out = common::run(&["files", "read", "--path", "Cargo.toml", "--limit", "100001"]);
     assert!(common::stderr(&out).contains("error[invalid_input]"));
+}
+
+/// A repository for the knowledge limit: one ADR, one guide exactly at the 1 MiB cap, and one
+/// a byte over it.
+fn knowledge_repo() -> tempfile::TempDir {
+    let dir = common::scratch_repo();
+    let p = dir.path();
+    std::fs::create_dir_all(p.join("docs/adr")).unwrap();
+    std::fs::create_dir_all(p.join("docs/guides")).unwrap();
+    std::fs::write(
+        p.join("docs/adr/0001-first.md"),
+        "---\nid: \"0001\"\ntitle: First\nstatus: accepted\ndate: 2026-11-30\n---\n# First\n",
+    )
+    .unwrap();
+    let cap = seneschal::knowledge::MAX_FILE_BYTES as usize;
+    for (name, len) in [("at-cap.md", cap), ("over-cap.md", cap + 1)] {
+        let mut text = b"---\ntitle: Big\n---\n".to_vec();
+        text.resize(len, b'x');
+        std::fs::write(p.join("docs/guides").join(name), text).unwrap();
+    }
+    dir
+}
+
+/// The knowledge file size limit, on every transport: a file over the cap is a finding (never
+/// an object, never a crash) and a write that would make one is refused before anything is
+/// written. The file exactly at the cap is served.
+#[test]
+fn the_knowledge_file_cap_holds_on_every_transport() {
+    let d = knowledge_repo();
+    let dir = d.path();
+    let over = "seneschal://knowledge/guide/over-cap";
+    let at = "seneschal://knowledge/guide/at-cap";
+    let cap_message = "over the 1048576 byte (1 MiB) cap";
+    // A body of 350,000 three-byte characters: within the schema's 1,000,000 characters, but
+    // 1,050,000 bytes once written.
+    let body = "\u{20ac}".repeat(350_000);
+    let big_write = json!({"kind": "guide", "id": "too-big", "front_matter": {"title": "Too big"}, "body": body});
+    let audit = dir.join(".seneschal/audit.jsonl");
+
+    // The command line.
+    let check = common::run_in(dir, &["knowledge", "check", "--json"]);
+    assert_eq!(check.status.code(), Some(11), "{}", common::stderr(&check));
+    let findings = common::json(&check)["findings"].clone();
+    let f = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["file"] == "docs/guides/over-cap.md")
+        .unwrap_or_else(|| panic!("no finding for the file over the cap: {findings}"));
+    assert!(f["message"].as_str().unwrap().contains(cap_message), "{f}");
+    assert_eq!(findings.as_array().unwrap().len(), 1, "{findings}");
+    let get = common::run_in(dir, &["knowledge", "get", "--uri", over, "--json"]);
+    assert_eq!(get.status.code(), Some(3), "{}", common::stderr(&get));
+    assert!(common::stderr(&get).contains("error[not_found]"));
+    let get = common::run_in(dir, &["knowledge", "get", "--uri", at, "--json"]);
+    assert!(get.status.success(), "{}", common::stderr(&get));
+    assert_eq!(common::json(&get)["title"], "Big");
+
+    // The write, through `call --input -` (one argument cannot carry a megabyte).
+    let mut child = Command::new(common::bin())
+        .args(["call", "knowledge.create", "--input", "-"])
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(big_write.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", common::stderr(&out));
+    let err = common::stderr(&out);
+    assert!(
+        err.contains("error[invalid_input]") && err.contains("/body"),
+        "{err}"
+    );
+    assert!(err.contains("cap for knowledge objects"), "{err}");
+
+    // MCP over stdio.
+    let mut m = mcp_support::Mcp::start_with(dir, &[], &[]);
+    m.initialize("2025-06-18");
+    let call = |m: &mut mcp_support::Mcp, name: &str, args: Value| {
+        m.request("tools/call", json!({"name": name, "arguments": args}))["result"].clone()
+    };
+    let r = call(&mut m, "knowledge_check", json!({}));
+    assert_eq!(r["structuredContent"]["findings"], findings, "{r}");
+    let r = call(&mut m, "knowledge_get", json!({ "uri": over }));
+    assert_eq!(tool_code(&r), "not_found", "{r}");
+    let r = call(&mut m, "knowledge_create", big_write.clone());
+    assert_eq!(tool_code(&r), "invalid_input", "{r}");
+    let err = &r["_meta"]["seneschal/error"];
+    assert_eq!(err["pointer"], "/body", "{r}");
+    let text = r["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("cap for knowledge objects"), "{r}");
+    let r = m.request("ping", json!({}));
+    assert_eq!(r["result"], json!({}), "{r}");
+    drop(m);
+
+    // HTTP, with a body limit above the write so that the handler's own check is reached.
+    let s = transports::Serve::start_args(dir, &["--max-body", "4194304"], &[]);
+    let (status, v) = s.json("GET", "/api/v1/knowledge/check", None);
+    assert_eq!((status, &v["findings"]), (200, &findings), "{v}");
+    let (status, v) = s.json(
+        "GET",
+        &format!("/api/v1/knowledge/get?uri={}", transports::enc(over)),
+        None,
+    );
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (404, Some("not_found")),
+        "{v}"
+    );
+    let (status, v) = s.json("POST", "/api/v1/knowledge/create", Some(&big_write));
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{v}"
+    );
+    assert_eq!(v["pointer"], "/body", "{v}");
+    drop(s);
+
+    // Nothing was written; the audit log records the three refusals, touching no path.
+    assert!(!dir.join("docs/guides/too-big.md").exists());
+    let log = std::fs::read_to_string(&audit).unwrap();
+    let records: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3, "{log}");
+    for (r, transport) in records.iter().zip(["cli", "mcp", "http"]) {
+        assert_eq!(r["capability"], "knowledge.create", "{r}");
+        assert_eq!(r["outcome"], "refused", "{r}");
+        assert_eq!(r["code"], "invalid_input", "{r}");
+        assert_eq!(r["paths"], json!([]), "{r}");
+        assert_eq!(r["transport"], transport, "{r}");
+    }
 }

@@ -128,6 +128,15 @@ fn compose(kind: &Kind, front: &Value, body: &str) -> Result<Vec<u8>, Capability
         )
         .at("/front_matter"));
     }
+    // The index does not read a file over the cap: a write must not make an object vanish.
+    if text.len() as u64 > crate::knowledge::MAX_FILE_BYTES {
+        return Err(CapabilityError::invalid_input(format!(
+            "the file would be {} bytes, over the {} byte (1 MiB) cap for knowledge objects",
+            text.len(),
+            crate::knowledge::MAX_FILE_BYTES
+        ))
+        .at(if body.is_empty() { "/front_matter" } else { "/body" }));
+    }
     Ok(text.into_bytes())
 }
 

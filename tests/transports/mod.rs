@@ -25,8 +25,14 @@ pub struct Serve {
 impl Serve {
     /// Starts `seneschal serve --bind 127.0.0.1:0` in `dir` with extra environment.
     pub fn start(dir: &Path, env: &[(&str, &str)]) -> Serve {
+        Serve::start_args(dir, &[], env)
+    }
+
+    /// Starts `seneschal serve --bind 127.0.0.1:0` with extra arguments (`--max-body`, ...).
+    pub fn start_args(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Serve {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_seneschal"));
         cmd.args(["serve", "--bind", "127.0.0.1:0"])
+            .args(args)
             .current_dir(dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
