@@ -163,3 +163,51 @@ fn the_cli_reference_covers_every_path() {
         );
     }
 }
+
+/// Runs `seneschal call <id> --input -` with `stdin` as its standard input.
+fn call_with_stdin(id: &str, stdin: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    let mut child = Command::new(bin())
+        .args(["call", id, "--input", "-"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("seneschal call starts");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(stdin)
+        .expect("write stdin");
+    child.wait_with_output().expect("seneschal call ends")
+}
+
+#[test]
+fn call_reads_its_input_from_stdin_when_told() {
+    let from_stdin = call_with_stdin("capabilities.show", br#"{"id":"server.status"}"#);
+    assert!(from_stdin.status.success(), "{}", stderr(&from_stdin));
+    let from_arg = run(&[
+        "call",
+        "capabilities.show",
+        "--input",
+        r#"{"id":"server.status"}"#,
+    ]);
+    assert_eq!(json(&from_stdin), json(&from_arg));
+
+    // Bytes that are not text, and text that is not JSON, are refused with the input's code.
+    for bad in [&b"{\"id\":\"\xff\"}"[..], b"{\"id\":", b""] {
+        let out = call_with_stdin("capabilities.show", bad);
+        assert_eq!(
+            out.status.code(),
+            Some(ErrorCode::InvalidInput.exit_code() as i32),
+            "{bad:?}"
+        );
+        assert!(
+            stderr(&out).contains("error[invalid_input]"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}

@@ -104,7 +104,9 @@ pub fn command() -> Command {
             Command::new("call")
                 .about("Call any capability by canonical id with a JSON input")
                 .arg(Arg::new("id").required(true).help("Canonical id, e.g. capabilities.list"))
-                .arg(Arg::new("input").long("input").value_name("JSON").default_value("{}").help("The input, a JSON object"))
+                .arg(Arg::new("input").long("input").value_name("JSON").default_value("{}").help(
+                    "The input, a JSON object; `-` reads it from standard input (for inputs longer than one argument may be)",
+                ))
                 .arg(effect_arg()),
         )
         .subcommand(
@@ -332,8 +334,19 @@ pub fn main() -> ExitCode {
         Some(("call", m)) => {
             let ctx = context(&matches, m.get_one::<String>("allow-effects"));
             let id = m.get_one::<String>("id").expect("required");
-            let text = m.get_one::<String>("input").expect("defaulted");
-            let input: Value = match serde_json::from_str(text) {
+            let mut text = m.get_one::<String>("input").expect("defaulted").clone();
+            if text == "-" {
+                text.clear();
+                if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut text) {
+                    return fail(
+                        &CapabilityError::invalid_input(format!(
+                            "--input -: standard input is not readable text: {e}"
+                        ))
+                        .at(""),
+                    );
+                }
+            }
+            let input: Value = match serde_json::from_str(&text) {
                 Ok(v) => v,
                 Err(e) => {
                     return fail(
