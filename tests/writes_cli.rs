@@ -410,6 +410,87 @@ fn idempotency_key_retry_creates_one_object_and_a_different_request_conflicts() 
     assert_eq!(outcomes, ["applied", "replayed", "refused"]);
 }
 
+/// The stored key files of a repository, by file name.
+fn key_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir.join(".seneschal/idempotency"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Sets a file's modification time `secs` seconds into the past.
+fn age(path: &Path, secs: u64) {
+    let when = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+}
+
+#[test]
+fn expired_idempotency_keys_are_deleted_by_the_next_keyed_write() {
+    let d = repo();
+    let dir = d.path();
+    let keyed = |title: &str, key: &str| {
+        ok(
+            dir,
+            "knowledge.create",
+            &json!({"kind": "adr", "front_matter": adr(title), "idempotency_key": key}),
+        );
+        key_files(dir)
+    };
+    let first = keyed("Expired", "old");
+    assert_eq!(first.len(), 1);
+    let keys = dir.join(".seneschal/idempotency");
+    let expired = keys.join(&first[0]);
+    // Two days ago: its own expiry has passed and its file is older than a day.
+    let mut record: Value = serde_json::from_slice(&std::fs::read(&expired).unwrap()).unwrap();
+    record["expires"] = json!(1);
+    std::fs::write(&expired, record.to_string()).unwrap();
+    age(&expired, 2 * 86_400);
+    // A file named like a key that is not a record, and one whose clock disagrees (an old file
+    // whose expiry is still ahead): the first goes, the second stays.
+    let junk = keys.join(format!("{}.json", "a".repeat(64)));
+    std::fs::write(&junk, "not a record").unwrap();
+    age(&junk, 2 * 86_400);
+    let skewed_name = keyed("Skewed", "skewed")
+        .into_iter()
+        .find(|n| *n != first[0] && !n.starts_with("aaaa"))
+        .unwrap();
+    age(&keys.join(&skewed_name), 2 * 86_400);
+    // A file that is not a key at all is never touched.
+    std::fs::write(keys.join("README"), "kept").unwrap();
+    age(&keys.join("README"), 2 * 86_400);
+
+    let after = keyed("Fresh", "fresh");
+    assert!(
+        !after.contains(&first[0]),
+        "the expired key is still there: {after:?}"
+    );
+    assert!(
+        !junk.exists(),
+        "a stale file named like a key is still there"
+    );
+    assert!(
+        after.contains(&skewed_name),
+        "a key within its expiry was deleted"
+    );
+    assert!(after.contains(&"README".to_string()));
+    assert_eq!(after.len(), 3, "{after:?}");
+    // The expired key no longer answers: the same request with it creates again.
+    let again = ok(
+        dir,
+        "knowledge.create",
+        &json!({"kind": "adr", "front_matter": adr("Expired"), "idempotency_key": "old"}),
+    );
+    assert_eq!(again["replayed"], false, "{again}");
+}
+
 #[test]
 fn editing_one_byte_of_the_audit_log_fails_verify_naming_the_record() {
     let d = repo();

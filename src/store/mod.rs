@@ -14,7 +14,7 @@
 //!   the open fail, so a write never leaves the repository; writes never follow links at all.
 //! * **Idempotency keys** live in `.seneschal/idempotency/<sha256 of key>.json`:
 //!   the normalized request digest, the answer and an expiry (24 h), read and written under
-//!   the lock, so they hold across processes.
+//!   the lock, so they hold across processes. Every keyed write deletes the expired ones.
 //! * **Audit.** Every write attempt that reaches the store, applied or refused, appends one
 //!   JSON line to `.seneschal/audit.jsonl`, hash-chained (`prev` is the previous record's
 //!   `hash`; `hash` is the sha256 of the record's canonical JSON without `hash`). Dry runs are
@@ -409,10 +409,7 @@ pub fn rfc3339(secs: u64) -> String {
 }
 
 fn key_path(key: &str) -> String {
-    format!(
-        ".seneschal/idempotency/{}.json",
-        hex(&Sha256::digest(key.as_bytes()))
-    )
+    format!("{KEY_DIR}/{}.json", hex(&Sha256::digest(key.as_bytes())))
 }
 
 /// What a stored key says about a new request.
@@ -447,7 +444,54 @@ fn store_key(l: &Locked, key: &str, request: &str, result: &Value) -> Result<(),
         "result": result,
         "expires": unix(now() + KEY_TTL),
     });
-    write(&l.root, &key_path(key), canonical(&record).as_bytes())
+    write(&l.root, &key_path(key), canonical(&record).as_bytes())?;
+    sweep_expired_keys(l);
+    Ok(())
+}
+
+/// The folder of the stored idempotency keys.
+const KEY_DIR: &str = ".seneschal/idempotency";
+
+/// Deletes the stored keys that have expired, under the lock, so the folder holds at most a
+/// day of keyed writes. A file is a candidate when it was last written more than [`KEY_TTL`]
+/// ago (one `stat` each); it is deleted when its own `expires` says so, or when it is not a
+/// key record at all (it would never be read as one). Failures are left for the next sweep:
+/// an expired key is ignored when read anyway.
+fn sweep_expired_keys(l: &Locked) {
+    let Ok(entries) = std::fs::read_dir(l.root.join(KEY_DIR)) else {
+        return;
+    };
+    let now = now();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let is_key = name.len() == 64 + ".json".len()
+            && name.ends_with(".json")
+            && name[..64].bytes().all(|b| b.is_ascii_hexdigit());
+        if !is_key {
+            continue;
+        }
+        let old = entry
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .and_then(|m| m.modified().ok())
+            .is_some_and(|t| t + KEY_TTL <= now);
+        if !old {
+            continue;
+        }
+        let rel = format!("{KEY_DIR}/{name}");
+        let expired = match read(&l.root, &rel) {
+            Ok(Some(bytes)) => serde_json::from_slice::<Value>(&bytes)
+                .ok()
+                .and_then(|v| v["expires"].as_u64())
+                .is_none_or(|e| e <= unix(now)),
+            _ => false,
+        };
+        if expired {
+            let _ = remove(&l.root, &rel);
+        }
+    }
 }
 
 /// The hash of the last audit record (or [`GENESIS`]) and the next sequence number.
