@@ -10,67 +10,33 @@ mod common;
 mod mcp_support;
 mod transports;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::Duration;
+use std::io::Write;
+use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
 use seneschal::limits;
+use transports::{Resp, Serve};
 
-/// Kills the child when the test ends, whatever happened.
-struct Reaper(Child);
-
-impl Drop for Reaper {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// One `seneschal mcp` over pipes.
-struct Mcp {
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    child: Reaper,
-}
+/// One `seneschal mcp` over pipes (the client of `tests/mcp_support`), with the checks every
+/// answer of the barrage must pass.
+struct Mcp(mcp_support::Mcp);
 
 impl Mcp {
     fn start() -> Mcp {
-        let mut child = Command::new(common::bin())
-            .arg("mcp")
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("seneschal mcp starts");
-        let stdin = child.stdin.take().expect("piped");
-        let stdout = BufReader::new(child.stdout.take().expect("piped"));
-        Mcp {
-            stdin,
-            stdout,
-            child: Reaper(child),
-        }
+        Mcp(mcp_support::Mcp::start(&[]))
     }
 
     /// Sends raw bytes followed by a newline.
     fn send(&mut self, bytes: &[u8]) {
-        self.stdin.write_all(bytes).expect("write a frame");
-        self.stdin.write_all(b"\n").expect("write a newline");
-        self.stdin.flush().expect("flush");
+        let mut line = bytes.to_vec();
+        line.push(b'\n');
+        self.0.send_raw(&line);
     }
 
     /// Reads the next answer; it must be one well-formed JSON-RPC 2.0 response.
     fn answer(&mut self) -> Value {
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).expect("an answer line");
-        assert!(
-            line.ends_with('\n'),
-            "the server closed stdout (died?) after {line:?}"
-        );
-        let v: Value = serde_json::from_str(&line).expect("the answer is JSON");
+        let v = self.0.recv();
         well_formed(&v);
         v
     }
@@ -349,10 +315,10 @@ fn the_mcp_stdio_server_survives_the_barrage() {
         .filter_map(|c| c["id"].as_str())
         .collect();
     assert!(ids.contains(&"files.read"), "{ids:?}");
-    // End of input ends the process cleanly.
-    drop(m.stdin);
-    let status = m.child.0.wait().expect("wait");
+    // End of input ends the process cleanly, with nothing more to say.
+    let (status, rest, _) = m.0.finish();
     assert!(status.success(), "{status}");
+    assert_eq!(rest, "", "answers nobody asked for");
 }
 
 /// Every non-empty line of the `*.jsonl` files under tests/fixtures/barrage/, raw.
@@ -378,175 +344,14 @@ fn fixture_frames() -> Vec<(String, Vec<u8>)> {
     out
 }
 
-/// One `seneschal serve` on a free loopback port.
-struct Http {
-    addr: SocketAddr,
-    _stdin: ChildStdin,
-    _child: Reaper,
-}
-
-/// One HTTP response.
-#[derive(Debug)]
-struct Resp {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Resp {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
-            panic!(
-                "{} body is not JSON ({e}): {}",
-                self.status,
-                String::from_utf8_lossy(&self.body)
-            )
-        })
-    }
-
-    /// Asserts a problem with this status and code.
-    fn problem(&self, status: u16, code: &str) -> Value {
-        assert_eq!(
-            self.status,
-            status,
-            "{}",
-            String::from_utf8_lossy(&self.body)
-        );
-        let ct = self
-            .headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
-            .map(|(_, v)| v.as_str());
-        assert_eq!(ct, Some("application/problem+json"));
-        let p = self.json();
-        assert_eq!(p["code"], code, "{p}");
-        p
-    }
-}
-
-impl Http {
-    fn start() -> Http {
-        let mut child = Command::new(common::bin())
-            .args(["serve", "--bind", "127.0.0.1:0"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("seneschal serve starts");
-        let stdin = child.stdin.take().expect("piped");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped"))
-            .read_line(&mut line)
-            .expect("a first line");
-        let addr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("unexpected {line:?}"))
-            .parse()
-            .expect("an address");
-        Http {
-            addr,
-            _stdin: stdin,
-            _child: Reaper(child),
-        }
-    }
-
-    /// Sends raw bytes on a fresh connection and reads one response (`Connection: close`
-    /// framing: to the end when no Content-Length is given).
-    fn raw(&self, bytes: &[u8]) -> Resp {
-        let mut s = TcpStream::connect(self.addr).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(20)))
-            .expect("timeout");
-        // The server may answer and close before it has read everything: that is fine.
-        let _ = s.write_all(bytes);
-        let mut r = BufReader::new(s);
-        let mut line = String::new();
-        r.read_line(&mut line).expect("a status line");
-        let status = line
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                panic!(
-                    "bad status line {line:?} for {:?}",
-                    String::from_utf8_lossy(&bytes[..bytes.len().min(100)])
-                )
-            });
-        let mut headers = Vec::new();
-        loop {
-            let mut h = String::new();
-            r.read_line(&mut h).expect("a header");
-            let h = h.trim_end();
-            if h.is_empty() {
-                break;
-            }
-            let (n, v) = h.split_once(':').expect("name: value");
-            headers.push((n.trim().to_string(), v.trim().to_string()));
-        }
-        let len = headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-            .map(|(_, v)| v.parse::<usize>().expect("a length"));
-        let mut body = Vec::new();
-        match len {
-            Some(n) => {
-                body.resize(n, 0);
-                r.read_exact(&mut body).expect("the body");
-            }
-            None => {
-                let _ = r.read_to_end(&mut body);
-            }
-        }
-        Resp {
-            status,
-            headers,
-            body,
-        }
-    }
-
-    /// Sends raw bytes and reports whether the server closed the connection without a byte
-    /// of answer.
-    fn closed_without_answer(&self, bytes: &[u8]) -> bool {
-        let mut s = TcpStream::connect(self.addr).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(20)))
-            .expect("timeout");
-        let _ = s.write_all(bytes);
-        let mut rest = Vec::new();
-        matches!(s.read_to_end(&mut rest), Ok(0))
-    }
-
-    fn request(&self, method: &str, target: &str, headers: &[(&str, &str)], body: &[u8]) -> Resp {
-        let mut head = format!(
-            "{method} {target} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n",
-            self.addr
-        )
-        .into_bytes();
-        for (n, v) in headers {
-            head.extend_from_slice(format!("{n}: {v}\r\n").as_bytes());
-        }
-        head.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
-        head.extend_from_slice(body);
-        self.raw(&head)
-    }
-
-    fn mcp(&self, body: &[u8]) -> Resp {
-        self.request(
-            "POST",
-            "/mcp",
-            &[
-                ("Content-Type", "application/json"),
-                ("Accept", "application/json, text/event-stream"),
-                ("MCP-Protocol-Version", "2025-06-18"),
-            ],
-            body,
-        )
-    }
+/// One `seneschal serve` on a free loopback port, in the crate root.
+fn http() -> Serve {
+    Serve::start(std::path::Path::new(env!("CARGO_MANIFEST_DIR")), &[])
 }
 
 #[test]
 fn the_http_server_survives_the_barrage() {
-    let s = Http::start();
+    let s = http();
     let read = |q: &str| s.request("GET", &format!("/api/v1/files/read?{q}"), &[], b"");
 
     // Path traversal spellings in the query string are decoded first, then confined.

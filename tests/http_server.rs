@@ -2,298 +2,26 @@
 //! connection burst, and parity with the command line.
 //!
 //! Each test starts the built binary with `--bind 127.0.0.1:0` and stdin piped, reads the bound
-//! address from its first stdout line, and talks HTTP/1.1 to it with the small client below.
-//! Dropping the [`Server`] closes its stdin, and the server exits by itself.
+//! address from its first stdout line, and talks HTTP/1.1 to it with the client of `tests/transports`.
+//! Dropping the [`Serve`] closes its stdin, and the server exits by itself.
 
 mod common;
+mod transports;
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use transports::{enc, query_of, Conn, Serve};
 
-/// A running `seneschal serve`.
-struct Server {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    addr: SocketAddr,
-}
-
-impl Server {
-    fn start(extra: &[&str]) -> Server {
-        Server::start_with(extra, Stdio::null()).0
-    }
-
-    /// Starts the server; returns it and the first stdout line.
-    fn start_with(extra: &[&str], stderr: Stdio) -> (Server, String) {
-        let bind: &[&str] = if extra.contains(&"--bind") {
-            &[]
-        } else {
-            &["--bind", "127.0.0.1:0"]
-        };
-        let mut child = Command::new(common::bin())
-            .arg("serve")
-            .args(bind)
-            .args(extra)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .spawn()
-            .expect("the binary starts");
-        let stdin = child.stdin.take();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped"))
-            .read_line(&mut line)
-            .expect("a first stdout line");
-        let addr = line
-            .trim()
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .parse()
-            .expect("an IP:PORT address");
-        (Server { child, stdin, addr }, line)
-    }
-
-    fn host(&self) -> String {
-        self.addr.to_string()
-    }
-
-    fn connect(&self) -> Conn {
-        Conn::new(self.addr)
-    }
-
-    /// One request on a fresh connection.
-    fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Resp {
-        let mut c = self.connect();
-        c.send(&self.host(), method, path, headers, body)
-    }
-
-    fn get(&self, path: &str) -> Resp {
-        self.send("GET", path, &[], b"")
-    }
-
-    /// Closes stdin, waits for the exit, and returns the status and stderr (when piped).
-    fn finish(&mut self) -> (std::process::ExitStatus, String) {
-        drop(self.stdin.take());
-        let mut err = String::new();
-        if let Some(mut e) = self.child.stderr.take() {
-            e.read_to_string(&mut err).expect("stderr");
-        }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return (status, err);
-            }
-            assert!(Instant::now() < deadline, "the server outlived its stdin");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        drop(self.stdin.take());
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// One HTTP response.
-#[derive(Debug)]
-struct Resp {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Resp {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
-            panic!(
-                "body is not JSON ({e}): {}",
-                String::from_utf8_lossy(&self.body)
-            )
-        })
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.body).into_owned()
-    }
-
-    /// Asserts an RFC 9457 problem with this status and code; returns it.
-    fn problem(&self, status: u16, code: &str) -> Value {
-        assert_eq!(self.status, status, "status of {}", self.text());
-        assert_eq!(
-            self.header("content-type"),
-            Some("application/problem+json"),
-            "{}",
-            self.text()
-        );
-        let p = self.json();
-        assert_eq!(p["code"], code, "{p}");
-        assert_eq!(p["status"], status, "{p}");
-        assert_eq!(p["type"], format!("urn:seneschal:problem:{code}"), "{p}");
-        assert!(p["title"].as_str().is_some_and(|t| !t.is_empty()), "{p}");
-        assert!(p["detail"].as_str().is_some_and(|t| !t.is_empty()), "{p}");
-        p
-    }
-}
-
-/// A client connection (keep-alive unless the request says otherwise).
-struct Conn {
-    reader: BufReader<TcpStream>,
-}
-
-impl Conn {
-    fn new(addr: SocketAddr) -> Conn {
-        let s = TcpStream::connect(addr).expect("connect");
-        s.set_nodelay(true).expect("nodelay");
-        s.set_read_timeout(Some(Duration::from_secs(10)))
-            .expect("timeout");
-        Conn {
-            reader: BufReader::new(s),
-        }
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        self.reader.get_mut().write_all(bytes).expect("write");
-    }
-
-    fn send(
-        &mut self,
-        host: &str,
-        method: &str,
-        path: &str,
-        headers: &[(&str, &str)],
-        body: &[u8],
-    ) -> Resp {
-        let mut head = format!("{method} {path} HTTP/1.1\r\n");
-        if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
-            head.push_str(&format!("Host: {host}\r\n"));
-        }
-        for (n, v) in headers {
-            head.push_str(&format!("{n}: {v}\r\n"));
-        }
-        if !body.is_empty() {
-            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
-        }
-        head.push_str("\r\n");
-        let mut bytes = head.into_bytes();
-        bytes.extend_from_slice(body);
-        self.write(&bytes);
-        self.read(method == "HEAD")
-    }
-
-    /// Reads one response.
-    fn read(&mut self, head_only: bool) -> Resp {
-        let mut line = String::new();
-        self.reader.read_line(&mut line).expect("a status line");
-        let status: u16 = line
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| panic!("bad status line {line:?}"));
-        let mut headers = Vec::new();
-        loop {
-            let mut h = String::new();
-            self.reader.read_line(&mut h).expect("a header line");
-            let h = h.trim_end();
-            if h.is_empty() {
-                break;
-            }
-            let (n, v) = h.split_once(':').expect("name: value");
-            headers.push((n.trim().to_string(), v.trim().to_string()));
-        }
-        let find = |name: &str| {
-            headers
-                .iter()
-                .find(|(n, _): &&(String, String)| n.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.clone())
-        };
-        let mut body = Vec::new();
-        if head_only || status == 304 || status == 204 {
-        } else if find("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
-            loop {
-                let mut size = String::new();
-                self.reader.read_line(&mut size).expect("chunk size");
-                let n = usize::from_str_radix(size.trim(), 16).expect("hex size");
-                let mut chunk = vec![0; n + 2];
-                self.reader.read_exact(&mut chunk).expect("chunk");
-                if n == 0 {
-                    break;
-                }
-                body.extend_from_slice(&chunk[..n]);
-            }
-        } else if let Some(n) = find("content-length") {
-            body = vec![0; n.parse().expect("a length")];
-            self.reader.read_exact(&mut body).expect("the body");
-        } else {
-            self.reader.read_to_end(&mut body).expect("the body");
-        }
-        Resp {
-            status,
-            headers,
-            body,
-        }
-    }
-
-    /// True when the server closed the connection (EOF) within the read timeout.
-    fn closed(&mut self) -> bool {
-        let mut rest = Vec::new();
-        self.reader.read_to_end(&mut rest).is_ok()
-    }
-}
-
-/// Percent-encodes a query value.
-fn enc(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-/// The query string of a JSON input (arrays as repeated parameters).
-fn query_of(input: &Value) -> String {
-    let mut parts = Vec::new();
-    for (k, v) in input.as_object().expect("an object input") {
-        let values = match v {
-            Value::Array(a) => a.clone(),
-            v => vec![v.clone()],
-        };
-        for v in values {
-            let text = match v {
-                Value::String(s) => s,
-                other => other.to_string(),
-            };
-            parts.push(format!("{}={}", enc(k), enc(&text)));
-        }
-    }
-    parts.join("&")
+/// Starts `seneschal serve` in the crate root with extra arguments.
+fn start(extra: &[&str]) -> Serve {
+    Serve::start_args(Path::new(env!("CARGO_MANIFEST_DIR")), extra, &[])
 }
 
 /// Every capability descriptor, as `capabilities.show` returns them over HTTP.
-fn descriptors(s: &Server) -> Vec<Value> {
+fn descriptors(s: &Serve) -> Vec<Value> {
     let list = s.get("/api/v1/capabilities").json();
     list["capabilities"]
         .as_array()
@@ -322,14 +50,14 @@ fn status_of(code: &str) -> u16 {
 
 #[test]
 fn announces_the_bound_address_on_stdout_and_the_urls_on_stderr() {
-    let (s, line) = Server::start_with(&[], Stdio::piped());
+    let s = start(&[]);
+    let line = s.banner.clone();
     assert!(line.starts_with("listening on http://127.0.0.1:"), "{line}");
     assert_ne!(s.addr.port(), 0);
     let r = s.get("/api/v1/server/status");
     assert_eq!(r.status, 200);
-    let mut s = s;
-    let (status, err) = s.finish();
     let base = format!("http://{}", s.addr);
+    let (status, err) = s.finish_status();
     for url in [
         format!("{base}/"),
         format!("{base}/docs"),
@@ -342,7 +70,7 @@ fn announces_the_bound_address_on_stdout_and_the_urls_on_stderr() {
 
 #[test]
 fn every_http_example_matches_the_command_line() {
-    let s = Server::start(&[]);
+    let s = start(&[]);
     let mut checked = 0;
     for d in descriptors(&s) {
         let Some(http) = d["expose"]["http"].as_object() else {
@@ -396,7 +124,7 @@ fn every_http_example_matches_the_command_line() {
 
 #[test]
 fn invalid_input_is_400_with_the_json_pointer() {
-    let s = Server::start(&[]);
+    let s = start(&[]);
     let p = s
         .get("/api/v1/capabilities?effect=teleport")
         .problem(400, "invalid_input");
@@ -421,7 +149,7 @@ fn invalid_input_is_400_with_the_json_pointer() {
 
 #[test]
 fn not_found_and_method_not_allowed() {
-    let s = Server::start(&[]);
+    let s = start(&[]);
     s.get("/api/v1/nothing/here").problem(404, "not_found");
     s.get("/docs/assets/nope.js").problem(404, "not_found");
     let p = s
@@ -437,7 +165,7 @@ fn not_found_and_method_not_allowed() {
         ("GET", "/mcp", "POST"),
         ("DELETE", "/mcp", "POST"),
     ] {
-        let r = s.send(method, path, &[], b"");
+        let r = s.request(method, path, &[], b"");
         r.problem(405, "unsupported");
         assert_eq!(r.header("allow"), Some(allow), "{method} {path}");
     }
@@ -445,7 +173,7 @@ fn not_found_and_method_not_allowed() {
 
 #[test]
 fn an_effect_profile_refuses_what_is_above_it() {
-    let s = Server::start(&["--allow-effects", "read"]);
+    let s = start(&["--allow-effects", "read"]);
     let mut above = 0;
     for d in descriptors(&s) {
         let Some(http) = d["expose"]["http"].as_object() else {
@@ -458,7 +186,7 @@ fn an_effect_profile_refuses_what_is_above_it() {
             http["method"].as_str().unwrap(),
             http["path"].as_str().unwrap(),
         );
-        let r = s.send(
+        let r = s.request(
             method,
             path,
             &[("Content-Type", "application/json")],
@@ -479,7 +207,7 @@ fn an_effect_profile_refuses_what_is_above_it() {
 
 #[test]
 fn openapi_is_the_committed_bytes() {
-    let s = Server::start(&[]);
+    let s = start(&[]);
     let r = s.get("/openapi.json");
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-type"), Some("application/json"));
@@ -493,14 +221,14 @@ fn openapi_is_the_committed_bytes() {
         "/openapi.json differs from generated/openapi.json"
     );
     let etag = r.header("etag").expect("an ETag").to_string();
-    let r = s.send("GET", "/openapi.json", &[("If-None-Match", &etag)], b"");
+    let r = s.request("GET", "/openapi.json", &[("If-None-Match", &etag)], b"");
     assert_eq!(r.status, 304);
     assert!(r.body.is_empty());
 }
 
 #[test]
 fn head_answers_headers_without_a_body() {
-    let s = Server::start(&[]);
+    let s = start(&[]);
     let committed = std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/generated/openapi.json"
@@ -521,7 +249,7 @@ fn head_answers_headers_without_a_body() {
 
 #[test]
 fn the_server_card_is_cacheable_with_an_etag() {
-    let s = Server::start(&[]);
+    let s = start(&[]);
     let committed = std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/generated/server-card.json"
@@ -548,12 +276,12 @@ fn the_server_card_is_cacheable_with_an_etag() {
             etag.starts_with('"') && etag.ends_with('"') && etag.len() > 10,
             "{etag}"
         );
-        let again = s.send("GET", path, &[("If-None-Match", &etag)], b"");
+        let again = s.request("GET", path, &[("If-None-Match", &etag)], b"");
         assert_eq!(again.status, 304, "{path}");
         assert!(again.body.is_empty());
         assert_eq!(again.header("etag"), Some(etag.as_str()));
         assert_eq!(again.header("cache-control"), Some("public, max-age=300"));
-        let other = s.send("GET", path, &[("If-None-Match", "\"nope\"")], b"");
+        let other = s.request("GET", path, &[("If-None-Match", "\"nope\"")], b"");
         assert_eq!(other.status, 200);
         etags.push(etag);
     }
@@ -562,7 +290,7 @@ fn the_server_card_is_cacheable_with_an_etag() {
 
 #[test]
 fn docs_serve_swagger_ui_offline() {
-    let s = Server::start(&[]);
+    let s = start(&[]);
     let r = s.get("/docs");
     assert_eq!(r.status, 200);
     assert!(r.header("content-type").unwrap().starts_with("text/html"));
@@ -586,7 +314,7 @@ fn docs_serve_swagger_ui_offline() {
 
 #[test]
 fn the_cockpit_page_reads_the_registry_routes() {
-    let s = Server::start(&[]);
+    let s = start(&[]);
     let r = s.get("/");
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
@@ -607,7 +335,7 @@ fn the_cockpit_page_reads_the_registry_routes() {
 
 #[test]
 fn host_headers_that_are_not_loopback_names_are_refused() {
-    let s = Server::start(&[]);
+    let s = start(&[]);
     let port = s.addr.port();
     for host in [
         "evil.example".to_string(),
@@ -616,7 +344,7 @@ fn host_headers_that_are_not_loopback_names_are_refused() {
         "127.0.0.1".to_string(),
         format!("localhost.evil.example:{port}"),
     ] {
-        s.send("GET", "/api/v1/server/status", &[("Host", &host)], b"")
+        s.request("GET", "/api/v1/server/status", &[("Host", &host)], b"")
             .problem(403, "refused");
     }
     for host in [
@@ -624,7 +352,7 @@ fn host_headers_that_are_not_loopback_names_are_refused() {
         format!("localhost:{port}"),
         format!("[::1]:{port}"),
     ] {
-        let r = s.send("GET", "/api/v1/server/status", &[("Host", &host)], b"");
+        let r = s.request("GET", "/api/v1/server/status", &[("Host", &host)], b"");
         assert_eq!(r.status, 200, "{host}: {}", r.text());
     }
     // HTTP/1.0 without a Host header.
@@ -635,7 +363,7 @@ fn host_headers_that_are_not_loopback_names_are_refused() {
 
 #[test]
 fn a_foreign_origin_is_refused_before_any_handler() {
-    let s = Server::start(&[]);
+    let s = start(&[]);
     let own = format!("http://{}", s.addr);
     let json = ("Content-Type", "application/json");
     for origin in [
@@ -645,20 +373,20 @@ fn a_foreign_origin_is_refused_before_any_handler() {
         "http://localhost:1",
     ] {
         // On /mcp the MCP handler is not reached: the answer is the guard's problem.
-        s.send("POST", "/mcp", &[("Origin", origin), json], b"{}")
+        s.request("POST", "/mcp", &[("Origin", origin), json], b"{}")
             .problem(403, "refused");
         // On a GET-only route, 403 comes before 405: the guard runs first.
-        s.send("POST", "/api/v1/capabilities", &[("Origin", origin)], b"")
+        s.request("POST", "/api/v1/capabilities", &[("Origin", origin)], b"")
             .problem(403, "refused");
-        s.send("DELETE", "/mcp", &[("Origin", origin)], b"")
+        s.request("DELETE", "/mcp", &[("Origin", origin)], b"")
             .problem(403, "refused");
         // Reads are not state-changing: a foreign Origin may read.
-        let r = s.send("GET", "/api/v1/capabilities", &[("Origin", origin)], b"");
+        let r = s.request("GET", "/api/v1/capabilities", &[("Origin", origin)], b"");
         assert_eq!(r.status, 200);
     }
     // The server's own origin, and no Origin at all, reach the MCP handler.
     for headers in [vec![("Origin", own.as_str()), json], vec![json]] {
-        let r = s.send("POST", "/mcp", &headers, b"{}");
+        let r = s.request("POST", "/mcp", &headers, b"{}");
         assert_ne!(
             r.header("content-type"),
             Some("application/problem+json"),
@@ -670,9 +398,9 @@ fn a_foreign_origin_is_refused_before_any_handler() {
 
 #[test]
 fn post_mcp_reaches_the_mcp_projection() {
-    let s = Server::start(&[]);
+    let s = start(&[]);
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-    let r = s.send(
+    let r = s.request(
         "POST",
         "/mcp",
         &[
@@ -688,7 +416,7 @@ fn post_mcp_reaches_the_mcp_projection() {
 
 #[test]
 fn bodies_over_the_limit_are_413() {
-    let s = Server::start(&[]);
+    let s = start(&[]);
     // Declared over the default 1 MiB: refused before a byte of the body is read.
     let mut c = s.connect();
     c.write(
@@ -701,8 +429,8 @@ fn bodies_over_the_limit_are_413() {
     );
     c.read(false).problem(413, "invalid_input");
 
-    let s = Server::start(&["--max-body", "16"]);
-    let r = s.send(
+    let s = start(&["--max-body", "16"]);
+    let r = s.request(
         "POST",
         "/mcp",
         &[("Content-Type", "application/json")],
@@ -721,7 +449,7 @@ fn bodies_over_the_limit_are_413() {
     );
     c.read(false).problem(413, "invalid_input");
     // At the limit it passes the guard.
-    let r = s.send(
+    let r = s.request(
         "POST",
         "/mcp",
         &[("Content-Type", "application/json")],
@@ -732,7 +460,7 @@ fn bodies_over_the_limit_are_413() {
 
 #[test]
 fn ambiguous_framing_is_400_and_closes_the_connection() {
-    let s = Server::start(&[]);
+    let s = start(&[]);
     let host = s.host();
     for framing in [
         "Transfer-Encoding: chunked\r\nContent-Length: 5",
@@ -758,7 +486,7 @@ fn ambiguous_framing_is_400_and_closes_the_connection() {
 
 #[test]
 fn oversized_request_heads_are_431() {
-    let s = Server::start(&[]);
+    let s = start(&[]);
     let host = s.host();
     let mut c = s.connect();
     c.write(
@@ -787,7 +515,7 @@ fn oversized_request_heads_are_431() {
 
 #[test]
 fn a_stalled_client_times_out() {
-    let s = Server::start(&["--timeout", "1"]);
+    let s = start(&["--timeout", "1"]);
     let mut c = s.connect();
     let started = Instant::now();
     c.write(b"GET / HTTP/1.1\r\nHost: ");
@@ -813,7 +541,7 @@ fn a_stalled_client_times_out() {
 
 #[test]
 fn burst_of_32_keepalive_connections_all_answered() {
-    let s = Server::start(&[]);
+    let s = start(&[]);
     let host = s.host();
     let mut held = Vec::new();
     // Three bursts of 32 connects; earlier connections stay open (idle keep-alive) meanwhile.
@@ -852,15 +580,15 @@ fn a_non_loopback_bind_needs_allow_remote() {
     assert_eq!(out.status.code(), Some(2), "{}", common::stderr(&out));
     assert!(common::stderr(&out).contains("--bind"));
 
-    let (s, line) = Server::start_with(&["--bind", "0.0.0.0:0", "--allow-remote"], Stdio::piped());
+    let s = start(&["--bind", "0.0.0.0:0", "--allow-remote"]);
+    let line = s.banner.clone();
     assert!(line.starts_with("listening on http://0.0.0.0:"), "{line}");
     let port = s.addr.port();
     let local: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let mut c = Conn::new(local);
     let r = c.send(&local.to_string(), "GET", "/api/v1/server/status", &[], b"");
     assert_eq!(r.status, 200);
-    let mut s = s;
-    let (_, err) = s.finish();
+    let (_, err) = s.finish_status();
     assert!(err.contains("warning:"), "{err}");
 }
 
@@ -884,10 +612,10 @@ fn bad_serve_flags_exit_with_invalid_input() {
 
 #[test]
 fn serve_exits_when_stdin_closes() {
-    let mut s = Server::start(&[]);
+    let s = start(&[]);
     let addr = s.addr;
     assert_eq!(s.get("/api/v1/server/status").status, 200);
-    let (status, _) = s.finish();
+    let (status, _) = s.finish_status();
     assert!(status.success());
     assert!(TcpStream::connect(addr).is_err(), "the port still answers");
 }

@@ -4,14 +4,13 @@
 
 mod common;
 mod mcp_support;
+mod transports;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 
 use mcp_support::Mcp;
 use serde_json::{json, Value};
+use transports::Serve;
 
 const STALE: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
 
@@ -206,55 +205,8 @@ fn refusals_over_mcp() {
     assert_eq!(snapshot(dir), before);
 }
 
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(dir: &Path) -> Server {
-    let mut child = Command::new(common::bin())
-        .args(["serve", "--bind", "127.0.0.1:0", "--repo"])
-        .arg(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .expect("the address")
-        .to_string();
-    Server { child, addr }
-}
-
-fn post(s: &Server, path: &str, body: &Value) -> (u16, Value) {
-    let body = body.to_string();
-    let mut c = TcpStream::connect(&s.addr).unwrap();
-    write!(
-        c,
-        "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        s.addr,
-        body.len()
-    )
-    .unwrap();
-    let mut raw = Vec::new();
-    c.read_to_end(&mut raw).unwrap();
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status: u16 = text.split(' ').nth(1).unwrap().parse().unwrap();
-    let payload = text.split("\r\n\r\n").nth(1).unwrap_or_default();
-    (status, serde_json::from_str(payload).unwrap_or(Value::Null))
+fn post(s: &Serve, path: &str, body: &Value) -> (u16, Value) {
+    s.json("POST", path, Some(body))
 }
 
 #[test]
@@ -263,7 +215,7 @@ fn refusals_over_http() {
     let dir = d.path();
     let before = snapshot(dir);
     let cases = refusals(dir);
-    let s = serve(dir);
+    let s = Serve::start(dir, &[]);
     for (id, input, code) in &cases {
         let path = format!(
             "/api/v1/knowledge/{}",

@@ -1,16 +1,22 @@
-//! Helpers for the cross-transport tests: a running `seneschal serve` with a one-shot
-//! HTTP/1.1 client, the query string of a JSON input, and a call of one capability over
-//! each of the three transports (MCP over pipes, HTTP over loopback, the CLI over argv).
+//! The one HTTP client of the black-box tests, and the helpers of the cross-transport tests:
+//! a running `seneschal serve` ([`Serve`]), HTTP/1.1 connections to it ([`Conn`]: keep-alive,
+//! chunked bodies, HEAD, raw bytes), its answers ([`Resp`]), the query string of a JSON input,
+//! and a call of one capability over HTTP.
+//!
+//! Dropping a [`Serve`] closes its stdin, and the server exits by itself.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+/// How long a test waits for any answer.
+const READ_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// A running `seneschal serve` whose stderr is collected.
 pub struct Serve {
@@ -18,6 +24,8 @@ pub struct Serve {
     stdin: Option<ChildStdin>,
     /// The bound address.
     pub addr: SocketAddr,
+    /// The first line the server wrote on stdout (`listening on http://…`).
+    pub banner: String,
     stderr: Arc<Mutex<Vec<u8>>>,
     reader: Option<std::thread::JoinHandle<()>>,
 }
@@ -28,11 +36,15 @@ impl Serve {
         Serve::start_args(dir, &[], env)
     }
 
-    /// Starts `seneschal serve --bind 127.0.0.1:0` with extra arguments (`--max-body`, ...).
+    /// Starts `seneschal serve` in `dir` with extra arguments (`--max-body`, ...); the bind
+    /// address is `127.0.0.1:0` unless the arguments give one.
     pub fn start_args(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Serve {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_seneschal"));
-        cmd.args(["serve", "--bind", "127.0.0.1:0"])
-            .args(args)
+        cmd.arg("serve");
+        if !args.contains(&"--bind") {
+            cmd.args(["--bind", "127.0.0.1:0"]);
+        }
+        cmd.args(args)
             .current_dir(dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -50,31 +62,90 @@ impl Serve {
             let _ = err.read_to_end(&mut buf);
             sink.lock().expect("stderr lock").extend_from_slice(&buf);
         });
-        let mut line = String::new();
+        let mut banner = String::new();
         BufReader::new(child.stdout.take().expect("piped"))
-            .read_line(&mut line)
+            .read_line(&mut banner)
             .expect("a first stdout line");
-        let addr = line
+        let addr = banner
             .trim()
             .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .unwrap_or_else(|| panic!("unexpected first line {banner:?}"))
             .parse()
             .expect("an IP:PORT address");
         Serve {
             child,
             stdin,
             addr,
+            banner,
             stderr,
             reader: Some(reader),
         }
     }
 
-    /// One request on a fresh connection (`Connection: close`); returns status and body.
+    /// The `Host` header that names this server.
+    pub fn host(&self) -> String {
+        self.addr.to_string()
+    }
+
+    /// A new connection to the server.
+    pub fn connect(&self) -> Conn {
+        Conn::new(self.addr)
+    }
+
+    /// One request on a fresh connection; see [`Conn::send`] for the headers added.
+    pub fn request(
+        &self,
+        method: &str,
+        target: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Resp {
+        self.connect()
+            .send(&self.host(), method, target, headers, body)
+    }
+
+    /// `GET target` on a fresh connection.
+    pub fn get(&self, target: &str) -> Resp {
+        self.request("GET", target, &[], b"")
+    }
+
+    /// A JSON-RPC message POSTed to `/mcp` with the headers a client sends.
+    pub fn mcp(&self, body: &[u8]) -> Resp {
+        self.request(
+            "POST",
+            "/mcp",
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("MCP-Protocol-Version", "2025-06-18"),
+            ],
+            body,
+        )
+    }
+
+    /// Sends raw bytes on a fresh connection and reads one response. The server may answer
+    /// and close before it has read everything; that is not an error.
+    pub fn raw(&self, bytes: &[u8]) -> Resp {
+        let mut c = self.connect();
+        let _ = c.stream().write_all(bytes);
+        c.read(false)
+    }
+
+    /// Sends raw bytes and reports whether the server closed the connection without a byte
+    /// of answer.
+    pub fn closed_without_answer(&self, bytes: &[u8]) -> bool {
+        let mut c = self.connect();
+        let _ = c.stream().write_all(bytes);
+        let mut rest = Vec::new();
+        matches!(c.reader.read_to_end(&mut rest), Ok(0))
+    }
+
+    /// One request with a JSON body (or none) on a fresh connection; returns status and body.
     pub fn send(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Vec<u8>) {
         self.send_with(method, path, &[], body)
     }
 
-    /// One request with extra headers on a fresh connection; returns status and body.
+    /// [`Serve::send`] with extra headers; a body goes with the headers of a JSON client.
     pub fn send_with(
         &self,
         method: &str,
@@ -82,39 +153,18 @@ impl Serve {
         headers: &[(&str, &str)],
         body: Option<&Value>,
     ) -> (u16, Vec<u8>) {
-        let mut s = TcpStream::connect(self.addr).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(20)))
-            .expect("timeout");
-        let bytes = body.map(|b| b.to_string().into_bytes()).unwrap_or_default();
-        let mut head = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n",
-            self.addr
-        );
-        for (n, v) in headers {
-            head.push_str(&format!("{n}: {v}\r\n"));
-        }
-        if body.is_some() {
-            head.push_str(&format!(
-                "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
-                bytes.len()
-            ));
-        }
-        head.push_str("\r\n");
-        s.write_all(head.as_bytes()).expect("write");
-        s.write_all(&bytes).expect("write");
-        let mut raw = Vec::new();
-        s.read_to_end(&mut raw).expect("read the response");
-        let split = raw
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .expect("a header block");
-        let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-        let status = head
-            .split(' ')
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| panic!("bad status line {head:?}"));
-        (status, raw[split + 4..].to_vec())
+        let mut all: Vec<(&str, &str)> = vec![("Connection", "close")];
+        let bytes = match body {
+            Some(b) => {
+                all.push(("Content-Type", "application/json"));
+                all.push(("Accept", "application/json, text/event-stream"));
+                b.to_string().into_bytes()
+            }
+            None => Vec::new(),
+        };
+        all.extend_from_slice(headers);
+        let r = self.request(method, path, &all, &bytes);
+        (r.status, r.body)
     }
 
     /// A request whose answer must be JSON.
@@ -141,21 +191,26 @@ impl Serve {
     }
 
     /// Closes stdin, waits for the exit, and returns everything written on stderr.
-    pub fn finish(mut self) -> String {
+    pub fn finish(self) -> String {
+        self.finish_status().1
+    }
+
+    /// Closes stdin, waits for the exit, and returns the exit status and the stderr text.
+    pub fn finish_status(mut self) -> (ExitStatus, String) {
         drop(self.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if self.child.try_wait().expect("wait").is_some() {
-                break;
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                break status;
             }
             assert!(Instant::now() < deadline, "serve outlived its stdin");
             std::thread::sleep(Duration::from_millis(20));
-        }
+        };
         if let Some(r) = self.reader.take() {
             r.join().expect("the stderr reader");
         }
         let err = self.stderr.lock().expect("stderr lock");
-        String::from_utf8_lossy(&err).into_owned()
+        (status, String::from_utf8_lossy(&err).into_owned())
     }
 }
 
@@ -171,6 +226,170 @@ impl Drop for Serve {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// One HTTP response.
+#[derive(Debug)]
+pub struct Resp {
+    /// The status code.
+    pub status: u16,
+    /// The headers, in order, names as sent.
+    pub headers: Vec<(String, String)>,
+    /// The body (de-chunked).
+    pub body: Vec<u8>,
+}
+
+impl Resp {
+    /// The first header of this name (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON; panics when it is not.
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("{} body is not JSON ({e}): {}", self.status, self.text()))
+    }
+
+    /// The body as text (lossy).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// Asserts an RFC 9457 problem with this status and code; returns it.
+    pub fn problem(&self, status: u16, code: &str) -> Value {
+        assert_eq!(self.status, status, "status of {}", self.text());
+        assert_eq!(
+            self.header("content-type"),
+            Some("application/problem+json"),
+            "{}",
+            self.text()
+        );
+        let p = self.json();
+        assert_eq!(p["code"], code, "{p}");
+        assert_eq!(p["status"], status, "{p}");
+        assert_eq!(p["type"], format!("urn:seneschal:problem:{code}"), "{p}");
+        assert!(p["title"].as_str().is_some_and(|t| !t.is_empty()), "{p}");
+        assert!(p["detail"].as_str().is_some_and(|t| !t.is_empty()), "{p}");
+        p
+    }
+}
+
+/// A client connection (keep-alive unless a request says otherwise).
+pub struct Conn {
+    reader: BufReader<TcpStream>,
+}
+
+impl Conn {
+    /// Connects, with `TCP_NODELAY` and a read timeout.
+    pub fn new(addr: SocketAddr) -> Conn {
+        let s = TcpStream::connect(addr).expect("connect");
+        s.set_nodelay(true).expect("nodelay");
+        s.set_read_timeout(Some(READ_TIMEOUT)).expect("timeout");
+        Conn {
+            reader: BufReader::new(s),
+        }
+    }
+
+    fn stream(&mut self) -> &mut TcpStream {
+        self.reader.get_mut()
+    }
+
+    /// Writes raw bytes.
+    pub fn write(&mut self, bytes: &[u8]) {
+        self.stream().write_all(bytes).expect("write");
+    }
+
+    /// Sends one request and reads its response. `Host` is added unless given, and
+    /// `Content-Length` when there is a body or the method is POST (unless given).
+    pub fn send(
+        &mut self,
+        host: &str,
+        method: &str,
+        target: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Resp {
+        let given = |name: &str| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+        let mut head = format!("{method} {target} HTTP/1.1\r\n");
+        if !given("host") {
+            head.push_str(&format!("Host: {host}\r\n"));
+        }
+        for (n, v) in headers {
+            head.push_str(&format!("{n}: {v}\r\n"));
+        }
+        if (!body.is_empty() || method == "POST") && !given("content-length") {
+            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
+        head.push_str("\r\n");
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(body);
+        // The server may refuse (and close) before it has read a large body.
+        let _ = self.stream().write_all(&bytes);
+        self.read(method == "HEAD")
+    }
+
+    /// Reads one response (`head_only`: the answer to a HEAD, which has no body).
+    pub fn read(&mut self, head_only: bool) -> Resp {
+        let mut line = String::new();
+        self.reader.read_line(&mut line).expect("a status line");
+        let status: u16 = line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("bad status line {line:?}"));
+        let mut headers = Vec::new();
+        loop {
+            let mut h = String::new();
+            self.reader.read_line(&mut h).expect("a header line");
+            let h = h.trim_end();
+            if h.is_empty() {
+                break;
+            }
+            let (n, v) = h.split_once(':').expect("name: value");
+            headers.push((n.trim().to_string(), v.trim().to_string()));
+        }
+        let find = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _): &&(String, String)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+        };
+        let mut body = Vec::new();
+        if head_only || status == 304 || status == 204 {
+        } else if find("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+            loop {
+                let mut size = String::new();
+                self.reader.read_line(&mut size).expect("chunk size");
+                let n = usize::from_str_radix(size.trim(), 16).expect("hex size");
+                let mut chunk = vec![0; n + 2];
+                self.reader.read_exact(&mut chunk).expect("chunk");
+                if n == 0 {
+                    break;
+                }
+                body.extend_from_slice(&chunk[..n]);
+            }
+        } else if let Some(n) = find("content-length") {
+            body = vec![0; n.parse().expect("a length")];
+            self.reader.read_exact(&mut body).expect("the body");
+        } else {
+            self.reader.read_to_end(&mut body).expect("the body");
+        }
+        Resp {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// True when the server closed the connection (EOF) within the read timeout.
+    pub fn closed(&mut self) -> bool {
+        let mut rest = Vec::new();
+        self.reader.read_to_end(&mut rest).is_ok()
     }
 }
 
