@@ -473,6 +473,41 @@ fn audit_excluded(d: &Descriptor, delta: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// One call of capability `index`, through the executor, reduced to its outcome.
+fn call(ctx: &Context, index: usize, input: &Value) -> String {
+    outcome(&execute_index(
+        ctx,
+        index,
+        input.clone(),
+        Transport::Conformance,
+    ))
+}
+
+/// Runs `f` in the scratch copy `root` and returns its result and everything that changed
+/// around it (files, `.git`, `.seneschal`, process state).
+fn around<T>(root: &Path, ctx: &Context, f: impl FnOnce() -> T) -> (T, Vec<String>) {
+    let before = Snapshot::take(root, ctx);
+    let result = f();
+    (result, before.delta(&Snapshot::take(root, ctx)))
+}
+
+/// `; changed: …` for a delta, or `none` when nothing changed.
+fn changes(delta: &[String], none: &str) -> String {
+    if delta.is_empty() {
+        none.to_string()
+    } else {
+        format!("; changed: {}", delta.join(", "))
+    }
+}
+
+fn verdict(ok: bool) -> Status {
+    if ok {
+        Status::Pass
+    } else {
+        Status::Fail
+    }
+}
+
 fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Row>, String> {
     let hints = ExecutionPolicy::hints(d.effect);
     let mut rows = Vec::new();
@@ -493,14 +528,7 @@ fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Ro
     let mut example_effects = 0;
     for (title, input, expected) in &examples {
         let (s, ctx) = probe.fresh()?;
-        let before = Snapshot::take(&s.path, &ctx);
-        let got = outcome(&execute_index(
-            &ctx,
-            index,
-            input.clone(),
-            Transport::Conformance,
-        ));
-        let delta = before.delta(&Snapshot::take(&s.path, &ctx));
+        let (got, delta) = around(&s.path, &ctx, || call(&ctx, index, input));
         if !Snapshot::files_changed(&delta).is_empty() {
             example_effects += 1;
         }
@@ -511,11 +539,7 @@ fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Ro
     }
     row(
         "examples",
-        if failures.is_empty() {
-            Status::Pass
-        } else {
-            Status::Fail
-        },
+        verdict(failures.is_empty()),
         if failures.is_empty() {
             format!("{} example(s) gave their declared outcome", examples.len())
         } else {
@@ -527,19 +551,11 @@ fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Ro
     match examples.first() {
         Some((title, input, _)) => {
             let (s, ctx) = probe.fresh()?;
-            let _ = execute_index(&ctx, index, input.clone(), Transport::Conformance);
-            let middle = Snapshot::take(&s.path, &ctx);
-            let first = outcome(&execute_index(
-                &ctx,
-                index,
-                input.clone(),
-                Transport::Conformance,
-            ));
-            let delta = middle.delta(&Snapshot::take(&s.path, &ctx));
-            let fails = hints.idempotent && !delta.is_empty();
+            let _ = call(&ctx, index, input);
+            let (first, delta) = around(&s.path, &ctx, || call(&ctx, index, input));
             row(
                 "repeat",
-                if fails { Status::Fail } else { Status::Pass },
+                verdict(!(hints.idempotent && !delta.is_empty())),
                 if delta.is_empty() {
                     format!("the repeat of `{title}` ({first}) changed nothing")
                 } else {
@@ -555,27 +571,13 @@ fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Ro
     match missing_input(d) {
         Some(input) => {
             let (s, ctx) = probe.fresh()?;
-            let before = Snapshot::take(&s.path, &ctx);
-            let got = outcome(&execute_index(
-                &ctx,
-                index,
-                input.clone(),
-                Transport::Conformance,
-            ));
-            let delta = before.delta(&Snapshot::take(&s.path, &ctx));
+            let (got, delta) = around(&s.path, &ctx, || call(&ctx, index, &input));
             let ok = got == "not_found"
                 && Snapshot::files_changed(&audit_excluded(d, &delta)).is_empty();
             row(
                 "missing",
-                if ok { Status::Pass } else { Status::Fail },
-                format!(
-                    "input {input} → {got}{}",
-                    if delta.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; changed: {}", delta.join(", "))
-                    }
-                ),
+                verdict(ok),
+                format!("input {input} → {got}{}", changes(&delta, "")),
             );
             deltas.push(("missing resource".into(), delta));
         }
@@ -590,25 +592,14 @@ fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Ro
     {
         let input = malformed_input(d);
         let (s, ctx) = probe.fresh()?;
-        let before = Snapshot::take(&s.path, &ctx);
-        let got = outcome(&execute_index(
-            &ctx,
-            index,
-            input.clone(),
-            Transport::Conformance,
-        ));
-        let delta = before.delta(&Snapshot::take(&s.path, &ctx));
+        let (got, delta) = around(&s.path, &ctx, || call(&ctx, index, &input));
         let ok = got == "invalid_input" && audit_excluded(d, &delta).is_empty();
         row(
             "malformed",
-            if ok { Status::Pass } else { Status::Fail },
+            verdict(ok),
             format!(
                 "input {input} → {got}{}",
-                if delta.is_empty() {
-                    ", nothing changed".to_string()
-                } else {
-                    format!("; changed: {}", delta.join(", "))
-                }
+                changes(&delta, ", nothing changed")
             ),
         );
     }
@@ -617,30 +608,16 @@ fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Ro
     match examples.first() {
         Some((title, input, expected)) => {
             let (s, ctx) = probe.fresh()?;
-            let before = Snapshot::take(&s.path, &ctx);
-            let (a, b) = std::thread::scope(|scope| {
-                let h1 = scope.spawn(|| {
-                    outcome(&execute_index(
-                        &ctx,
-                        index,
-                        input.clone(),
-                        Transport::Conformance,
-                    ))
-                });
-                let h2 = scope.spawn(|| {
-                    outcome(&execute_index(
-                        &ctx,
-                        index,
-                        input.clone(),
-                        Transport::Conformance,
-                    ))
-                });
-                (
-                    h1.join().unwrap_or_else(|_| "panic".into()),
-                    h2.join().unwrap_or_else(|_| "panic".into()),
-                )
+            let ((a, b), delta) = around(&s.path, &ctx, || {
+                std::thread::scope(|scope| {
+                    let h1 = scope.spawn(|| call(&ctx, index, input));
+                    let h2 = scope.spawn(|| call(&ctx, index, input));
+                    (
+                        h1.join().unwrap_or_else(|_| "panic".into()),
+                        h2.join().unwrap_or_else(|_| "panic".into()),
+                    )
+                })
             });
-            let delta = before.delta(&Snapshot::take(&s.path, &ctx));
             let declared = if hints.read_only {
                 a == *expected && b == *expected
             } else {
@@ -649,15 +626,8 @@ fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Ro
             let ok = declared && (a == b || !hints.idempotent);
             row(
                 "concurrent",
-                if ok { Status::Pass } else { Status::Fail },
-                format!(
-                    "`{title}` twice at once → {a}, {b}{}",
-                    if delta.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; changed: {}", delta.join(", "))
-                    }
-                ),
+                verdict(ok),
+                format!("`{title}` twice at once → {a}, {b}{}", changes(&delta, "")),
             );
             deltas.push(("concurrent calls".into(), delta));
         }
@@ -673,17 +643,13 @@ fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Ro
                 let (s, ctx) = probe.fresh()?;
                 let mut keyed = input.clone();
                 keyed["idempotency_key"] = json!("seneschal-conformance-retry");
-                let before = Snapshot::take(&s.path, &ctx);
                 // The first call is received and applied, but its answer is lost.
-                let _ = execute_index(&ctx, index, keyed.clone(), Transport::Conformance);
-                let middle = Snapshot::take(&s.path, &ctx);
-                let retry = outcome(&execute_index(&ctx, index, keyed, Transport::Conformance));
-                let second = middle.delta(&Snapshot::take(&s.path, &ctx));
-                let first = before.delta(&middle);
+                let (_, first) = around(&s.path, &ctx, || call(&ctx, index, &keyed));
+                let (retry, second) = around(&s.path, &ctx, || call(&ctx, index, &keyed));
                 let only_audit = second.iter().all(|c| c.contains("audit"));
                 row(
                     "retry",
-                    if retry == "ok" && only_audit { Status::Pass } else { Status::Fail },
+                    verdict(retry == "ok" && only_audit),
                     format!("`{title}` applied ({}), retried with the same key → {retry}; the retry changed: {}", first.join(", "), if second.is_empty() { "nothing".into() } else { second.join(", ") }),
                 );
             }
@@ -727,11 +693,7 @@ fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Ro
     }
     row(
         "claims",
-        if broken.is_empty() {
-            Status::Pass
-        } else {
-            Status::Fail
-        },
+        verdict(broken.is_empty()),
         if broken.is_empty() {
             format!(
                 "effect {}: readOnly={} idempotent={} destructive={} held over {} call(s)",
