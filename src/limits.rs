@@ -16,6 +16,8 @@ use crate::knowledge;
 pub const STDIO_LINE: usize = 4 * 1024 * 1024;
 /// The default largest HTTP request body, in bytes (`serve --max-body` changes it).
 pub const HTTP_BODY_DEFAULT: usize = 1024 * 1024;
+/// The default most HTTP connections open at once (`serve --max-connections` changes it).
+pub const HTTP_CONNECTIONS_DEFAULT: usize = 256;
 /// The longest HTTP request line or header line, in bytes (vendored tiny_http, patch 2).
 pub const HTTP_HEAD_LINE: usize = 8 * 1024;
 /// The most header lines of one HTTP request (vendored tiny_http, patch 2).
@@ -66,6 +68,15 @@ pub const TABLE: &[Limit] = &[
         enforced: "src/http/routes.rs `read_body` (declared length first, then a bounded read)",
         mcp: "413 problem `invalid_input` at `/mcp`",
         http: "413 problem `invalid_input`",
+        cli: "n/a",
+    },
+    Limit {
+        what: "HTTP connections open at once",
+        value: "256 (`serve --max-connections`)",
+        amount: Some(HTTP_CONNECTIONS_DEFAULT as u64),
+        enforced: "vendor/tiny_http/src/lib.rs `from_listener_limited` (patch 6): at the cap the server stops accepting",
+        mcp: "at `/mcp` too: a further client waits in the listen backlog until a connection closes (`--timeout` closes idle ones)",
+        http: "a further client waits in the listen backlog until a connection closes (`--timeout` closes idle ones)",
         cli: "n/a",
     },
     Limit {
@@ -196,6 +207,7 @@ mod tests {
         assert_eq!(amount("knowledge file size"), Some(1 << 20));
         assert_eq!(crate::mcp::stdio::MAX_LINE, STDIO_LINE);
         assert_eq!(crate::http::DEFAULT_MAX_BODY, HTTP_BODY_DEFAULT);
+        assert_eq!(amount("HTTP connections"), Some(256));
         assert_eq!(crate::mcp::protocol::PAGE, PAGE_ITEMS);
     }
 

@@ -619,3 +619,47 @@ fn serve_exits_when_stdin_closes() {
     assert!(status.success());
     assert!(TcpStream::connect(addr).is_err(), "the port still answers");
 }
+
+/// The threads of a process, from /proc.
+fn threads(pid: u32) -> usize {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .expect("the server's status")
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("a thread count")
+}
+
+#[test]
+fn connections_over_the_cap_wait_for_a_free_one() {
+    let s = start(&["--max-connections", "2"]);
+    let host = s.host();
+    let status = "/api/v1/server/status";
+    // Two keep-alive connections take the two places.
+    let mut a = s.connect();
+    assert_eq!(a.send(&host, "GET", status, &[], b"").status, 200);
+    let mut b = s.connect();
+    assert_eq!(b.send(&host, "GET", status, &[], b"").status, 200);
+    // A third client is not accepted: its request waits, unanswered, in the listen backlog.
+    let mut c = s.connect();
+    c.write(format!("GET {status} HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes());
+    assert!(
+        !c.answered_within(Duration::from_millis(700)),
+        "a third connection was served while two were open"
+    );
+    // One closes; the waiting client is served.
+    drop(a);
+    assert_eq!(c.read(false).status, 200);
+    assert_eq!(b.send(&host, "GET", status, &[], b"").status, 200);
+
+    // Idle connections do not start threads beyond the cap.
+    let before = threads(s.pid());
+    let idle: Vec<Conn> = (0..40).map(|_| s.connect()).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let during = threads(s.pid());
+    assert!(
+        during <= before + 2,
+        "{before} threads before 40 idle connections, {during} during"
+    );
+    drop(idle);
+}

@@ -7,9 +7,10 @@
 //! The server is tiny_http (vendored with the fixes listed in `vendor/tiny_http/PATCHES.md`)
 //! on a listener seneschal builds itself: `TCP_NODELAY` and the read and write timeouts are set
 //! on the listening socket, and Linux copies them onto every accepted socket. tiny_http reads
-//! each connection on a thread of its own and queues the parsed requests; a fixed pool of
-//! workers ([`Options::workers`]) takes them from that queue, so a handler never runs on more
-//! threads than that. Start-up prints one machine-readable line on stdout,
+//! each connection on a thread of its own, at most [`Options::max_connections`] at once (at the
+//! cap it stops accepting, and further clients wait in the listen backlog until one closes),
+//! and queues the parsed requests; a fixed pool of workers ([`Options::workers`]) takes them
+//! from that queue, so a handler never runs on more threads than that. Start-up prints one machine-readable line on stdout,
 //! `listening on http://ADDR`, and the human URLs on stderr.
 
 mod guard;
@@ -92,6 +93,14 @@ pub fn command() -> Command {
                 .value_parser(clap::value_parser!(u64).range(1..=256))
                 .help("Worker threads running requests [default: the number of cores, 2 to 16]"),
         )
+        .arg(
+            Arg::new("max-connections")
+                .long("max-connections")
+                .value_name("N")
+                .value_parser(clap::value_parser!(u64).range(1..=65536))
+                .default_value(crate::limits::HTTP_CONNECTIONS_DEFAULT.to_string())
+                .help("Connections open at once (each holds a thread); at the cap, new clients wait until one closes"),
+        )
 }
 
 /// What `serve` was asked for, parsed and checked.
@@ -109,6 +118,8 @@ pub struct Options {
     pub timeout: Duration,
     /// Worker threads.
     pub workers: usize,
+    /// Connections open at once.
+    pub max_connections: usize,
 }
 
 impl Options {
@@ -141,6 +152,7 @@ impl Options {
                 .unwrap_or(2)
                 .clamp(2, 16),
         };
+        let max_connections = *m.get_one::<u64>("max-connections").expect("defaulted") as usize;
         Ok(Options {
             bind,
             allow_remote,
@@ -148,6 +160,7 @@ impl Options {
             max_body,
             timeout,
             workers,
+            max_connections,
         })
     }
 }
@@ -252,7 +265,7 @@ pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
     let addr = listener
         .local_addr()
         .map_err(|e| CapabilityError::internal(format!("the bound address is unknown: {e}")))?;
-    let server = tiny_http::Server::from_listener(listener, None)
+    let server = tiny_http::Server::from_listener_limited(listener, None, options.max_connections)
         .map_err(|e| CapabilityError::internal(format!("the HTTP server does not start: {e}")))?;
     let server = Arc::new(server);
     let ctx = Arc::new(Context::new(repo, options.max_effect));

@@ -82,6 +82,11 @@ impl Serve {
         }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The `Host` header that names this server.
     pub fn host(&self) -> String {
         self.addr.to_string()
@@ -384,6 +389,27 @@ impl Conn {
             headers,
             body,
         }
+    }
+
+    /// Whether the server has begun an answer (or closed) within `wait`; nothing is consumed.
+    pub fn answered_within(&mut self, wait: Duration) -> bool {
+        self.stream().set_read_timeout(Some(wait)).expect("timeout");
+        let answered = match self.reader.fill_buf() {
+            Ok(_) => true,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                false
+            }
+            Err(e) => panic!("read: {e}"),
+        };
+        self.stream()
+            .set_read_timeout(Some(READ_TIMEOUT))
+            .expect("timeout");
+        answered
     }
 
     /// True when the server closed the connection (EOF) within the read timeout.
