@@ -545,15 +545,9 @@ fn the_command_line_refuses_the_same_spellings() {
 /// A repository for the knowledge limit: one ADR, one guide exactly at the 1 MiB cap, and one
 /// a byte over it.
 fn knowledge_repo() -> tempfile::TempDir {
-    let dir = common::scratch_repo();
+    let dir = common::adr_repo();
     let p = dir.path();
-    std::fs::create_dir_all(p.join("docs/adr")).unwrap();
     std::fs::create_dir_all(p.join("docs/guides")).unwrap();
-    std::fs::write(
-        p.join("docs/adr/0001-first.md"),
-        "---\nid: \"0001\"\ntitle: First\nstatus: accepted\ndate: 2026-11-30\n---\n# First\n",
-    )
-    .unwrap();
     let cap = seneschal::knowledge::MAX_FILE_BYTES as usize;
     for (name, len) in [("at-cap.md", cap), ("over-cap.md", cap + 1)] {
         let mut text = b"---\ntitle: Big\n---\n".to_vec();

@@ -9,28 +9,6 @@ use common::{json, run_in, stderr, stdout};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-/// Copies `tests/fixtures/knowledge/<name>` into a fresh scratch repository.
-fn fixture(name: &str) -> tempfile::TempDir {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            let target = to.join(entry.file_name());
-            if entry.file_type().unwrap().is_dir() {
-                copy(&entry.path(), &target);
-            } else {
-                std::fs::copy(entry.path(), target).unwrap();
-            }
-        }
-    }
-    let repo = common::scratch_repo();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/knowledge")
-        .join(name);
-    copy(&src, repo.path());
-    repo
-}
-
 /// Runs `seneschal --repo <dir> <args>`.
 fn sen(dir: &Path, args: &[&str]) -> std::process::Output {
     let mut all = vec!["--repo", dir.to_str().unwrap()];
@@ -64,7 +42,7 @@ fn finding_places(check: &Value) -> Vec<(String, String)> {
 
 #[test]
 fn each_distributed_and_repository_kind_is_served() {
-    let repo = fixture("kinds");
+    let repo = common::knowledge_fixture("kinds");
     let check = sen(repo.path(), &["knowledge", "check"]);
     assert!(
         check.status.success(),
@@ -148,7 +126,7 @@ fn each_distributed_and_repository_kind_is_served() {
 
 #[test]
 fn get_returns_front_matter_body_and_digest_or_not_found() {
-    let repo = fixture("kinds");
+    let repo = common::knowledge_fixture("kinds");
     let uri = "seneschal://knowledge/adr/0001";
     let got = json(&sen(repo.path(), &["knowledge", "get", "--uri", uri]));
     let bytes = std::fs::read(repo.path().join("docs/adr/0001-use-postgres.md")).unwrap();
@@ -185,7 +163,7 @@ fn get_returns_front_matter_body_and_digest_or_not_found() {
 
 #[test]
 fn list_filters_and_paginates_with_an_opaque_cursor() {
-    let repo = fixture("kinds");
+    let repo = common::knowledge_fixture("kinds");
     let p = repo.path();
     let adrs = json(&sen(p, &["knowledge", "list", "--kind", "adr"]));
     assert_eq!(adrs["total"], 3);
@@ -241,7 +219,7 @@ fn list_filters_and_paginates_with_an_opaque_cursor() {
 
 #[test]
 fn redefining_a_distributed_kind_is_a_finding_not_an_override() {
-    let repo = fixture("redefine");
+    let repo = common::knowledge_fixture("redefine");
     let o = sen(repo.path(), &["knowledge", "check"]);
     assert_eq!(o.status.code(), Some(11));
     let check = json(&o);
@@ -276,7 +254,7 @@ fn redefining_a_distributed_kind_is_a_finding_not_an_override() {
 
 #[test]
 fn every_bad_input_is_a_finding_and_check_exits_non_zero() {
-    let repo = fixture("bad");
+    let repo = common::knowledge_fixture("bad");
     let p = repo.path();
     // Inputs a fixture cannot hold in git: bytes that are not UTF-8, a file over the 1 MiB cap,
     // a symbolic link out of the repository and one to nowhere.
@@ -438,7 +416,7 @@ fn broken_repository_kind_declarations_are_findings() {
 
 #[test]
 fn edits_additions_and_removals_are_seen_between_calls() {
-    let repo = fixture("kinds");
+    let repo = common::knowledge_fixture("kinds");
     let p = repo.path();
     let uri = "seneschal://knowledge/guide/onboarding";
     let before = json(&sen(p, &["knowledge", "get", "--uri", uri]));
@@ -493,7 +471,7 @@ fn this_repository_passes_its_own_check() {
 fn resources_templates_and_read_serve_the_objects() {
     use seneschal::context::Context;
     use seneschal::policy::Effect;
-    let repo = fixture("kinds");
+    let repo = common::knowledge_fixture("kinds");
     let ctx = Context::new(repo.path().to_path_buf(), Effect::Read);
     let resources = seneschal::knowledge::resources(&ctx);
     assert_eq!(resources.len(), 9);

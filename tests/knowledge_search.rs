@@ -10,24 +10,7 @@ use serde_json::Value;
 
 /// The search fixture copied into a fresh scratch repository.
 fn corpus() -> tempfile::TempDir {
-    fn copy(from: &Path, to: &Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            let target = to.join(entry.file_name());
-            if entry.file_type().unwrap().is_dir() {
-                copy(&entry.path(), &target);
-            } else {
-                std::fs::copy(entry.path(), target).unwrap();
-            }
-        }
-    }
-    let repo = common::scratch_repo();
-    copy(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/knowledge/search"),
-        repo.path(),
-    );
-    repo
+    common::knowledge_fixture("search")
 }
 
 fn search(dir: &Path, args: &[&str]) -> std::process::Output {

@@ -13,14 +13,7 @@ use sha2::{Digest, Sha256};
 
 /// A scratch repository holding one ADR.
 fn repo() -> tempfile::TempDir {
-    let dir = common::scratch_repo();
-    std::fs::create_dir_all(dir.path().join("docs/adr")).unwrap();
-    std::fs::write(
-        dir.path().join("docs/adr/0001-first.md"),
-        "---\nid: \"0001\"\ntitle: First\nstatus: accepted\ndate: 2026-11-30\n---\n# First\n",
-    )
-    .unwrap();
-    dir
+    common::adr_repo()
 }
 
 /// `seneschal call ID --input JSON --repo DIR`: (exit code, stdout JSON or Null, stderr).

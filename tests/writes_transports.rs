@@ -15,14 +15,7 @@ use transports::Serve;
 const STALE: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
 
 fn repo() -> tempfile::TempDir {
-    let dir = common::scratch_repo();
-    std::fs::create_dir_all(dir.path().join("docs/adr")).unwrap();
-    std::fs::write(
-        dir.path().join("docs/adr/0001-first.md"),
-        "---\nid: \"0001\"\ntitle: First\nstatus: accepted\ndate: 2026-11-30\n---\n# First\n",
-    )
-    .unwrap();
-    dir
+    common::adr_repo()
 }
 
 /// The refusals: (capability, input, expected code). The setup makes the last two meaningful.

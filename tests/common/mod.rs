@@ -68,3 +68,39 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// Copies the folder `from` into `to`, recursively.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create a folder");
+    for entry in std::fs::read_dir(from).expect("read a fixture folder") {
+        let entry = entry.expect("a folder entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("a file type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy a fixture file");
+        }
+    }
+}
+
+/// A scratch repository holding a copy of `tests/fixtures/knowledge/<name>`.
+pub fn knowledge_fixture(name: &str) -> tempfile::TempDir {
+    let repo = scratch_repo();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/knowledge")
+        .join(name);
+    copy_tree(&src, repo.path());
+    repo
+}
+
+/// A scratch repository holding one ADR, `docs/adr/0001-first.md`.
+pub fn adr_repo() -> tempfile::TempDir {
+    let dir = scratch_repo();
+    std::fs::create_dir_all(dir.path().join("docs/adr")).expect("create docs/adr");
+    std::fs::write(
+        dir.path().join("docs/adr/0001-first.md"),
+        "---\nid: \"0001\"\ntitle: First\nstatus: accepted\ndate: 2026-11-30\n---\n# First\n",
+    )
+    .expect("write the ADR");
+    dir
+}
