@@ -9,7 +9,7 @@
 //! [`TABLE`] is rendered into docs/ROBUSTNESS.md by [`markdown`], and a unit test keeps
 //! the two equal.
 
-use crate::handlers::files;
+use crate::handlers::{files, session};
 use crate::knowledge;
 
 /// The longest MCP stdio line (one JSON-RPC message), in bytes; longer is -32600 and skipped.
@@ -144,13 +144,22 @@ pub const TABLE: &[Limit] = &[
         cli: "not an error: a cut line",
     },
     Limit {
-        what: "items per answer: `files.read` lines / `files.search` matches / `repo.log` commits",
-        value: "100000 / 10000 / 1000",
+        what: "items per answer: `files.read` lines / `files.search` matches / `repo.log` commits / `knowledge.list` objects / `knowledge.search` hits / `audit.list` records",
+        value: "100000 / 10000 / 1000 / 500 / 100 / 500",
         amount: None,
         enforced: "the manifests' input schemas (`limit.maximum`), checked by src/execute.rs",
         mcp: "tool result `isError`, code `invalid_input`, pointer `/limit`",
         http: "400 problem `invalid_input`, pointer `/limit`",
         cli: "exit 2 `error[invalid_input]`",
+    },
+    Limit {
+        what: "session notes per process",
+        value: "1000",
+        amount: Some(session::MAX_NOTES as u64),
+        enforced: "src/handlers/session.rs `MAX_NOTES`",
+        mcp: "tool result `isError`, code `refused`, `data.rule` `note_cap`",
+        http: "403 problem `refused`",
+        cli: "n/a (each call is a process of its own)",
     },
     Limit {
         what: "knowledge file size (read and written)",
@@ -205,6 +214,7 @@ mod tests {
         assert_eq!(amount("HTTP request body"), Some(1 << 20));
         assert_eq!(amount("`files.read` file size"), Some(8 << 20));
         assert_eq!(amount("knowledge file size"), Some(1 << 20));
+        assert_eq!(amount("session notes"), Some(1000));
         assert_eq!(crate::mcp::stdio::MAX_LINE, STDIO_LINE);
         assert_eq!(crate::http::DEFAULT_MAX_BODY, HTTP_BODY_DEFAULT);
         assert_eq!(amount("HTTP connections"), Some(256));

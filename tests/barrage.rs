@@ -300,6 +300,37 @@ fn the_mcp_stdio_server_survives_the_barrage() {
         );
     }
 
+    // The session note cap: 1,000 notes (pipelined), then the next is refused, and the list
+    // holds exactly the cap.
+    let cap = seneschal::handlers::session::MAX_NOTES;
+    let mut frames = Vec::new();
+    for i in 0..=cap {
+        let f = json!({"jsonrpc": "2.0", "id": 10_000 + i, "method": "tools/call",
+            "params": {"name": "session_note_add", "arguments": {"text": format!("note {i}")}}});
+        frames.extend_from_slice(f.to_string().as_bytes());
+        frames.push(b'\n');
+    }
+    m.0.send_raw(&frames);
+    for i in 0..=cap {
+        let v = m.answer();
+        assert_eq!(v["id"], 10_000 + i, "{v}");
+        let r = &v["result"];
+        if i < cap {
+            assert_eq!(r["structuredContent"]["count"], i + 1, "{v}");
+        } else {
+            assert_eq!(tool_code(r), "refused", "{v}");
+            assert_eq!(
+                r["_meta"]["seneschal/error"]["data"]["rule"], "note_cap",
+                "{v}"
+            );
+        }
+    }
+    let r = m.tool(998, "session_note_list", json!({}));
+    assert_eq!(
+        r["structuredContent"]["notes"].as_array().map(Vec::len),
+        Some(cap)
+    );
+
     // The same process still answers ping and a read capability correctly.
     let v = m.call(br#"{"jsonrpc":"2.0","id":"last-ping","method":"ping"}"#);
     assert_eq!(
@@ -511,6 +542,26 @@ fn the_http_server_survives_the_barrage() {
             "params": {"name": "files_read", "arguments": {"path": path}}});
         let v = jr(&s.mcp(frame.to_string().as_bytes()));
         assert_eq!(tool_code(&v["result"]), *code, "{path}: {v}");
+    }
+
+    // The session note cap, over one keep-alive connection.
+    let cap = seneschal::handlers::session::MAX_NOTES;
+    let mut c = s.connect();
+    for i in 0..=cap {
+        let body = json!({ "text": format!("note {i}") }).to_string();
+        let r = c.send(
+            &s.host(),
+            "POST",
+            "/api/v1/session/notes",
+            &[("Content-Type", "application/json")],
+            body.as_bytes(),
+        );
+        if i < cap {
+            assert_eq!(r.status, 200, "{}", r.text());
+        } else {
+            let p = r.problem(403, "refused");
+            assert_eq!(p["data"]["rule"], "note_cap", "{p}");
+        }
     }
 
     // The same process still answers ping and a read capability correctly.

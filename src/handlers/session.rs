@@ -12,6 +12,10 @@ fn notes(ctx: &Context) -> std::sync::MutexGuard<'_, Vec<Note>> {
     ctx.notes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// The most notes one process holds, so that a long-lived server's memory (and the answer of
+/// `session.note.list`, at most 1,000 × 16 KiB) stays bounded.
+pub const MAX_NOTES: usize = 1000;
+
 /// `session.note.add`: appends a note; the same text twice makes two notes.
 pub fn note_add(
     ctx: &Context,
@@ -19,6 +23,13 @@ pub fn note_add(
 ) -> Result<session_note_add::Output, CapabilityError> {
     let at_ms = u64::try_from(ctx.started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let mut notes = notes(ctx);
+    if notes.len() >= MAX_NOTES {
+        return Err(CapabilityError::refused(format!(
+            "this process already holds {MAX_NOTES} notes, the most it keeps; \
+             a new session (process) starts with none"
+        ))
+        .with_data(json!({ "rule": "note_cap", "limit": MAX_NOTES })));
+    }
     let note = Note {
         id: notes.last().map_or(1, |n| n.id + 1),
         text: input.text.to_string(),
@@ -79,6 +90,22 @@ mod tests {
         let e = execute(&ctx, "session.note.add", json!({"text": "x"}), Transport::Cli).unwrap_err();
         assert_eq!(e.code.as_str(), "refused");
         assert!(ctx.notes.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_process_holds_at_most_max_notes() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context::new(dir.path().to_path_buf(), Effect::ProcessState);
+        for i in 0..MAX_NOTES {
+            let r = execute(&ctx, "session.note.add", json!({"text": format!("note {i}")}), Transport::Cli);
+            assert_eq!(r.unwrap()["count"], i + 1);
+        }
+        let e = execute(&ctx, "session.note.add", json!({"text": "one more"}), Transport::Cli).unwrap_err();
+        assert_eq!(e.code.as_str(), "refused");
+        assert_eq!(e.data.as_ref().unwrap()["rule"], "note_cap");
+        let list = execute(&ctx, "session.note.list", json!({}), Transport::Cli).unwrap();
+        assert_eq!(list["notes"].as_array().unwrap().len(), MAX_NOTES);
+        assert_eq!(list["notes"][MAX_NOTES - 1]["text"], format!("note {}", MAX_NOTES - 1));
     }
 
     #[test]
