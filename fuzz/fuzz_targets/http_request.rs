@@ -81,6 +81,7 @@ fn server() -> &'static InMemory {
             max_body: 4096,
             timeout: Duration::from_secs(1),
             workers: 1,
+            max_connections: 1,
         };
         let ctx = Arc::new(Context::new(dir, Effect::RepositoryWrite));
         InMemory::new(ctx, options.bind, &options)
