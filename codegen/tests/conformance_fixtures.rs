@@ -16,6 +16,18 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
+/// The version of the `seneschal` package (the projections carry it), from the root
+/// Cargo.toml: this crate's own version is not that one.
+fn seneschal_version() -> String {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).expect("the root Cargo.toml");
+    manifest
+        .split("[package]")
+        .nth(1)
+        .and_then(|package| package.lines().find_map(|l| l.strip_prefix("version = ")))
+        .map(|v| v.trim().trim_matches('"').to_string())
+        .expect("a [package] version")
+}
+
 fn ids(out: &seneschal_codegen::Outputs) -> Vec<String> {
     out.registry
         .capabilities
@@ -35,7 +47,7 @@ fn committed<'a>(out: &'a seneschal_codegen::Outputs, name: &str) -> &'a str {
 #[test]
 fn the_fixtures_join_only_when_their_folder_is_given() {
     let root = root();
-    let inputs = Inputs::standard(&root, env!("CARGO_PKG_VERSION"));
+    let inputs = Inputs::standard(&root, &seneschal_version());
     let plain = generate(&inputs).unwrap_or_else(|d| panic!("{}", report(&d)));
     let with = generate_with(&inputs, &[root.join(FIXTURES_DIR)])
         .unwrap_or_else(|d| panic!("{}", report(&d)));
@@ -103,7 +115,7 @@ fn a_fixture_build_writes_out_dir_and_leaves_generated_alone() {
         .collect();
     // This test file holds the only test that sets the variable, and it reads it at once.
     std::env::set_var(FIXTURES_FEATURE, "1");
-    let result = build(&root, &out, env!("CARGO_PKG_VERSION"));
+    let result = build(&root, &out, &seneschal_version());
     std::env::remove_var(FIXTURES_FEATURE);
     result.unwrap_or_else(|e| panic!("{e}"));
     let tools = std::fs::read_to_string(out.join("mcp-tools.json")).unwrap();
