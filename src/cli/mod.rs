@@ -9,6 +9,7 @@ pub mod contract;
 pub mod flags;
 pub mod render;
 
+use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -64,12 +65,11 @@ fn effect_arg() -> Arg {
         .help("Execute only capabilities whose effect is at most this one (least privilege)")
 }
 
-/// The whole command tree: built-in commands plus one subcommand per capability CLI path.
-pub fn command() -> Command {
-    let mut cmd = Command::new("seneschal")
+/// The top of the command tree: the program's name and its global arguments, without
+/// subcommands or the texts only its own `--help` shows (see [`command`]).
+fn root() -> Command {
+    Command::new("seneschal")
         .version(env!("CARGO_PKG_VERSION"))
-        .about("A repository steward for AI agents: knowledge, queries and writes over MCP, HTTP and this command line")
-        .after_help(exit_codes_help())
         .disable_version_flag(true)
         .arg(
             Arg::new("version")
@@ -100,6 +100,13 @@ pub fn command() -> Command {
                 .value_parser(clap::value_parser!(PathBuf))
                 .help("The repository to steward [default: the one holding the current directory]"),
         )
+}
+
+/// The whole command tree: built-in commands plus one subcommand per capability CLI path.
+pub fn command() -> Command {
+    let mut cmd = root()
+        .about("A repository steward for AI agents: knowledge, queries and writes over MCP, HTTP and this command line")
+        .after_help(exit_codes_help())
         .subcommand(
             Command::new("call")
                 .about("Call any capability by canonical id with a JSON input")
@@ -167,6 +174,44 @@ pub fn command() -> Command {
         cmd = insert(cmd, d, d.cli);
     }
     cmd
+}
+
+/// The server subcommand (`mcp` or `serve`) that `args` (argv, program name first) names
+/// before anything else, when only the global `--json` and `--repo DIR` come before it.
+///
+/// A long-running server does not need the other subcommands: building the whole tree
+/// parses every capability's input schema and touches code and data that would then stay
+/// resident for the life of the server (see `docs/bench/rss.md`). Any other shape of argv
+/// answers `None` and is parsed by the whole tree.
+fn server_subcommand(args: &[OsString]) -> Option<&'static str> {
+    let mut rest = args.iter().skip(1);
+    while let Some(arg) = rest.next() {
+        match arg.to_str()? {
+            "--json" => {}
+            "--repo" => {
+                // A missing value or one that looks like a flag is the whole tree's error.
+                if rest.next()?.to_str()?.starts_with('-') {
+                    return None;
+                }
+            }
+            s if s.starts_with("--repo=") => {}
+            "mcp" => return Some("mcp"),
+            "serve" => return Some("serve"),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// The command tree that parses `args`: the root with only the server subcommand when argv
+/// names one ([`server_subcommand`]), the whole tree otherwise. Both parse such an argv
+/// to the same matches, help and errors (checked by the tests below).
+fn command_for_args(args: &[OsString]) -> Command {
+    match server_subcommand(args) {
+        Some("mcp") => root().subcommand(crate::mcp::command()),
+        Some(_) => root().subcommand(crate::http::command()),
+        None => command(),
+    }
 }
 
 /// Inserts the capability's command at `path` below `parent`, creating groups as needed.
@@ -307,7 +352,8 @@ fn context(m: &ArgMatches, effect: Option<&String>) -> Context {
 
 /// Parses argv completely, then acts. Returns the process exit code.
 pub fn main() -> ExitCode {
-    let matches = match command().try_get_matches() {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let matches = match command_for_args(&args).try_get_matches_from(args) {
         Ok(m) => m,
         Err(e) => {
             let code = match e.kind() {
@@ -443,5 +489,91 @@ pub fn main() -> ExitCode {
                 ExitCode::from(ErrorCode::InvalidInput.exit_code())
             }
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<OsString> {
+        std::iter::once("seneschal")
+            .chain(words.iter().copied())
+            .map(OsString::from)
+            .collect()
+    }
+
+    /// What a parse produced, rendered so two trees can be compared: the error text (help
+    /// included), or the chosen subcommand with every argument's values.
+    fn outcome(cmd: Command, args: &[OsString]) -> String {
+        match cmd.try_get_matches_from(args) {
+            Err(e) => format!("{:?} {}", e.kind(), e.render()),
+            Ok(m) => {
+                let mut s = format!(
+                    "json={} repo={:?}",
+                    m.get_flag("json"),
+                    m.get_one::<PathBuf>("repo")
+                );
+                let (name, sub) = m.subcommand().expect("a subcommand");
+                s.push_str(&format!(" {name}:"));
+                let mut ids: Vec<_> = sub.ids().map(|i| i.as_str().to_string()).collect();
+                ids.sort();
+                for id in ids {
+                    let raw: Vec<_> = sub.get_raw(&id).map(|v| v.collect()).unwrap_or_default();
+                    s.push_str(&format!(" {id}={raw:?}@{:?}", sub.value_source(&id)));
+                }
+                s
+            }
+        }
+    }
+
+    #[test]
+    fn the_server_subcommands_are_found_only_in_plain_argv() {
+        assert_eq!(server_subcommand(&argv(&["mcp"])), Some("mcp"));
+        assert_eq!(
+            server_subcommand(&argv(&["--json", "--repo", "/x", "serve"])),
+            Some("serve")
+        );
+        assert_eq!(
+            server_subcommand(&argv(&["--repo=/x", "mcp", "--inspect"])),
+            Some("mcp")
+        );
+        assert_eq!(server_subcommand(&argv(&[])), None);
+        assert_eq!(server_subcommand(&argv(&["help", "mcp"])), None);
+        assert_eq!(server_subcommand(&argv(&["--repo", "--json", "mcp"])), None);
+        assert_eq!(server_subcommand(&argv(&["--repo"])), None);
+        assert_eq!(server_subcommand(&argv(&["-V", "mcp"])), None);
+        assert_eq!(server_subcommand(&argv(&["call", "mcp"])), None);
+    }
+
+    #[test]
+    fn the_reduced_tree_parses_server_argv_exactly_as_the_whole_tree() {
+        let cases: &[&[&str]] = &[
+            &["mcp"],
+            &["mcp", "--help"],
+            &["mcp", "-h"],
+            &["--json", "mcp", "--inspect"],
+            &["mcp", "--inspect", "--json"],
+            &["--repo", "/tmp", "mcp", "--allow-effects", "read"],
+            &["--repo=/tmp", "mcp", "--allow-effects=process_state"],
+            &["mcp", "--allow-effects", "bogus"],
+            &["mcp", "--allow-effect", "read"],
+            &["mcp", "--bogus"],
+            &["mcp", "extra"],
+            &["mcp", "-V"],
+            &["mcp", "--repo"],
+            &["serve"],
+            &["serve", "--help"],
+            &["--json", "serve", "--bind", "127.0.0.1:0", "--allow-remote"],
+            &["serve", "--max-body", "x"],
+            &["serve", "--bnd", "127.0.0.1:0"],
+        ];
+        for words in cases {
+            let args = argv(words);
+            assert!(server_subcommand(&args).is_some(), "{words:?}");
+            let whole = outcome(command(), &args);
+            let reduced = outcome(command_for_args(&args), &args);
+            assert_eq!(reduced, whole, "{words:?}");
+        }
     }
 }
