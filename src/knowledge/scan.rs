@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::kinds::{Format, Kind, Kinds};
@@ -404,6 +404,138 @@ fn read_settled(path: &Path) -> Result<Vec<u8>, String> {
     Err("kept growing while being read; it is read again on the next call once it settles".into())
 }
 
+/// Front matter read by serde_yaml: a mapping as JSON, or the message of a finding.
+fn yaml_mapping(text: &str, first_line: usize) -> Result<Map<String, Value>, String> {
+    let yaml: serde_yaml::Value =
+        serde_yaml::from_str(text).map_err(|e| yaml_message(&e, first_line))?;
+    match serde_json::to_value(&yaml) {
+        Ok(Value::Null) => Ok(Map::new()),
+        Ok(Value::Object(fields)) => Ok(fields),
+        Ok(_) => Err("front matter must be a mapping of field names to values".into()),
+        Err(e) => Err(format!("front matter cannot be read as JSON: {e}")),
+    }
+}
+
+/// The words YAML 1.2 (as serde_yaml reads it) resolves to null or a boolean.
+fn is_yaml_word(s: &str) -> bool {
+    matches!(
+        s,
+        "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE"
+    )
+}
+
+/// Whether `c` may appear in a scalar this reader accepts: printable to YAML, neither a tab
+/// nor anything libyaml treats as a line break or a byte-order mark.
+fn is_plain_char(c: char) -> bool {
+    match c {
+        ' '..='~' => true,
+        '\u{a0}'..='\u{d7ff}' => c != '\u{2028}' && c != '\u{2029}',
+        '\u{e000}'..='\u{fffd}' => c != '\u{feff}',
+        '\u{10000}'..='\u{10ffff}' => true,
+        _ => false,
+    }
+}
+
+/// A `YYYY-MM-DD` date: serde_yaml reads it as a string (YAML 1.2 has no timestamps).
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
+/// A plain scalar that serde_yaml reads as this very string, in block context (`flow`
+/// false) or inside a flow sequence (`flow` true). Conservative: it starts with a letter
+/// (so it is no number, indicator or special float) or is a date, and holds nothing that
+/// could end it or start a comment.
+fn simple_scalar(s: &str, flow: bool) -> bool {
+    let Some(first) = s.bytes().next() else {
+        return false;
+    };
+    if is_date(s) {
+        return true;
+    }
+    if !first.is_ascii_alphabetic() || is_yaml_word(s) || s.ends_with([':', ' ']) {
+        return false;
+    }
+    if s.contains(": ") || s.contains(" #") || !s.chars().all(is_plain_char) {
+        return false;
+    }
+    !flow || !s.contains([',', '[', ']', '{', '}', ':', '#', '"', '\''])
+}
+
+/// The fast reader of front matter: a flat mapping whose lines are each `key: value`, where
+/// a value is a plain or quoted string without escapes, a date, or a one-line flow sequence
+/// of plain strings; blank lines and `#` comment lines are skipped. Anything else (nesting,
+/// numbers, booleans, nulls, multi-line scalars, escapes, anchors, tags, duplicate keys…)
+/// answers `None`, and serde_yaml reads the text instead. Whatever this reader accepts,
+/// serde_yaml reads as the same mapping (the test `the_fast_reader_agrees_with_serde_yaml`
+/// checks it against generated inputs).
+fn simple_mapping(text: &str) -> Option<Map<String, Value>> {
+    if text.contains(['\r', '\t']) {
+        return None;
+    }
+    let mut fields = Map::new();
+    for line in text.split('\n') {
+        if line.trim_start_matches(' ').is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, rest) = line.split_once(':')?;
+        let kb = key.as_bytes();
+        if kb.is_empty()
+            || kb.len() > 128
+            || !kb[0].is_ascii_alphabetic() && kb[0] != b'_'
+            || !kb
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-')
+            || is_yaml_word(key)
+        {
+            return None;
+        }
+        let value = rest.strip_prefix(' ')?.trim_matches(' ');
+        let parsed = if let Some(inner) = value.strip_prefix('"') {
+            let inner = inner.strip_suffix('"')?;
+            if inner.contains(['"', '\\']) || !inner.chars().all(is_plain_char) {
+                return None;
+            }
+            Value::String(inner.to_string())
+        } else if let Some(inner) = value.strip_prefix('\'') {
+            let inner = inner.strip_suffix('\'')?;
+            if inner.contains('\'') || !inner.chars().all(is_plain_char) {
+                return None;
+            }
+            Value::String(inner.to_string())
+        } else if let Some(inner) = value.strip_prefix('[') {
+            let inner = inner.strip_suffix(']')?;
+            let mut items = Vec::new();
+            if !inner.trim_matches(' ').is_empty() {
+                for item in inner.split(',') {
+                    let item = item.trim_matches(' ');
+                    if !simple_scalar(item, true) {
+                        return None;
+                    }
+                    items.push(Value::String(item.to_string()));
+                }
+            }
+            Value::Array(items)
+        } else if simple_scalar(value, false) {
+            Value::String(value.to_string())
+        } else {
+            return None;
+        };
+        if fields.insert(key.to_string(), parsed).is_some() {
+            return None;
+        }
+    }
+    if fields.is_empty() {
+        return None;
+    }
+    Some(fields)
+}
+
 /// Reads the bytes of one knowledge file as an object of `kind` (`None`: the file lives in the
 /// generic folder and names its kind in its front matter). `file` is the repository-relative
 /// path findings name; `file_name` its last segment, where a kind may read the id.
@@ -441,27 +573,14 @@ pub fn parse_bytes(
         },
         Format::Yaml => (text.as_str(), 1, text.len()),
     };
-    let yaml: serde_yaml::Value = match serde_yaml::from_str(fm_text) {
-        Ok(v) => v,
-        Err(e) => return FileResult::bad(file, "", yaml_message(&e, first_line)),
-    };
-    let front: Value = match serde_json::to_value(&yaml) {
-        Ok(Value::Null) => Value::Object(Default::default()),
-        Ok(v) => v,
-        Err(e) => {
-            return FileResult::bad(
-                file,
-                "",
-                format!("front matter cannot be read as JSON: {e}"),
-            )
-        }
-    };
-    let Value::Object(mut fields) = front.clone() else {
-        return FileResult::bad(
-            file,
-            "",
-            "front matter must be a mapping of field names to values",
-        );
+    // Most front matter is a flat mapping of simple strings: read that directly, and let
+    // serde_yaml read everything else (and word every error).
+    let mut fields = match simple_mapping(fm_text) {
+        Some(fields) => fields,
+        None => match yaml_mapping(fm_text, first_line) {
+            Ok(fields) => fields,
+            Err(message) => return FileResult::bad(file, "", message),
+        },
     };
     // `kind` is read by seneschal, not by the kind's schema.
     let declared = fields.remove("kind");
@@ -507,17 +626,19 @@ pub fn parse_bytes(
             format!("kind `{}` is read from YAML files, not Markdown", kind.name),
         );
     }
-    let checked = Value::Object(fields);
-    let mut findings: Vec<Finding> = kind
-        .validator
-        .iter_errors(&checked)
-        .map(|e| Finding {
-            file: file.to_string(),
-            pointer: e.instance_path().as_str().to_string(),
-            message: format!("{e} (schema of kind `{}`)", kind.name),
-        })
-        .collect();
-    if !findings.is_empty() {
+    let mut checked = Value::Object(fields);
+    // Valid front matter is the common case: `is_valid` answers it without building errors.
+    let mut findings: Vec<Finding> = Vec::new();
+    if !kind.validator.is_valid(&checked) {
+        findings = kind
+            .validator
+            .iter_errors(&checked)
+            .map(|e| Finding {
+                file: file.to_string(),
+                pointer: e.instance_path().as_str().to_string(),
+                message: format!("{e} (schema of kind `{}`)", kind.name),
+            })
+            .collect();
         return FileResult {
             object: None,
             findings,
@@ -615,6 +736,11 @@ pub fn parse_bytes(
                 .collect()
         })
         .unwrap_or_default();
+    let status = str_field("status");
+    // The object keeps the whole front matter, `kind` included.
+    if let (Value::Object(fields), Some(declared)) = (&mut checked, declared) {
+        fields.insert("kind".to_string(), declared);
+    }
     FileResult {
         object: Some(Arc::new(Object {
             uri: format!("{URI_PREFIX}{}/{id}", kind.name),
@@ -624,8 +750,8 @@ pub fn parse_bytes(
             title,
             description: description.trim().to_string(),
             tags,
-            status: str_field("status"),
-            front_matter: front,
+            status,
+            front_matter: checked,
             mime_type: kind.format.mime_type().to_string(),
             digest,
             body_start,
@@ -648,6 +774,98 @@ mod tests {
         assert!(!segment_matches("*", ".hidden"));
         assert!(segment_matches(".*", ".hidden"));
         assert!(segment_matches("*-*.md", "a-b-c.md"));
+    }
+
+    /// The reference: what serde_yaml makes of a text (`None`: a finding).
+    fn reference(text: &str) -> Option<Map<String, Value>> {
+        yaml_mapping(text, 2).ok()
+    }
+
+    #[test]
+    fn the_fast_reader_reads_common_front_matter() {
+        let text = "title: Set up the workstation\ntags: [setup, tools]\n\n# a comment\nstatus: 'current'\ndate: 2026-11-30\nsummary: \"Why: because\"\nurl: https://example.com/a,b\n";
+        let fast = simple_mapping(text).expect("the common shape is read without serde_yaml");
+        assert_eq!(Some(&fast), reference(text).as_ref());
+        assert_eq!(fast["tags"], serde_json::json!(["setup", "tools"]));
+        assert_eq!(fast["date"], "2026-11-30");
+        // Shapes it leaves to serde_yaml.
+        for other in [
+            "count: 3\n",
+            "draft: true\n",
+            "owner: null\n",
+            "title: a: b\n",
+            "title: a #note\n",
+            "title: first\n  continued\n",
+            "meta:\n  a: b\n",
+            "title: x\ntitle: y\n",
+            "title: \"a\\tb\"\n",
+            "tags: [a, true]\n",
+            "tags: [a, [b]]\n",
+            "title: &a x\n",
+            "title: x\r\n",
+            "",
+            "- a\n",
+        ] {
+            assert!(simple_mapping(other).is_none(), "{other:?}");
+        }
+    }
+
+    /// Generated front matter: whatever the fast reader accepts, serde_yaml reads the same.
+    #[test]
+    fn the_fast_reader_agrees_with_serde_yaml() {
+        let keys = [
+            "title", "tags", "kind", "a-b", "_x", "Title", "null", "True", "x y", "1a", "é",
+        ];
+        let seps = [": ", ":", ":  ", " : ", ":\t"];
+        let values = [
+            "plain words", "foo: bar", "foo:bar", "foo:", "foo #c", "foo#c", "a, b", "a [b] {c}",
+            "[a, b]", "[a,b,]", "[]", "[ ]", "[a b, c.d/e]", "[a: b]", "[a:b]", "[a, 'b']",
+            "[null, x]", "[x, ~]", "[-x]", "\"x: y\"", "\"a # b\"", "'it''s'", "'a: b'",
+            "\"a\\\"b\"", "\"\"", "''", "null", "Null", "~", "true", "FALSE", "2026-11-30",
+            "2026-1-30", "0x10", "1e3", "12", "012", "+1", "-1", "inf", ".inf", "nan", ".NaN",
+            "yes", "no", "on", "-x", "x-", "a:b", "é accent", "日本語", "a\u{2028}b", "a\u{85}b",
+            "a\u{feff}", "a\u{7f}", "{a: b}", "*alias", "&anchor x", "!tag x", "!!str 1", "|",
+            ">", "@x", "`x", "%x", "x'y", "x\"y", "a  b", "trailing ", "? x", "x\\n",
+            "Infinity", "e5", "a\u{0}b",
+        ];
+        let extras = ["", "\n", "  \n", "# comment\n", "  indented: x\n", "---\n", "...\n"];
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % n
+        };
+        let (mut accepted, mut total) = (0, 0);
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            for _ in 0..1 + next(4) {
+                if next(6) == 0 {
+                    text.push_str(extras[next(extras.len())]);
+                }
+                let key = if next(3) == 0 {
+                    keys[next(keys.len())]
+                } else {
+                    keys[next(3)]
+                };
+                let sep = if next(4) == 0 {
+                    seps[next(seps.len())]
+                } else {
+                    ": "
+                };
+                text.push_str(key);
+                text.push_str(sep);
+                text.push_str(values[next(values.len())]);
+                text.push('\n');
+            }
+            total += 1;
+            if let Some(fast) = simple_mapping(&text) {
+                accepted += 1;
+                assert_eq!(Some(fast), reference(&text), "{text:?}");
+            }
+        }
+        // Both paths are exercised.
+        assert!(accepted > total / 20 && accepted < total, "{accepted} of {total}");
     }
 
     #[test]
