@@ -20,7 +20,7 @@ pub mod scan;
 pub mod search;
 pub mod watch;
 
-use std::collections::{BTreeMap, HashMap};
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -96,9 +96,8 @@ impl Object {
 pub struct Snapshot {
     /// The kinds.
     pub kinds: Arc<Kinds>,
-    /// Every valid object, sorted by URI.
+    /// Every valid object, sorted by URI (each URI once).
     pub objects: Vec<Arc<Object>>,
-    by_uri: HashMap<String, usize>,
     /// Every finding, sorted by file, pointer and message.
     pub findings: Vec<Finding>,
     /// The search index over `objects`, built on the first search of this snapshot.
@@ -108,7 +107,10 @@ pub struct Snapshot {
 impl Snapshot {
     /// The object at `uri`.
     pub fn get(&self, uri: &str) -> Option<&Arc<Object>> {
-        self.by_uri.get(uri).map(|&i| &self.objects[i])
+        self.objects
+            .binary_search_by(|o| o.uri.as_str().cmp(uri))
+            .ok()
+            .map(|i| &self.objects[i])
     }
 
     /// The search index over [`Snapshot::objects`]: built on first use, so listing, reading
@@ -140,7 +142,9 @@ struct State {
     config: Vec<(String, Option<Stamp>)>,
     kinds: Option<Arc<Kinds>>,
     listing: Vec<Listed>,
-    parsed: HashMap<String, (Listed, Arc<FileResult>)>,
+    /// What each file of `listing` read as, in the same order; empty when nothing can be
+    /// reused (nothing read yet, or the kinds changed).
+    parsed: Vec<Arc<FileResult>>,
     snapshot: Option<Arc<Snapshot>>,
     /// Change notification; `None` when unavailable (then every access sweeps).
     watcher: Option<watch::Watcher>,
@@ -234,7 +238,10 @@ impl Index {
             root.join(".seneschal"),
             root.join(kinds::REPO_SCHEMAS),
         ];
-        let listing = list(root, &kinds, &mut dirs);
+        // With nothing to reuse every file is read, and its reader stamps it through the
+        // handle it opens: the listing need not stamp it first.
+        let cold = state.parsed.is_empty();
+        let mut listing = list(root, &kinds, &mut dirs, !cold);
         state.trusted =
             watch_all(&mut state, &mut dirs) && !listing.iter().any(|l| l.file.via_symlink);
         if !kinds_changed && state.listing == listing {
@@ -242,7 +249,17 @@ impl Index {
                 return s.clone();
             }
         }
-        let snapshot = Arc::new(build(root, &kinds, &listing, &mut state.parsed));
+        let old_results = std::mem::take(&mut state.parsed);
+        let (snapshot, results) = build(
+            root,
+            &kinds,
+            &mut listing,
+            &state.listing,
+            old_results,
+            cold,
+        );
+        let snapshot = Arc::new(snapshot);
+        state.parsed = results;
         state.listing = listing;
         state.snapshot = Some(snapshot.clone());
         snapshot
@@ -273,17 +290,18 @@ fn watch_all(state: &mut State, dirs: &mut Vec<PathBuf>) -> bool {
     all_known
 }
 
-/// Lists every file the kinds claim, with its stamp, sorted by path.
-fn list(root: &Path, kinds: &Kinds, dirs: &mut Vec<PathBuf>) -> Vec<Listed> {
+/// Lists every file the kinds claim, sorted by path; with its stamp, unless `stamp` is false
+/// (plain files are then stamped by their reader, see [`scan::expand_stamping`]).
+fn list(root: &Path, kinds: &Kinds, dirs: &mut Vec<PathBuf>, stamp: bool) -> Vec<Listed> {
     let mut found: Vec<(Candidate, Option<&str>)> = Vec::new();
     let mut batch = Vec::new();
     for k in &kinds.all {
         for glob in &k.files {
-            scan::expand_watching(root, glob, &mut batch, dirs);
+            scan::expand_stamping(root, glob, &mut batch, dirs, stamp);
             found.extend(batch.drain(..).map(|c| (c, Some(k.name.as_str()))));
         }
     }
-    scan::expand_watching(root, GENERIC_GLOB, &mut batch, dirs);
+    scan::expand_stamping(root, GENERIC_GLOB, &mut batch, dirs, stamp);
     found.extend(batch.drain(..).map(|c| (c, None)));
     found.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
     let mut listing: Vec<Listed> = Vec::with_capacity(found.len());
@@ -314,91 +332,118 @@ fn list(root: &Path, kinds: &Kinds, dirs: &mut Vec<PathBuf>) -> Vec<Listed> {
     listing
 }
 
-/// Reads what changed and assembles a snapshot.
+/// Reads what changed and assembles a snapshot; answers it with what each file of `listing`
+/// read as (in the same order). `old` and `old_results` are the previous listing and what its
+/// files read as (empty when nothing can be reused). With `cold`, the listing did not stamp
+/// plain files: every file is read, and its stamp is written into `listing` by its reader.
 fn build(
     root: &Path,
     kinds: &Arc<Kinds>,
-    listing: &[Listed],
-    parsed: &mut HashMap<String, (Listed, Arc<FileResult>)>,
-) -> Snapshot {
+    listing: &mut [Listed],
+    old: &[Listed],
+    old_results: Vec<Arc<FileResult>>,
+    cold: bool,
+) -> (Snapshot, Vec<Arc<FileResult>>) {
     let root_canon = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut findings: Vec<Finding> = kinds.findings.clone();
-    let mut objects: Vec<Arc<Object>> = Vec::new();
-    let read = |l: &Listed| -> Arc<FileResult> {
-        Arc::new(match &l.claim {
-            Err(names) => FileResult {
-                object: None,
-                findings: vec![Finding {
-                    file: l.file.rel.clone(),
-                    pointer: String::new(),
-                    message: format!(
-                        "is claimed by more than one kind ({}); it is not read",
-                        names.join(", ")
-                    ),
-                }],
-            },
+    let read = |l: &Listed| -> (Arc<FileResult>, Option<Stamp>) {
+        match &l.claim {
+            Err(names) => {
+                let result = FileResult {
+                    object: None,
+                    findings: vec![Finding {
+                        file: l.file.rel.clone(),
+                        pointer: String::new(),
+                        message: format!(
+                            "is claimed by more than one kind ({}); it is not read",
+                            names.join(", ")
+                        ),
+                    }],
+                };
+                let stamp = match (cold, l.file.stamp) {
+                    (true, None) => Stamp::of(&l.file.path),
+                    (_, stamp) => stamp,
+                };
+                (Arc::new(result), stamp)
+            }
             Ok(name) => {
                 let kind: Option<&Arc<Kind>> = name.as_ref().and_then(|n| kinds.get(n));
-                scan::parse(&root_canon, &l.file, kind, kinds)
+                let (result, stamp) =
+                    scan::read_object(&root_canon, &l.file, kind, kinds, cold);
+                (Arc::new(result), stamp)
             }
-        })
+        }
     };
-    // Reuse what did not change; read the rest, on every core when there is much to read.
-    let mut results: Vec<Option<Arc<FileResult>>> = listing
-        .iter()
-        .map(|l| match parsed.remove(&l.file.rel) {
-            Some((old, r)) if old == *l && l.file.stamp.is_some() => Some(r),
-            _ => None,
-        })
-        .collect();
+    // Reuse what did not change (both listings are sorted by path, so one merge finds the
+    // previous version of each file); read the rest, on every core when there is much to read.
+    let mut results: Vec<Option<Arc<FileResult>>> = Vec::with_capacity(listing.len());
+    if old.len() == old_results.len() {
+        let mut previous = old.iter().zip(old_results).peekable();
+        for l in listing.iter() {
+            while previous
+                .peek()
+                .is_some_and(|(o, _)| o.file.rel < l.file.rel)
+            {
+                previous.next();
+            }
+            let reused = match previous.peek() {
+                Some((o, _)) if *o == l && l.file.stamp.is_some() => {
+                    previous.next().map(|(_, r)| r)
+                }
+                _ => None,
+            };
+            results.push(reused);
+        }
+    } else {
+        results.resize(listing.len(), None);
+    }
     let todo: Vec<usize> = (0..listing.len())
         .filter(|&i| results[i].is_none())
         .collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let mut done: Vec<(usize, (Arc<FileResult>, Option<Stamp>))> = Vec::with_capacity(todo.len());
     if todo.len() >= 256 && threads > 1 {
         let chunk = todo.len().div_ceil(threads);
-        let done: Vec<Vec<(usize, Arc<FileResult>)>> = std::thread::scope(|scope| {
+        let listed: &[Listed] = listing;
+        std::thread::scope(|scope| {
             let workers: Vec<_> = todo
                 .chunks(chunk)
                 .map(|part| {
                     scope.spawn(|| {
                         part.iter()
-                            .map(|&i| (i, read(&listing[i])))
+                            .map(|&i| (i, read(&listed[i])))
                             .collect::<Vec<_>>()
                     })
                 })
                 .collect();
-            workers
-                .into_iter()
-                .map(|w| w.join().expect("a knowledge reader panicked"))
-                .collect()
+            for w in workers {
+                done.extend(w.join().expect("a knowledge reader panicked"));
+            }
         });
-        for (i, r) in done.into_iter().flatten() {
-            results[i] = Some(r);
-        }
     } else {
-        for i in todo {
-            results[i] = Some(read(&listing[i]));
-        }
+        done.extend(todo.iter().map(|&i| (i, read(&listing[i]))));
     }
-    let mut fresh: HashMap<String, (Listed, Arc<FileResult>)> =
-        HashMap::with_capacity(listing.len());
-    for (l, result) in listing.iter().zip(results) {
-        let result = result.expect("every file was read or reused");
+    for (i, (result, stamp)) in done {
+        results[i] = Some(result);
+        listing[i].file.stamp = stamp;
+    }
+    let results: Vec<Arc<FileResult>> = results
+        .into_iter()
+        .map(|r| r.expect("every file was read or reused"))
+        .collect();
+    let mut objects: Vec<Arc<Object>> = Vec::with_capacity(results.len());
+    for result in &results {
         findings.extend(result.findings.iter().cloned());
         if let Some(o) = &result.object {
             objects.push(o.clone());
         }
-        fresh.insert(l.file.rel.clone(), (l.clone(), result));
     }
-    *parsed = fresh;
+    // Sorted by URI; a stable sort keeps the files of one URI in path order.
+    objects.sort_by(|a, b| a.uri.cmp(&b.uri));
     // Duplicate URIs: every file involved is a finding and none is served.
-    let mut by_uri: BTreeMap<&str, Vec<&Arc<Object>>> = BTreeMap::new();
-    for o in &objects {
-        by_uri.entry(o.uri.as_str()).or_default().push(o);
-    }
-    let mut dropped: Vec<String> = Vec::new();
-    for (uri, group) in &by_uri {
+    let mut served: Vec<Arc<Object>> = Vec::with_capacity(objects.len());
+    for group in objects.chunk_by(|a, b| a.uri == b.uri) {
+        let uri = group[0].uri.as_str();
         if group.len() > 1 {
             let files: Vec<&str> = group.iter().map(|o| o.file.as_str()).collect();
             for o in group {
@@ -413,7 +458,6 @@ fn build(
                     ),
                 });
             }
-            dropped.push(uri.to_string());
         } else if crate::registry::by_resource(uri).is_some() {
             findings.push(Finding {
                 file: group[0].file.clone(),
@@ -422,25 +466,19 @@ fn build(
                     "{uri} is the URI of a built-in resource; a knowledge object cannot take it"
                 ),
             });
-            dropped.push(uri.to_string());
+        } else {
+            served.push(group[0].clone());
         }
     }
-    objects.retain(|o| !dropped.contains(&o.uri));
-    objects.sort_by(|a, b| a.uri.cmp(&b.uri));
     findings.sort();
     findings.dedup();
-    let index: HashMap<String, usize> = objects
-        .iter()
-        .enumerate()
-        .map(|(i, o)| (o.uri.clone(), i))
-        .collect();
-    Snapshot {
+    let snapshot = Snapshot {
         kinds: kinds.clone(),
-        objects,
-        by_uri: index,
+        objects: served,
         findings,
         search: std::sync::OnceLock::new(),
-    }
+    };
+    (snapshot, results)
 }
 
 /// A knowledge object as an MCP resource.

@@ -114,6 +114,20 @@ pub fn expand(root: &Path, glob: &str, out: &mut Vec<Candidate>) {
 
 /// [`expand`], also collecting every folder whose listing the answer depends on.
 pub fn expand_watching(root: &Path, glob: &str, out: &mut Vec<Candidate>, dirs: &mut Vec<PathBuf>) {
+    expand_stamping(root, glob, out, dirs, true);
+}
+
+/// [`expand_watching`]; with `stamp_plain` false, a plain file found by listing a folder is
+/// left unstamped (`stamp: None`) for its reader to stamp through the handle it opens
+/// ([`read_object`] with `deferred`), which saves one `statx` per file when every file is
+/// read anyway (a cold index). Symbolic links and literal segments are stamped either way.
+pub fn expand_stamping(
+    root: &Path,
+    glob: &str,
+    out: &mut Vec<Candidate>,
+    dirs: &mut Vec<PathBuf>,
+    stamp_plain: bool,
+) {
     let segs: Vec<&str> = glob.split('/').collect();
     // (path, relative path, crossed a symlink)
     let mut frontier: Vec<(PathBuf, String, bool)> =
@@ -182,8 +196,10 @@ pub fn expand_watching(root: &Path, glob: &str, out: &mut Vec<Candidate>, dirs: 
                         // A plain file is stamped through the open folder (no path walk).
                         let stamp = if link {
                             Stamp::of(&entry.path())
-                        } else {
+                        } else if stamp_plain {
                             entry.metadata().ok().map(|m| Stamp::from_metadata(&m))
+                        } else {
+                            None
                         };
                         out.push(Candidate {
                             rel: join(name),
@@ -302,17 +318,31 @@ fn first_paragraph(body: &str) -> String {
 
 /// At most `max` characters of `s`, with an ellipsis when cut.
 pub fn shorten(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
+    // Never more characters than bytes: a short text needs no count.
+    if s.len() <= max || s.chars().count() <= max {
         return s.to_string();
     }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    let cut = s
+        .char_indices()
+        .nth(max.saturating_sub(1))
+        .map_or(s.len(), |(i, _)| i);
+    let mut out = String::with_capacity(cut + '…'.len_utf8());
+    out.push_str(&s[..cut]);
     out.push('…');
     out
 }
 
-fn id_grammar() -> &'static regress::Regex {
-    static RE: std::sync::OnceLock<regress::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| regress::Regex::new(super::ID_GRAMMAR).expect("the id grammar compiles"))
+/// Whether `id` matches [`super::ID_GRAMMAR`] (`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`), checked
+/// by hand: it is asked once per object (the test `the_id_grammar_is_the_regex` compares it with
+/// the expression).
+fn is_valid_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    !b.is_empty()
+        && b.len() <= 128
+        && b[0].is_ascii_alphanumeric()
+        && b[1..]
+            .iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
 }
 
 /// Reads the file of `cand` as an object of `kind` (`None`: the file is in the generic
@@ -323,40 +353,64 @@ pub fn parse(
     kind: Option<&Arc<Kind>>,
     kinds: &Kinds,
 ) -> FileResult {
+    read_object(root_canon, cand, kind, kinds, false).0
+}
+
+/// [`parse`], also answering the file's stamp. With `deferred` false that is the listing's
+/// stamp (`cand.stamp`). With `deferred` true the listing did not stamp the file
+/// ([`expand_stamping`]): the stamp is taken from the handle the file is read through (or from
+/// its path when it cannot be opened), so it describes the very version that was read.
+pub fn read_object(
+    root_canon: &Path,
+    cand: &Candidate,
+    kind: Option<&Arc<Kind>>,
+    kinds: &Kinds,
+    deferred: bool,
+) -> (FileResult, Option<Stamp>) {
     let file = cand.rel.as_str();
+    let early = |message: &str| {
+        let stamp = if deferred {
+            Stamp::of(&cand.path)
+        } else {
+            cand.stamp
+        };
+        (FileResult::bad(file, "", message), stamp)
+    };
     if cand.path.to_str().is_none() {
-        return FileResult::bad(
-            file,
-            "",
-            "the path is not UTF-8; rename the file (ids and URIs are text)",
-        );
+        return early("the path is not UTF-8; rename the file (ids and URIs are text)");
     }
     if cand.via_symlink {
         match cand.path.canonicalize() {
-            Err(_) => return FileResult::bad(file, "", "is a dangling symbolic link"),
+            Err(_) => return early("is a dangling symbolic link"),
             Ok(target) if !target.starts_with(root_canon) => {
-                return FileResult::bad(
-                    file,
-                    "",
+                return early(
                     "is a symbolic link that resolves outside the repository; it is not read",
                 )
             }
             Ok(_) => {}
         }
     }
-    // The listing's stamp gives the length, so a file over the cap is never opened.
-    let Some(listed_len) = cand.stamp.map(|s| s.len) else {
-        return FileResult::bad(file, "", "cannot be read: it vanished or is not accessible");
-    };
-    if listed_len > MAX_FILE_BYTES {
-        return FileResult::bad(file, "", over_cap(listed_len));
+    if !deferred {
+        // The listing's stamp gives the length, so a file over the cap is never opened.
+        let Some(listed_len) = cand.stamp.map(|s| s.len) else {
+            return early("cannot be read: it vanished or is not accessible");
+        };
+        if listed_len > MAX_FILE_BYTES {
+            return early(&over_cap(listed_len));
+        }
     }
-    let bytes = match read_settled(&cand.path) {
+    let (bytes, handle_stamp) = read_settled(&cand.path);
+    let stamp = match (deferred, handle_stamp) {
+        (false, _) => cand.stamp,
+        (true, Some(stamp)) => Some(stamp),
+        (true, None) => Stamp::of(&cand.path),
+    };
+    let bytes = match bytes {
         Ok(bytes) => bytes,
-        Err(message) => return FileResult::bad(file, "", message),
+        Err(message) => return (FileResult::bad(file, "", message), stamp),
     };
     let file_name = cand.rel.rsplit('/').next().unwrap_or(file);
-    parse_bytes(file, file_name, bytes, kind, kinds)
+    (parse_bytes(file, file_name, bytes, kind, kinds), stamp)
 }
 
 fn over_cap(len: u64) -> String {
@@ -366,42 +420,45 @@ fn over_cap(len: u64) -> String {
 }
 
 /// The bytes of the file at `path`, read through one handle whose own length (not the
-/// listing's, which a writer's rename may have outdated) says where the end is. A file that
-/// another process is still appending to in place is read again, a few times, until one read
-/// sees the length the handle reported.
-fn read_settled(path: &Path) -> Result<Vec<u8>, String> {
+/// listing's, which a writer's rename may have outdated) says where the end is, and the stamp
+/// of that handle (`None` when the file could not be opened). A file that another process is
+/// still appending to in place is read again, a few times, until one read sees the length the
+/// handle reported.
+fn read_settled(path: &Path) -> (Result<Vec<u8>, String>, Option<Stamp>) {
+    use std::io::Read;
     const ATTEMPTS: usize = 4;
+    let mut stamp = None;
     for _ in 0..ATTEMPTS {
-        let mut handle = std::fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
-        let len = handle
-            .metadata()
-            .map_err(|e| format!("cannot be read: {e}"))?
-            .len();
+        let handle = match std::fs::File::open(path) {
+            Ok(h) => h,
+            Err(e) => return (Err(format!("cannot be read: {e}")), stamp),
+        };
+        let meta = match handle.metadata() {
+            Ok(m) => m,
+            Err(e) => return (Err(format!("cannot be read: {e}")), stamp),
+        };
+        stamp = Some(Stamp::from_metadata(&meta));
+        let len = meta.len();
         if len > MAX_FILE_BYTES {
-            return Err(over_cap(len));
+            return (Err(over_cap(len)), stamp);
         }
-        // One byte more than the length, so that growth shows without a second read.
-        let mut bytes = vec![0u8; len as usize + 1];
-        let mut filled = 0;
-        loop {
-            match std::io::Read::read(&mut handle, &mut bytes[filled..]) {
-                Ok(0) => break,
-                Ok(n) => {
-                    filled += n;
-                    if filled == bytes.len() {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(format!("cannot be read: {e}")),
-            }
+        // One byte more than the length, so that growth shows without a second read; the
+        // buffer is not zeroed first (`read_to_end` fills spare capacity).
+        let mut bytes = Vec::with_capacity(len as usize + 1);
+        if let Err(e) = handle.take(len + 1).read_to_end(&mut bytes) {
+            return (Err(format!("cannot be read: {e}")), stamp);
         }
-        if filled <= len as usize {
-            bytes.truncate(filled);
-            return Ok(bytes);
+        if bytes.len() as u64 <= len {
+            return (Ok(bytes), stamp);
         }
     }
-    Err("kept growing while being read; it is read again on the next call once it settles".into())
+    (
+        Err(
+            "kept growing while being read; it is read again on the next call once it settles"
+                .into(),
+        ),
+        stamp,
+    )
 }
 
 /// Front matter read by serde_yaml: a mapping as JSON, or the message of a finding.
@@ -700,7 +757,7 @@ pub fn parse_bytes(
             findings,
         };
     };
-    if id_grammar().find(&id).is_none() {
+    if !is_valid_id(&id) {
         return FileResult::bad(
             file,
             kind.id
@@ -866,6 +923,27 @@ mod tests {
         }
         // Both paths are exercised.
         assert!(accepted > total / 20 && accepted < total, "{accepted} of {total}");
+    }
+
+    #[test]
+    fn the_id_grammar_is_the_regex() {
+        let re = regress::Regex::new(super::super::ID_GRAMMAR).unwrap();
+        let long = "a".repeat(128);
+        let too_long = "a".repeat(129);
+        for id in [
+            "a", "A9", "0001-x", "a.b_c-d", "-a", ".a", "_a", "", "a b", "a/b", "é", "aé",
+            "a\n", &long, &too_long, "a$", "Z-",
+        ] {
+            assert_eq!(is_valid_id(id), re.find(id).is_some(), "{id:?}");
+        }
+    }
+
+    #[test]
+    fn shorten_counts_characters() {
+        assert_eq!(shorten("abc", 3), "abc");
+        assert_eq!(shorten("abcd", 3), "ab…");
+        assert_eq!(shorten("ééé", 3), "ééé");
+        assert_eq!(shorten("éééé", 3), "éé…");
     }
 
     #[test]
