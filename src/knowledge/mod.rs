@@ -332,6 +332,33 @@ fn list(root: &Path, kinds: &Kinds, dirs: &mut Vec<PathBuf>, stamp: bool) -> Vec
     listing
 }
 
+/// How many threads read files: twice the cores (at most 8). Reading is as much system calls
+/// and page faults as computation, so more readers than cores keep the cores busy while one
+/// waits (for the disk, when the files are not cached, or for the scheduler on a shared
+/// machine); `docs/PERFORMANCE.md` records what 2 and 4 readers measured on 2 cores.
+fn reader_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| (n.get() * 2).min(8))
+}
+
+/// Grows the calling thread's malloc arena once, by about `bytes`, before it allocates them
+/// piece by piece. glibc extends a thread's arena one page at a time, with one `mprotect` per
+/// extension (about 7,000 of them for 10,000 files, serialised on the process's memory map
+/// lock); memory allocated in large blocks and freed at once leaves the arena's mapping
+/// extended (the pages themselves are given back), so the later small allocations grow into it
+/// without system calls. Elsewhere this does nothing.
+fn pregrow_arena(bytes: usize) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // Below glibc's default mmap threshold (128 KiB), so the blocks come from the arena.
+        const BLOCK: usize = 60 << 10;
+        let blocks = bytes.min(32 << 20) / BLOCK;
+        let pad: Vec<Vec<u8>> = (0..blocks).map(|_| Vec::with_capacity(BLOCK)).collect();
+        drop(std::hint::black_box(pad));
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = bytes;
+}
+
 /// Reads what changed and assembles a snapshot; answers it with what each file of `listing`
 /// read as (in the same order). `old` and `old_results` are the previous listing and what its
 /// files read as (empty when nothing can be reused). With `cold`, the listing did not stamp
@@ -400,22 +427,38 @@ fn build(
     let todo: Vec<usize> = (0..listing.len())
         .filter(|&i| results[i].is_none())
         .collect();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let threads = reader_threads();
     let mut done: Vec<(usize, (Arc<FileResult>, Option<Stamp>))> = Vec::with_capacity(todo.len());
     if todo.len() >= 256 && threads > 1 {
-        let chunk = todo.len().div_ceil(threads);
-        let listed: &[Listed] = listing;
+        // Workers (the calling thread among them) take batches from a shared counter, so a
+        // worker the scheduler holds back delays only its current batch.
+        const BATCH: usize = 32;
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let (todo, next, read, listed) = (&todo, &next, &read, &*listing);
+        let work = move || {
+            let mut out = Vec::with_capacity(todo.len() / threads + BATCH);
+            loop {
+                let start = next.fetch_add(BATCH, std::sync::atomic::Ordering::Relaxed);
+                if start >= todo.len() {
+                    break out;
+                }
+                for &i in &todo[start..(start + BATCH).min(todo.len())] {
+                    out.push((i, read(&listed[i])));
+                }
+            }
+        };
+        // What one worker will keep, roughly: 4 KiB per file (text, front matter, metadata).
+        let share = todo.len() / threads * 4096;
         std::thread::scope(|scope| {
-            let workers: Vec<_> = todo
-                .chunks(chunk)
-                .map(|part| {
-                    scope.spawn(|| {
-                        part.iter()
-                            .map(|&i| (i, read(&listed[i])))
-                            .collect::<Vec<_>>()
+            let workers: Vec<_> = (1..threads)
+                .map(|_| {
+                    scope.spawn(move || {
+                        pregrow_arena(share);
+                        work()
                     })
                 })
                 .collect();
+            done.extend(work());
             for w in workers {
                 done.extend(w.join().expect("a knowledge reader panicked"));
             }
