@@ -1,8 +1,10 @@
 //! Benchmark of the knowledge layer (not a test): 10,000 synthetic objects, cold index time,
 //! the cost of a freshness check, `knowledge.search` latency and resident memory.
 //!
-//! Run: `cargo run --release --example knowledge_bench [-- OBJECTS]`; figures go to stdout
-//! and docs/bench/knowledge.md records them.
+//! Run: `cargo run --release --example knowledge_bench [-- OBJECTS [index|full] [--json]]`.
+//! `index` measures the cold index only (one per process: run it several times); `full` (the
+//! default) measures everything. Figures go to stdout as text, or with `--json` as one JSON
+//! line, which `benches/suite.py` (the `knowledge` section) reads into docs/PERFORMANCE.md.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -108,11 +110,24 @@ fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples[((samples.len() - 1) as f64 * p).round() as usize]
 }
 
+fn load_average() -> Vec<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .filter_map(|v| v.parse().ok())
+        .collect()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
 fn main() {
-    let n: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(10_000);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let n: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(10_000);
+    let json = args.iter().any(|a| a == "--json");
+    let index_only = args.iter().any(|a| a == "index");
     // KNOWLEDGE_BENCH_DIR keeps the corpus between runs (for profiling the index alone).
     let dir = tempfile::tempdir().expect("a temp dir");
     let kept = std::env::var_os("KNOWLEDGE_BENCH_DIR").map(std::path::PathBuf::from);
@@ -134,11 +149,25 @@ fn main() {
     let cold = t.elapsed();
     let cold_cpu = cpu_ms() - c;
     let rss_after = rss_kib();
-    if std::env::args().nth(2).as_deref() == Some("index") {
-        println!(
-            "cold index {:.1} ms wall, {cold_cpu:.0} ms CPU",
-            cold.as_secs_f64() * 1e3
-        );
+    if index_only {
+        if json {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "mode": "index",
+                    "objects": snapshot.objects.len(),
+                    "findings": snapshot.findings.len(),
+                    "bytes": bytes,
+                    "cold_wall_ms": ms(cold),
+                    "cold_cpu_ms": cold_cpu,
+                    "rss_before_kib": rss_before,
+                    "rss_after_kib": rss_after,
+                    "load": load_average(),
+                })
+            );
+        } else {
+            println!("cold index {:.1} ms wall, {cold_cpu:.0} ms CPU", ms(cold));
+        }
         return;
     }
     assert_eq!(
@@ -162,14 +191,6 @@ fn main() {
     let search_build = t.elapsed();
     let search_cpu = cpu_ms() - c;
     let rss_search = rss_kib();
-
-    if std::env::args().nth(2).as_deref() == Some("cold") {
-        println!(
-            "cold index {:.1} ms wall, {cold_cpu:.0} ms CPU; search index {search_cpu:.0} ms CPU",
-            cold.as_secs_f64() * 1e3
-        );
-        return;
-    }
 
     // A freshness check on an unchanged tree: re-list the folders, compare every stamp.
     let c = cpu_ms();
@@ -229,6 +250,33 @@ fn main() {
         std::hint::black_box(snippets);
     }
 
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "mode": "full",
+                "objects": n,
+                "bytes": bytes,
+                "cold_wall_ms": ms(cold),
+                "cold_cpu_ms": cold_cpu,
+                "sweep_ms": ms(listing),
+                "search_build_wall_ms": ms(search_build),
+                "search_build_cpu_ms": search_cpu,
+                "fresh_p50_ms": ms(percentile(&mut fresh, 0.5)),
+                "fresh_cpu_ms": fresh_cpu,
+                "edit_ms": ms(after_edit),
+                "search_p50_ms": ms(percentile(&mut full, 0.5)),
+                "search_p95_ms": ms(percentile(&mut full, 0.95)),
+                "core_p50_ms": ms(percentile(&mut core, 0.5)),
+                "core_p95_ms": ms(percentile(&mut core, 0.95)),
+                "rss_before_kib": rss_before,
+                "rss_after_kib": rss_after,
+                "rss_search_kib": rss_search,
+                "load": load_average(),
+            })
+        );
+        return;
+    }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "load average at the end:    {}",

@@ -20,7 +20,6 @@ pub mod scan;
 pub mod search;
 pub mod watch;
 
-
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -335,9 +334,14 @@ fn list(root: &Path, kinds: &Kinds, dirs: &mut Vec<PathBuf>, stamp: bool) -> Vec
 /// How many threads read files: twice the cores (at most 8). Reading is as much system calls
 /// and page faults as computation, so more readers than cores keep the cores busy while one
 /// waits (for the disk, when the files are not cached, or for the scheduler on a shared
-/// machine); `docs/PERFORMANCE.md` records what 2 and 4 readers measured on 2 cores.
+/// machine); `benches/optimizations.md` records what 2 and 4 readers measured on 2 cores.
+/// `SENESCHAL_KNOWLEDGE_READERS` overrides the count (1 to 64), for such measurements.
 fn reader_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| (n.get() * 2).min(8))
+    std::env::var("SENESCHAL_KNOWLEDGE_READERS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| (1..=64).contains(n))
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| (n.get() * 2).min(8)))
 }
 
 /// Grows the calling thread's malloc arena once, by about `bytes`, before it allocates them
@@ -395,8 +399,7 @@ fn build(
             }
             Ok(name) => {
                 let kind: Option<&Arc<Kind>> = name.as_ref().and_then(|n| kinds.get(n));
-                let (result, stamp) =
-                    scan::read_object(&root_canon, &l.file, kind, kinds, cold);
+                let (result, stamp) = scan::read_object(&root_canon, &l.file, kind, kinds, cold);
                 (Arc::new(result), stamp)
             }
         }

@@ -875,17 +875,90 @@ mod tests {
         ];
         let seps = [": ", ":", ":  ", " : ", ":\t"];
         let values = [
-            "plain words", "foo: bar", "foo:bar", "foo:", "foo #c", "foo#c", "a, b", "a [b] {c}",
-            "[a, b]", "[a,b,]", "[]", "[ ]", "[a b, c.d/e]", "[a: b]", "[a:b]", "[a, 'b']",
-            "[null, x]", "[x, ~]", "[-x]", "\"x: y\"", "\"a # b\"", "'it''s'", "'a: b'",
-            "\"a\\\"b\"", "\"\"", "''", "null", "Null", "~", "true", "FALSE", "2026-11-30",
-            "2026-1-30", "0x10", "1e3", "12", "012", "+1", "-1", "inf", ".inf", "nan", ".NaN",
-            "yes", "no", "on", "-x", "x-", "a:b", "é accent", "日本語", "a\u{2028}b", "a\u{85}b",
-            "a\u{feff}", "a\u{7f}", "{a: b}", "*alias", "&anchor x", "!tag x", "!!str 1", "|",
-            ">", "@x", "`x", "%x", "x'y", "x\"y", "a  b", "trailing ", "? x", "x\\n",
-            "Infinity", "e5", "a\u{0}b",
+            "plain words",
+            "foo: bar",
+            "foo:bar",
+            "foo:",
+            "foo #c",
+            "foo#c",
+            "a, b",
+            "a [b] {c}",
+            "[a, b]",
+            "[a,b,]",
+            "[]",
+            "[ ]",
+            "[a b, c.d/e]",
+            "[a: b]",
+            "[a:b]",
+            "[a, 'b']",
+            "[null, x]",
+            "[x, ~]",
+            "[-x]",
+            "\"x: y\"",
+            "\"a # b\"",
+            "'it''s'",
+            "'a: b'",
+            "\"a\\\"b\"",
+            "\"\"",
+            "''",
+            "null",
+            "Null",
+            "~",
+            "true",
+            "FALSE",
+            "2026-11-30",
+            "2026-1-30",
+            "0x10",
+            "1e3",
+            "12",
+            "012",
+            "+1",
+            "-1",
+            "inf",
+            ".inf",
+            "nan",
+            ".NaN",
+            "yes",
+            "no",
+            "on",
+            "-x",
+            "x-",
+            "a:b",
+            "é accent",
+            "日本語",
+            "a\u{2028}b",
+            "a\u{85}b",
+            "a\u{feff}",
+            "a\u{7f}",
+            "{a: b}",
+            "*alias",
+            "&anchor x",
+            "!tag x",
+            "!!str 1",
+            "|",
+            ">",
+            "@x",
+            "`x",
+            "%x",
+            "x'y",
+            "x\"y",
+            "a  b",
+            "trailing ",
+            "? x",
+            "x\\n",
+            "Infinity",
+            "e5",
+            "a\u{0}b",
         ];
-        let extras = ["", "\n", "  \n", "# comment\n", "  indented: x\n", "---\n", "...\n"];
+        let extras = [
+            "",
+            "\n",
+            "  \n",
+            "# comment\n",
+            "  indented: x\n",
+            "---\n",
+            "...\n",
+        ];
         let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut next = |n: usize| {
             state = state
@@ -922,7 +995,10 @@ mod tests {
             }
         }
         // Both paths are exercised.
-        assert!(accepted > total / 20 && accepted < total, "{accepted} of {total}");
+        assert!(
+            accepted > total / 20 && accepted < total,
+            "{accepted} of {total}"
+        );
     }
 
     #[test]
@@ -931,8 +1007,8 @@ mod tests {
         let long = "a".repeat(128);
         let too_long = "a".repeat(129);
         for id in [
-            "a", "A9", "0001-x", "a.b_c-d", "-a", ".a", "_a", "", "a b", "a/b", "é", "aé",
-            "a\n", &long, &too_long, "a$", "Z-",
+            "a", "A9", "0001-x", "a.b_c-d", "-a", ".a", "_a", "", "a b", "a/b", "é", "aé", "a\n",
+            &long, &too_long, "a$", "Z-",
         ] {
             assert_eq!(is_valid_id(id), re.find(id).is_some(), "{id:?}");
         }
