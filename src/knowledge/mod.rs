@@ -331,6 +331,9 @@ fn list(root: &Path, kinds: &Kinds, dirs: &mut Vec<PathBuf>, stamp: bool) -> Vec
     listing
 }
 
+/// What reading one file gives: the result and the file's stamp.
+type ReadFile = (Arc<FileResult>, Option<Stamp>);
+
 /// How many threads read files: twice the cores (at most 8). Reading is as much system calls
 /// and page faults as computation, so more readers than cores keep the cores busy while one
 /// waits (for the disk, when the files are not cached, or for the scheduler on a shared
@@ -377,7 +380,7 @@ fn build(
 ) -> (Snapshot, Vec<Arc<FileResult>>) {
     let root_canon = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut findings: Vec<Finding> = kinds.findings.clone();
-    let read = |l: &Listed| -> (Arc<FileResult>, Option<Stamp>) {
+    let read = |l: &Listed| -> ReadFile {
         match &l.claim {
             Err(names) => {
                 let result = FileResult {
@@ -431,7 +434,7 @@ fn build(
         .filter(|&i| results[i].is_none())
         .collect();
     let threads = reader_threads();
-    let mut done: Vec<(usize, (Arc<FileResult>, Option<Stamp>))> = Vec::with_capacity(todo.len());
+    let mut done: Vec<(usize, ReadFile)> = Vec::with_capacity(todo.len());
     if todo.len() >= 256 && threads > 1 {
         // Workers (the calling thread among them) take batches from a shared counter, so a
         // worker the scheduler holds back delays only its current batch.
