@@ -688,6 +688,68 @@ mod tests {
     }
 
     #[test]
+    fn a_large_cold_index_reads_in_parallel_and_stamps_what_it_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        // Enough files for the parallel readers, with one invalid file and one duplicate id.
+        for i in 0..600 {
+            write(
+                root,
+                &format!("docs/guides/g-{i:04}.md"),
+                &format!("---\ntitle: Guide {i}\ntags: [a, b]\n---\nBody {i}.\n"),
+            );
+        }
+        write(
+            root,
+            "docs/guides/broken.md",
+            "---\ntitle: [unclosed\n---\n",
+        );
+        write(
+            root,
+            "docs/adr/0001-first.md",
+            "---\ntitle: One\nstatus: accepted\ndate: 2026-11-30\n---\nA.\n",
+        );
+        write(
+            root,
+            "docs/adr/0001-again.md",
+            "---\ntitle: Again\nstatus: accepted\ndate: 2026-11-30\n---\nB.\n",
+        );
+        let index = Index::default();
+        let first = index.snapshot(root);
+        assert_eq!(first.objects.len(), 600);
+        let files: Vec<&str> = first.findings.iter().map(|f| f.file.as_str()).collect();
+        assert_eq!(
+            files,
+            [
+                "docs/adr/0001-again.md",
+                "docs/adr/0001-first.md",
+                "docs/guides/broken.md"
+            ],
+            "{:?}",
+            first.findings
+        );
+        assert!(first.objects.windows(2).all(|w| w[0].uri < w[1].uri));
+        let g = first.get("seneschal://knowledge/guide/g-0042").unwrap();
+        assert_eq!(g.title, "Guide 42");
+        assert_eq!(g.front_matter["tags"], serde_json::json!(["a", "b"]));
+        // The stamps the readers took equal the ones a sweep takes: nothing is read again.
+        let again = index.snapshot(root);
+        assert!(Arc::ptr_eq(&first, &again));
+        // An edit re-reads that file and reuses the others.
+        write(
+            root,
+            "docs/guides/g-0042.md",
+            "---\ntitle: Guide forty-two\n---\nBody.\n",
+        );
+        let edited = index.snapshot(root);
+        let g2 = edited.get("seneschal://knowledge/guide/g-0042").unwrap();
+        assert_eq!(g2.title, "Guide forty-two");
+        let same = |uri: &str| Arc::ptr_eq(first.get(uri).unwrap(), edited.get(uri).unwrap());
+        assert!(same("seneschal://knowledge/guide/g-0041"));
+        assert!(!same("seneschal://knowledge/guide/g-0042"));
+    }
+
+    #[test]
     fn a_quiet_watcher_never_hides_a_change() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
