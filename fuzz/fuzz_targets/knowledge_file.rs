@@ -17,13 +17,17 @@
 //!   folder's kind (or, in the generic folder, one the front matter names), its id matches the
 //!   id grammar and its URI is `seneschal://knowledge/{kind}/{id}`, and its front matter is a
 //!   mapping;
-//! - the reading is deterministic: the same bytes give the same answer.
+//! - the reading is deterministic: the same bytes give the same answer;
+//! - the fast reader of front matter (`scan::simple_mapping`, which spares most files
+//!   serde_yaml) reads whatever it accepts exactly as serde_yaml does: tried on the whole input
+//!   as YAML and on the front matter of a Markdown input.
 
 #![no_main]
 
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
 use seneschal::knowledge::kinds::{self, Kind, Kinds};
 use seneschal::knowledge::scan::{self, FileResult};
 use seneschal::knowledge::{ID_GRAMMAR, MAX_FILE_BYTES, URI_PREFIX};
@@ -66,6 +70,20 @@ fn id_grammar() -> &'static regress::Regex {
 fn sha256(bytes: &[u8]) -> String {
     use sha2::Digest;
     format!("sha256:{}", scan::hex(&sha2::Sha256::digest(bytes)))
+}
+
+/// Asserts that the fast reader, when it accepts `text`, agrees with serde_yaml.
+fn fast_reader_agrees(text: &str) {
+    if let Some(fast) = scan::simple_mapping(text) {
+        let reference = serde_yaml::from_str::<serde_yaml::Value>(text)
+            .ok()
+            .and_then(|y| serde_json::to_value(&y).ok());
+        assert_eq!(
+            reference,
+            Some(Value::Object(fast)),
+            "the fast reader and serde_yaml disagree on {text:?}"
+        );
+    }
 }
 
 /// The answer in a form two readings can be compared by.
@@ -126,6 +144,15 @@ fuzz_target!(|data: &[u8]| {
         assert!(o.front_matter.is_object(), "{:?}", o.front_matter);
         assert!(!o.title.is_empty());
         assert!(o.description.chars().count() <= 200 || o.front_matter.get("description").is_some());
+    }
+
+    // The fast reader of front matter.
+    if let Ok(text) = text {
+        fast_reader_agrees(text);
+        if let Some(rest) = text.strip_prefix("---\n") {
+            let end = rest.find("\n---").map_or(rest.len(), |i| i + 1);
+            fast_reader_agrees(&rest[..end]);
+        }
     }
 
     // Deterministic.
