@@ -538,7 +538,15 @@ pub fn simple_mapping(text: &str) -> Option<Map<String, Value>> {
     }
     let mut fields = Map::new();
     for line in text.split('\n') {
-        if line.trim_start_matches(' ').is_empty() || line.starts_with('#') {
+        if line.trim_start_matches(' ').is_empty() {
+            continue;
+        }
+        // A comment is skipped, but libyaml refuses one that holds a character YAML does not
+        // print (a NUL, say) as it refuses any other.
+        if line.starts_with('#') {
+            if !line.chars().all(is_plain_char) {
+                return None;
+            }
             continue;
         }
         let (key, rest) = line.split_once(':')?;
@@ -861,6 +869,7 @@ mod tests {
             "tags: [a, [b]]\n",
             "title: &a x\n",
             "title: x\r\n",
+            "title: x\n# a NUL \u{0} in a comment\n",
             "",
             "- a\n",
         ] {
