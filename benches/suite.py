@@ -124,9 +124,9 @@ def note(section: str, text: str) -> None:
 # MCP over stdio.
 
 
-def mcp_start() -> subprocess.Popen:
+def mcp_start(binary: Path = BIN) -> subprocess.Popen:
     p = subprocess.Popen(
-        [str(BIN), "mcp"], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        [str(binary), "mcp"], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL, bufsize=0,
     )
     # A large read buffer: readline on a raw pipe would read one byte per system call.
@@ -195,6 +195,27 @@ def spawn_only(runs: int) -> list[float]:
     return out
 
 
+def idle_rss(binary: Path | None, runs: int) -> list[int]:
+    """VmRSS (KiB) of `seneschal mcp` 50 ms after `initialize`, once per start; `None` starts a
+    fresh copy of the release binary each time (written anew, so wholly in the page cache)."""
+    out = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            exe = binary
+            if exe is None:
+                exe = Path(tmp) / "seneschal"
+                shutil.copy2(BIN, exe)
+            p = mcp_start(exe)
+            p.stdin.write(INIT)
+            p.stdout.readline()
+            p.stdin.write(INITIALIZED)
+            time.sleep(0.05)
+            out.append(proc_kib(p.pid, "VmRSS"))
+            p.stdin.close()
+            assert p.wait() == 0
+    return out
+
+
 def bench_mcp(quick: bool) -> None:
     sec = "MCP stdio"
     reps = 3 if quick else 5
@@ -206,15 +227,13 @@ def bench_mcp(quick: bool) -> None:
         "≤ 4 ms", c50 / 1000 <= 4.0)
     lists, calls, statuses, pings, pl_lists, pl_calls, pl_status = [], [], [], [], [], [], []
     cpu_list, cpu_call, cpu_status = [], [], []
-    rss_idle = hwm_idle = rss_burst = hwm_burst = 0
+    rss_burst = hwm_burst = 0
     for rep in range(reps):
         p = mcp_start()
         p.stdin.write(INIT)
         p.stdout.readline()
         p.stdin.write(INITIALIZED)
         time.sleep(0.05)
-        if rep == 0:
-            rss_idle, hwm_idle = proc_kib(p.pid, "VmRSS"), proc_kib(p.pid, "VmHWM")
         c0 = cpu_s(p.pid)
         t = round_trips(p, LIST, n_rt)
         c1 = cpu_s(p.pid)
@@ -248,7 +267,11 @@ def bench_mcp(quick: bool) -> None:
     fig(sec, "pipelined `tools/list` (20,000 per run; 12 KB answers: the pipe and the Python reader dominate, see the server CPU above)", f"{m(pl_lists):,.0f} req/s", "—")
     fig(sec, "pipelined `tools/call server_status` (20,000 per run)", f"{m(pl_status):,.0f} req/s", "≥ 60,000 req/s", m(pl_status) >= 60000)
     fig(sec, "pipelined `tools/call capabilities_show` (20,000 per run)", f"{m(pl_calls):,.0f} req/s", "—")
-    fig(sec, "RSS idle (after `initialize`)", f"VmRSS {rss_idle/1024:.1f} MiB, VmHWM {hwm_idle/1024:.1f} MiB", "≤ 5 MB", rss_idle * 1024 <= 5e6)
+    built, copied = idle_rss(BIN, 9), idle_rss(None, 9)
+    fig(sec, "RSS idle (after `initialize`), median of 9 starts of the binary as linked",
+        f"VmRSS {m(built)/1024:.2f} MiB ({min(built)/1024:.2f}–{max(built)/1024:.2f})", "≤ 5 MB", m(built) * 1024 <= 5e6)
+    fig(sec, "RSS idle, median of 9 starts of a fresh copy of the binary (the page cache maps more around each touched page: an installed binary's worst case)",
+        f"VmRSS {m(copied)/1024:.2f} MiB ({min(copied)/1024:.2f}–{max(copied)/1024:.2f})", "≤ 5 MB", m(copied) * 1024 <= 5e6)
     fig(sec, f"peak RSS after {3*n_rt+600:,} round trips and 4 × 20,000-request bursts",
         f"VmRSS {rss_burst/1024:.1f} MiB, VmHWM {hwm_burst/1024:.1f} MiB", "≤ 20 MB", hwm_burst * 1024 <= 20e6)
 
@@ -562,7 +585,7 @@ def machine() -> list[str]:
     return [
         f"- **Date:** {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- **Machine:** {os.cpu_count()} × {cpu}, {mem:.0f} GiB RAM, Linux {platform.release()}; shared with other developers' builds (see the load column)",
-        f"- **Build:** `cargo build --release` (`codegen-units = 4`), {rustc}; commit `{commit}`{' with uncommitted changes' if dirty else ''}",
+        f"- **Build:** `cargo build --release` (`codegen-units = 4`, 1 for seneschal itself; functions ordered by `share/link/mcp.order`), {rustc}; commit `{commit}`{' with uncommitted changes' if dirty else ''}",
         f"- **Tools:** {run(['wrk', '--version']).stdout.splitlines()[0] if shutil.which('wrk') else 'wrk missing'}; {run(['rg', '--version']).stdout.splitlines()[0] if shutil.which('rg') else 'rg missing'}; Python {platform.python_version()}",
     ]
 

@@ -6,4 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --bin seneschal
+# The idle-memory figure depends on the release link's function order; say when it is stale.
+python3 scripts/link-order.py --check || echo "warning: the idle RSS figure will be higher until share/link/mcp.order is regenerated" >&2
 exec python3 benches/suite.py "$@"

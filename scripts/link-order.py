@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Regenerates share/link/mcp.order: the functions `seneschal mcp` runs, in the order the
-release link places them first in .text (see build.rs and docs/bench/rss.md).
+release link places them first in .text (see codegen/src/link.rs and docs/bench/rss.md).
 
 Runs the release binary under valgrind's callgrind twice: once for start-up and
 `initialize` (listed first: these pages stay resident while the server idles), once for a
@@ -9,6 +9,8 @@ regenerate after a toolchain, dependency or version change; a stale name only lo
 place (the link ignores names it does not find).
 
 Usage: cargo build --release && scripts/link-order.py [BINARY]
+       scripts/link-order.py --check [BINARY]   # how many listed names the binary still has;
+                                                # exit 1 below 90 % (regenerate then)
 """
 import pathlib
 import re
@@ -17,7 +19,9 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-BIN = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ROOT / "target/release/seneschal").resolve()
+CHECK = "--check" in sys.argv[1:]
+ARGS = [a for a in sys.argv[1:] if a != "--check"]
+BIN = pathlib.Path(ARGS[0] if ARGS else ROOT / "target/release/seneschal").resolve()
 OUT = ROOT / "share/link/mcp.order"
 
 INIT = (
@@ -70,7 +74,24 @@ def functions(session: str) -> list[str]:
         return list(seen)
 
 
+def check() -> None:
+    """Says how many names of the order file the binary defines; a version bump, a dependency
+    or a toolchain change renames the mangled symbols, and the link then ignores them."""
+    listed = OUT.read_text().split()
+    nm = subprocess.run(["nm", "--defined-only", str(BIN)], capture_output=True, text=True, check=True)
+    defined = {line.split()[-1] for line in nm.stdout.splitlines() if line.strip()}
+    found = sum(1 for name in listed if name in defined)
+    share = found / len(listed) if listed else 0.0
+    print(f"{OUT.relative_to(ROOT)}: {found} of {len(listed)} names are in {BIN.name} ({share:.0%})")
+    if share < 0.9:
+        print("stale: regenerate with `cargo build --release && scripts/link-order.py && cargo build --release`")
+        sys.exit(1)
+
+
 def main() -> None:
+    if CHECK:
+        check()
+        return
     # The C runtime's entry and its constructors run before callgrind's first named function.
     crt = ["_start", "frame_dummy", "register_tm_clones", "deregister_tm_clones", "__do_global_dtors_aux"]
     first = crt + [f for f in functions(INIT) if f not in crt]

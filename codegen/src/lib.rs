@@ -6,6 +6,7 @@
 //! bytes this crate produced.
 
 pub mod check;
+pub mod link;
 pub mod load;
 pub mod model;
 pub mod project;
