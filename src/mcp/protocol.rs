@@ -173,7 +173,14 @@ pub struct Answer {
 }
 
 fn response(id: &Value, body: Result<Body, RpcError>, era: Option<Era>) -> Answer {
-    let mut bytes = Vec::with_capacity(256);
+    // Room for the whole answer and the newline a transport may add, so that a large served
+    // body (a `tools/list` is tens of KiB) is copied once, never moved by a reallocation.
+    let raw_len = match &body {
+        Ok(Body::Raw(raw)) => raw.len(),
+        Ok(Body::Owned(raw)) => raw.len(),
+        _ => 0,
+    };
+    let mut bytes = Vec::with_capacity(raw_len + 256);
     bytes.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     serde_json::to_writer(&mut bytes, id).expect("ids serialize");
     let error = match body {

@@ -70,6 +70,9 @@ fn read_line<R: Read>(
     }
 }
 
+/// Answers at least this long are written to the output directly, not copied into its buffer.
+const DIRECT_WRITE: usize = 16 * 1024;
+
 /// Serves `input` until end of input, writing answers to `output`.
 pub fn serve<R: Read, W: Write>(
     ctx: &Context,
@@ -97,9 +100,15 @@ pub fn serve<R: Read, W: Write>(
                 }
             }
         };
-        if let Some(a) = answer {
-            output.write_all(&a.bytes)?;
-            output.write_all(b"\n")?;
+        if let Some(mut a) = answer {
+            a.bytes.push(b'\n');
+            if a.bytes.len() >= DIRECT_WRITE {
+                // A large answer goes straight to the pipe rather than through the buffer.
+                output.flush()?;
+                output.get_mut().write_all(&a.bytes)?;
+            } else {
+                output.write_all(&a.bytes)?;
+            }
         }
         if input.buffer().is_empty() {
             output.flush()?;
@@ -122,6 +131,34 @@ mod tests {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
+    }
+
+    #[test]
+    fn a_large_answer_written_directly_keeps_its_place_between_buffered_ones() {
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+        let input = format!(
+            "{init}\n{}\n{}\n{}\n",
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#
+        );
+        let ctx = Context::new(std::env::temp_dir(), Effect::RepositoryWrite);
+        let mut out = Vec::new();
+        serve(&ctx, input.as_bytes(), &mut out, MAX_LINE).unwrap();
+        let lines: Vec<&[u8]> = out
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect();
+        assert!(
+            lines[2].len() >= DIRECT_WRITE,
+            "tools/list is {} bytes",
+            lines[2].len()
+        );
+        let ids: Vec<serde_json::Value> = lines
+            .iter()
+            .map(|l| serde_json::from_slice::<serde_json::Value>(l).unwrap()["id"].clone())
+            .collect();
+        assert_eq!(ids, [0, 1, 2, 3]);
     }
 
     #[test]
