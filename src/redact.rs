@@ -204,6 +204,25 @@ fn replace<'t>(
     Cow::Owned(out)
 }
 
+/// Whether `text` holds any rule's gate, looked for without regard to ASCII case in one pass.
+/// A text that holds none cannot match any rule (each rule looks for its own gates, with or
+/// without case), and most lines of a search answer hold none: they then cost one scan, not
+/// one per gate.
+fn any_gate(text: &str) -> bool {
+    static ALL: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let rules = [&PRIVATE_KEY, &USERINFO, &QUERY]
+            .into_iter()
+            .chain(TOKENS.iter());
+        let gates: Vec<&str> = rules.flat_map(|r| r.gates.iter().copied()).collect();
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(gates)
+            .expect("the gates are literals")
+    })
+    .is_match(text)
+}
+
 /// Redacts every secret this module knows in `text`; returns the text and how many secrets
 /// were replaced.
 pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
@@ -214,6 +233,9 @@ pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
             count += out.matches(value.as_str()).count();
             out = Cow::Owned(out.replace(value.as_str(), MARKER));
         }
+    }
+    if !any_gate(&out) {
+        return (out, count);
     }
     out = replace(&PRIVATE_KEY, out, &mut count, |_| Some(MARKER.to_string()));
     out = replace(&USERINFO, out, &mut count, |c| {
@@ -282,6 +304,23 @@ mod tests {
     fn red(s: &str) -> (String, usize) {
         let (t, n) = redact(s);
         (t.into_owned(), n)
+    }
+
+    #[test]
+    fn the_one_pass_gate_finds_every_rule_gate_in_any_case() {
+        let rules = [&PRIVATE_KEY, &USERINFO, &QUERY]
+            .into_iter()
+            .chain(TOKENS.iter());
+        for gate in rules.flat_map(|r| r.gates.iter()) {
+            for text in [
+                format!("a line with {gate} inside"),
+                format!("{} at the start", gate.to_ascii_uppercase()),
+                format!("at the end {}", gate.to_ascii_lowercase()),
+            ] {
+                assert!(any_gate(&text), "{text:?}");
+            }
+        }
+        assert!(!any_gate("fn main() { println!(\"hello\"); }"));
     }
 
     #[test]
