@@ -6,6 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --bin seneschal
+# Apart: built together, the example's dev-dependencies would change the binary's features and
+# with them its symbol names, which share/link/mcp.order lists.
+cargo build --release --example mcp_roundtrip
 # The idle-memory figure depends on the release link's function order; say when it is stale.
 python3 scripts/link-order.py --check || echo "warning: the idle RSS figure will be higher until share/link/mcp.order is regenerated" >&2
 exec python3 benches/suite.py "$@"
