@@ -165,7 +165,7 @@ pub const TABLE: &[Limit] = &[
         what: "knowledge file size (read and written)",
         value: "1 MiB",
         amount: Some(knowledge::MAX_FILE_BYTES),
-        enforced: "src/knowledge/scan.rs `parse` (a larger file is never opened) and `parse_bytes`; src/handlers/writes.rs `compose` (before anything is written)",
+        enforced: "src/knowledge/scan.rs `read_object` (a file listed larger is never opened; the handle's length is checked before reading) and `parse_bytes`; src/handlers/writes.rs `compose` (before anything is written)",
         mcp: "reading: a finding in `knowledge_check`, `not_found` for its URI; a write: tool result `isError`, code `invalid_input`, pointer `/body`",
         http: "reading: a finding, 404 `not_found`; a write: 400 problem `invalid_input`, pointer `/body` (413 first when over `--max-body`)",
         cli: "`knowledge check` exit 11; `knowledge get` exit 3; a write: exit 2 `error[invalid_input]`",

@@ -249,14 +249,7 @@ impl Index {
             }
         }
         let old_results = std::mem::take(&mut state.parsed);
-        let (snapshot, results) = build(
-            root,
-            &kinds,
-            &mut listing,
-            &state.listing,
-            old_results,
-            cold,
-        );
+        let (snapshot, results) = build(root, &kinds, &mut listing, &state.listing, old_results);
         let snapshot = Arc::new(snapshot);
         state.parsed = results;
         state.listing = listing;
@@ -368,15 +361,14 @@ fn pregrow_arena(bytes: usize) {
 
 /// Reads what changed and assembles a snapshot; answers it with what each file of `listing`
 /// read as (in the same order). `old` and `old_results` are the previous listing and what its
-/// files read as (empty when nothing can be reused). With `cold`, the listing did not stamp
-/// plain files: every file is read, and its stamp is written into `listing` by its reader.
+/// files read as (empty when nothing can be reused). Each file read writes the stamp of the
+/// version it read into `listing` (a cold listing leaves plain files unstamped for that).
 fn build(
     root: &Path,
     kinds: &Arc<Kinds>,
     listing: &mut [Listed],
     old: &[Listed],
     old_results: Vec<Arc<FileResult>>,
-    cold: bool,
 ) -> (Snapshot, Vec<Arc<FileResult>>) {
     let root_canon = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut findings: Vec<Finding> = kinds.findings.clone();
@@ -394,15 +386,12 @@ fn build(
                         ),
                     }],
                 };
-                let stamp = match (cold, l.file.stamp) {
-                    (true, None) => Stamp::of(&l.file.path),
-                    (_, stamp) => stamp,
-                };
+                let stamp = l.file.stamp.or_else(|| Stamp::of(&l.file.path));
                 (Arc::new(result), stamp)
             }
             Ok(name) => {
                 let kind: Option<&Arc<Kind>> = name.as_ref().and_then(|n| kinds.get(n));
-                let (result, stamp) = scan::read_object(&root_canon, &l.file, kind, kinds, cold);
+                let (result, stamp) = scan::read_object(&root_canon, &l.file, kind, kinds);
                 (Arc::new(result), stamp)
             }
         }

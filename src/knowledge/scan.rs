@@ -107,20 +107,16 @@ fn is_wild(seg: &str) -> bool {
     seg.contains('*') || seg.contains('?')
 }
 
-/// Every file under `root` that `glob` matches, appended to `out`.
+/// Every file under `root` that `glob` matches, appended to `out`, stamped.
 pub fn expand(root: &Path, glob: &str, out: &mut Vec<Candidate>) {
-    expand_watching(root, glob, out, &mut Vec::new());
+    expand_stamping(root, glob, out, &mut Vec::new(), true);
 }
 
-/// [`expand`], also collecting every folder whose listing the answer depends on.
-pub fn expand_watching(root: &Path, glob: &str, out: &mut Vec<Candidate>, dirs: &mut Vec<PathBuf>) {
-    expand_stamping(root, glob, out, dirs, true);
-}
-
-/// [`expand_watching`]; with `stamp_plain` false, a plain file found by listing a folder is
-/// left unstamped (`stamp: None`) for its reader to stamp through the handle it opens
-/// ([`read_object`] with `deferred`), which saves one `statx` per file when every file is
-/// read anyway (a cold index). Symbolic links and literal segments are stamped either way.
+/// [`expand`], also collecting every folder whose listing the answer depends on. With
+/// `stamp_plain` false, a plain file found by listing a folder is left unstamped
+/// (`stamp: None`) for its reader to stamp through the handle it opens ([`read_object`]),
+/// which saves one `statx` per file when every file is read anyway (a cold index). Symbolic
+/// links and literal segments are stamped either way.
 pub fn expand_stamping(
     root: &Path,
     glob: &str,
@@ -346,34 +342,19 @@ fn is_valid_id(id: &str) -> bool {
 }
 
 /// Reads the file of `cand` as an object of `kind` (`None`: the file is in the generic
-/// folder and names its kind in its front matter).
-pub fn parse(
-    root_canon: &Path,
-    cand: &Candidate,
-    kind: Option<&Arc<Kind>>,
-    kinds: &Kinds,
-) -> FileResult {
-    read_object(root_canon, cand, kind, kinds, false).0
-}
-
-/// [`parse`], also answering the file's stamp. With `deferred` false that is the listing's
-/// stamp (`cand.stamp`). With `deferred` true the listing did not stamp the file
-/// ([`expand_stamping`]): the stamp is taken from the handle the file is read through (or from
-/// its path when it cannot be opened), so it describes the very version that was read.
+/// folder and names its kind in its front matter), and answers the stamp of the version it
+/// read: the stamp of the handle it read through, so that a file replaced between the listing
+/// and the read is recorded as the version actually read. A file that is not read keeps the
+/// listing's stamp, or its own when the listing left it unstamped ([`expand_stamping`]).
 pub fn read_object(
     root_canon: &Path,
     cand: &Candidate,
     kind: Option<&Arc<Kind>>,
     kinds: &Kinds,
-    deferred: bool,
 ) -> (FileResult, Option<Stamp>) {
     let file = cand.rel.as_str();
     let early = |message: &str| {
-        let stamp = if deferred {
-            Stamp::of(&cand.path)
-        } else {
-            cand.stamp
-        };
+        let stamp = cand.stamp.or_else(|| Stamp::of(&cand.path));
         (FileResult::bad(file, "", message), stamp)
     };
     if cand.path.to_str().is_none() {
@@ -390,21 +371,16 @@ pub fn read_object(
             Ok(_) => {}
         }
     }
-    if !deferred {
-        // The listing's stamp gives the length, so a file over the cap is never opened.
-        let Some(listed_len) = cand.stamp.map(|s| s.len) else {
-            return early("cannot be read: it vanished or is not accessible");
-        };
-        if listed_len > MAX_FILE_BYTES {
-            return early(&over_cap(listed_len));
-        }
+    // A listed length over the cap: the file is never opened.
+    if let Some(len) = cand
+        .stamp
+        .map(|s| s.len)
+        .filter(|&len| len > MAX_FILE_BYTES)
+    {
+        return early(&over_cap(len));
     }
     let (bytes, handle_stamp) = read_settled(&cand.path);
-    let stamp = match (deferred, handle_stamp) {
-        (false, _) => cand.stamp,
-        (true, Some(stamp)) => Some(stamp),
-        (true, None) => Stamp::of(&cand.path),
-    };
+    let stamp = handle_stamp.or(cand.stamp);
     let bytes = match bytes {
         Ok(bytes) => bytes,
         Err(message) => return (FileResult::bad(file, "", message), stamp),
