@@ -209,6 +209,18 @@ fn has_drive(input: &str) -> bool {
 /// Confines `input` to the repository at `root`: the lexical rules, then every component
 /// resolved on disk (a symbolic link must resolve inside the repository, and not into `.git`
 /// or a secret-bearing file). `field` is the JSON pointer of the input, for the error.
+/// A path whose remaining `names` below `base` do not exist on disk.
+fn absent(rel: String, mut base: PathBuf, names: &[&OsStr]) -> Confined {
+    for name in names {
+        base.push(name);
+    }
+    Confined {
+        rel,
+        abs: base,
+        exists: false,
+    }
+}
+
 pub fn confine(root: &Path, input: &str, field: &str) -> Result<Confined, CapabilityError> {
     let names = check_lexical(input, field)?;
     let root = root.canonicalize().map_err(|e| {
@@ -227,15 +239,7 @@ pub fn confine(root: &Path, input: &str, field: &str) -> Result<Confined, Capabi
             Err(_) => {
                 // The rest does not exist: nothing on disk can redirect it, and its names
                 // passed the lexical rules.
-                let mut abs = next;
-                for rest in &names[i + 1..] {
-                    abs.push(rest);
-                }
-                return Ok(Confined {
-                    rel,
-                    abs,
-                    exists: false,
-                });
+                return Ok(absent(rel, next, &names[i + 1..]));
             }
         };
         if meta.file_type().is_symlink() {
@@ -272,15 +276,7 @@ pub fn confine(root: &Path, input: &str, field: &str) -> Result<Confined, Capabi
             cur = next;
         }
         if i + 1 < names.len() && !cur.is_dir() {
-            let mut abs = cur;
-            for rest in &names[i + 1..] {
-                abs.push(rest);
-            }
-            return Ok(Confined {
-                rel,
-                abs,
-                exists: false,
-            });
+            return Ok(absent(rel, cur, &names[i + 1..]));
         }
     }
     Ok(Confined {
