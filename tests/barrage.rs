@@ -10,9 +10,6 @@ mod common;
 mod mcp_support;
 mod transports;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use serde_json::{json, Value};
 
 use seneschal::limits;
@@ -644,21 +641,11 @@ fn the_knowledge_file_cap_holds_on_every_transport() {
     assert_eq!(common::json(&get)["title"], "Big");
 
     // The write, through `call --input -` (one argument cannot carry a megabyte).
-    let mut child = Command::new(common::bin())
-        .args(["call", "knowledge.create", "--input", "-"])
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(big_write.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::run_with_stdin(
+        dir,
+        &["call", "knowledge.create", "--input", "-"],
+        big_write.to_string().as_bytes(),
+    );
     assert_eq!(out.status.code(), Some(2), "{}", common::stderr(&out));
     let err = common::stderr(&out);
     assert!(

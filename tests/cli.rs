@@ -166,22 +166,11 @@ fn the_cli_reference_covers_every_path() {
 
 /// Runs `seneschal call <id> --input -` with `stdin` as its standard input.
 fn call_with_stdin(id: &str, stdin: &[u8]) -> std::process::Output {
-    use std::io::Write;
-    let mut child = Command::new(bin())
-        .args(["call", id, "--input", "-"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("seneschal call starts");
-    child
-        .stdin
-        .take()
-        .expect("piped")
-        .write_all(stdin)
-        .expect("write stdin");
-    child.wait_with_output().expect("seneschal call ends")
+    common::run_with_stdin(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+        &["call", id, "--input", "-"],
+        stdin,
+    )
 }
 
 #[test]

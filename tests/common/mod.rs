@@ -39,6 +39,27 @@ pub fn json(o: &Output) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(o)))
 }
 
+/// Runs `seneschal <args>` in `dir` with `stdin` as its standard input.
+pub fn run_with_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(stdin)
+        .expect("write stdin");
+    child.wait_with_output().expect("the binary ends")
+}
+
 /// A scratch git repository with one commit, for tests that need a repository.
 pub fn scratch_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("a temp dir");
