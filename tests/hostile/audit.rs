@@ -1,0 +1,1 @@
+//! Hostile audit: see main.rs.

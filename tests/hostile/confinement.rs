@@ -1,0 +1,1 @@
+//! Hostile confinement: see main.rs.

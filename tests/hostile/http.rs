@@ -1,0 +1,1 @@
+//! Hostile http: see main.rs.

@@ -1,0 +1,1 @@
+//! Hostile redaction: see main.rs.

@@ -1,0 +1,1 @@
+//! Hostile surfaces: see main.rs.
