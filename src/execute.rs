@@ -110,8 +110,18 @@ pub fn execute_index(
             d.id
         )));
     }
+    // The transport reaches the store's audit through a per-call thread-local; handlers
+    // never see it.
+    let _scope = crate::store::TransportScope::enter(transport);
+    // A write attempt refused here leaves its audit record, as one refused by the schema.
+    let refuse = |e: CapabilityError| {
+        if d.effect == crate::policy::Effect::RepositoryWrite {
+            crate::store::audit_rejected(&ctx.repo, d.id, &input, &e);
+        }
+        Err(e)
+    };
     if d.effect > ctx.max_effect {
-        return Err(CapabilityError::refused(format!(
+        return refuse(CapabilityError::refused(format!(
             "`{}` has effect {}, above this process's profile (--allow-effects {})",
             d.id,
             d.effect.as_str(),
@@ -119,11 +129,8 @@ pub fn execute_index(
         )));
     }
     if !input.is_object() {
-        return Err(CapabilityError::invalid_input("the input must be a JSON object").at(""));
+        return refuse(CapabilityError::invalid_input("the input must be a JSON object").at(""));
     }
-    // The transport reaches the store's audit through a per-call thread-local; handlers
-    // never see it.
-    let _scope = crate::store::TransportScope::enter(transport);
     if let Err(e) = validate_input(index, d, &input) {
         if d.effect == crate::policy::Effect::RepositoryWrite {
             crate::store::audit_rejected(&ctx.repo, d.id, &input, &e);

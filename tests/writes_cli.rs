@@ -161,22 +161,29 @@ fn create_update_delete_round_trip_with_digests() {
     );
     assert!(code != 0 && err.contains("error[not_found]"), "{err}");
 
-    // Every attempt, applied or refused, is in the chain.
+    // Every attempt, applied or refused, is in the chain: an applied write as its intent
+    // (written before it) and its outcome, a refused one as its outcome.
     let v = verify(dir);
     assert!(v.status.success(), "{}", common::stderr(&v));
     let log = ok(dir, "audit.list", &json!({}));
-    let outcomes: Vec<&str> = log["records"]
+    let outcomes: Vec<&Value> = log["records"]
         .as_array()
         .unwrap()
+        .iter()
+        .filter(|r| r["phase"] == "outcome")
+        .collect();
+    let words: Vec<&str> = outcomes
         .iter()
         .map(|r| r["outcome"].as_str().unwrap())
         .collect();
     assert_eq!(
-        outcomes,
+        words,
         ["applied", "applied", "refused", "refused", "applied", "refused"]
     );
+    assert_eq!(log["total"], 9, "three applied writes have an intent each");
+    assert_eq!(log["records"][0]["phase"], "intent");
     assert_eq!(log["records"][0]["transport"], "cli");
-    assert_eq!(log["records"][2]["code"], "conflict");
+    assert_eq!(outcomes[2]["code"], "conflict");
     let page = ok(dir, "audit.list", &json!({"limit": 2}));
     assert_eq!(page["records"].as_array().unwrap().len(), 2);
     assert_eq!(page["next_after"], 2);
@@ -259,8 +266,9 @@ fn dry_run_changes_nothing_and_names_what_the_real_call_changes() {
         plan["review"],
         "Delete 1 knowledge object: adr/0001 (docs/adr/0001-first.md)"
     );
-    // A dry run is not a write attempt: the audit log holds the two real calls only.
-    assert_eq!(ok(dir, "audit.list", &json!({}))["total"], 2);
+    // A dry run is not a write attempt: the audit log holds the two real calls only (an
+    // intent and an outcome each).
+    assert_eq!(ok(dir, "audit.list", &json!({}))["total"], 4);
 }
 
 #[test]
@@ -398,6 +406,7 @@ fn idempotency_key_retry_creates_one_object_and_a_different_request_conflicts() 
         .as_array()
         .unwrap()
         .iter()
+        .filter(|r| r["phase"] == "outcome")
         .map(|r| r["outcome"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(outcomes, ["applied", "replayed", "refused"]);
@@ -498,7 +507,7 @@ fn editing_one_byte_of_the_audit_log_fails_verify_naming_the_record() {
     let v = verify(dir);
     assert!(v.status.success());
     assert!(
-        common::stdout(&v).contains("3 record(s)"),
+        common::stdout(&v).contains("6 record(s)"),
         "{}",
         common::stdout(&v)
     );
@@ -565,7 +574,8 @@ fn two_hundred_concurrent_updates_lose_nothing() {
     let lines = body.lines().filter(|l| l.starts_with("writer ")).count();
     assert_eq!(lines, applied, "applied {applied}, conflicts {conflicts}");
     let log = ok(&dir, "audit.list", &json!({"limit": 500}));
-    assert_eq!(log["total"], 200);
+    // One outcome per call, and an intent before each applied one.
+    assert_eq!(log["total"], 200 + applied);
     let v = verify(&dir);
     assert!(v.status.success(), "{}", common::stderr(&v));
     eprintln!("200 updates from 4 processes: {applied} applied, {conflicts} conflicts");

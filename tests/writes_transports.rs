@@ -238,7 +238,8 @@ fn refusals_over_http() {
         (Some("applied"), Some("http"))
     );
     std::fs::remove_file(dir.join(created["file"].as_str().unwrap())).unwrap();
-    let tail = audit_tail(dir, cases.len() + 1);
+    // The refusals, then the applied write's intent and outcome.
+    let tail = audit_tail(dir, cases.len() + 2);
     assert!(tail[..cases.len()]
         .iter()
         .all(|r| r["outcome"] == "refused" && r["transport"] == "http"));

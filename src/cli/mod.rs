@@ -141,7 +141,17 @@ pub fn command() -> Command {
             Command::new("audit")
                 .about("The write audit log")
                 .subcommand_required(true)
-                .subcommand(Command::new("verify").about("Check the hash chain of .seneschal/audit.jsonl; exits non-zero naming the first broken record")),
+                .subcommand(
+                    Command::new("verify")
+                        .about("Check .seneschal/audit.jsonl: the hash chain, its anchor (a dropped tail, an emptied or deleted log) and, with a key, every MAC; exits 12 naming the first problem")
+                        .arg(
+                            Arg::new("key")
+                                .long("key")
+                                .value_name("FILE")
+                                .value_parser(clap::value_parser!(PathBuf))
+                                .help("The audit key file (outside the repository) the writers used [default: $SENESCHAL_AUDIT_KEY]"),
+                        ),
+                ),
         )
         .subcommand(contract::command())
         .subcommand(
@@ -442,18 +452,51 @@ pub fn main() -> ExitCode {
             clap_complete::generate(shell, &mut command(), "seneschal", &mut buf);
             print_stdout(&String::from_utf8_lossy(&buf))
         }
-        Some(("audit", _)) => match crate::store::verify(&repo_root(&matches)) {
-            Ok(n) => print_stdout(&format!(
-                "audit log verified: {n} record(s), chain intact\n"
-            )),
-            Err((line, why)) => {
-                eprintln!(
-                    "error[audit]: {why} (line {line} of {})",
-                    crate::store::AUDIT_LOG
-                );
-                ExitCode::from(crate::store::EXIT_BROKEN)
+        Some(("audit", m)) => {
+            let root = repo_root(&matches);
+            let key_file = m
+                .subcommand_matches("verify")
+                .and_then(|v| v.get_one::<PathBuf>("key").cloned())
+                .or_else(|| {
+                    std::env::var_os(crate::store::KEY_ENV)
+                        .filter(|p| !p.is_empty())
+                        .map(PathBuf::from)
+                });
+            let key = match key_file.map(|f| crate::store::audit::load_key(&root, &f)) {
+                None => None,
+                Some(Ok(k)) => Some(k),
+                Some(Err(e)) => return fail(&e),
+            };
+            match crate::store::verify(&root, key.as_deref()) {
+                Ok(v) => {
+                    let mut text =
+                        format!("audit log verified: {} record(s), chain intact", v.count);
+                    if v.anchored {
+                        text.push_str(", anchor matches");
+                    }
+                    if v.keyed {
+                        text.push_str(", every MAC checked with the key");
+                    }
+                    if v.pending > 0 {
+                        text.push_str(&format!(
+                            "; {} write intent(s) wait for their outcome (the next write settles them)",
+                            v.pending
+                        ));
+                    }
+                    text.push('\n');
+                    print_stdout(&text)
+                }
+                Err((line, why)) => {
+                    let at = if line > 0 {
+                        format!(" (line {line} of {})", crate::store::AUDIT_LOG)
+                    } else {
+                        String::new()
+                    };
+                    eprintln!("error[audit]: {why}{at}");
+                    ExitCode::from(crate::store::EXIT_BROKEN)
+                }
             }
-        },
+        }
         Some(("man", _)) => {
             let mut buf = Vec::new();
             match man_page(&mut buf) {

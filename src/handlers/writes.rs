@@ -4,7 +4,8 @@
 //! A write is prepared (kind, id, path, front matter checked against the kind's schema,
 //! digest compared) and then either returned as a plan (`dry_run`) or applied through
 //! [`crate::store::transact`], which holds the repository lock for the whole preparation and
-//! application, so the digest compared is the digest replaced.
+//! application, so the digest compared is the digest replaced, and records the write's intent
+//! in the audit log before it applies it.
 
 use std::path::Path;
 
@@ -59,18 +60,13 @@ fn run(
         let p = prepare(&ctx.knowledge.snapshot(&ctx.repo))?;
         return Ok(answer(id, &p, false, true));
     }
-    let root = ctx.repo.clone();
-    store::transact(&root, id, &raw, |_locked| {
-        let p = match prepare(&ctx.knowledge.snapshot(&ctx.repo)) {
-            Ok(p) => p,
-            Err(e) => return (Err(e), Effects::default()),
-        };
-        let result = match &p.bytes {
-            Some(b) => store::write(&root, &p.file, b),
-            None => store::remove(&root, &p.file),
-        };
-        let answer = result.map(|()| answer(id, &p, true, false));
-        (answer, p.effects)
+    store::transact(&ctx.repo, id, &raw, |_locked| {
+        let p = prepare(&ctx.knowledge.snapshot(&ctx.repo))?;
+        Ok(store::Plan {
+            writes: vec![(p.file.clone(), p.bytes.clone())],
+            answer: answer(id, &p, true, false),
+            effects: p.effects,
+        })
     })
 }
 
@@ -364,7 +360,7 @@ pub fn delete(ctx: &Context, input: knowledge_delete::Input) -> Result<knowledge
 
 /// `audit.list`: the audit log, a page at a time.
 pub fn audit_list(ctx: &Context, input: audit_list::Input) -> Result<audit_list::Output, CapabilityError> {
-    let all = store::records(&ctx.repo);
+    let all = store::records(&ctx.repo)?;
     let after = input.after.unwrap_or(0);
     let limit = input.limit.map_or(100, |l| l.get() as usize);
     let page: Vec<Value> = all

@@ -1,0 +1,492 @@
+//! The audit log `.seneschal/audit.jsonl`, its anchor `.seneschal/audit.anchor` and the
+//! optional keyed chain.
+//!
+//! * **Chain.** Each record is one line of canonical JSON; `prev` is the previous record's
+//!   `hash`, `hash` the sha256 of the record without `hash` and `mac`, `seq` its line number.
+//! * **Anchor.** After every append the anchor (`count`, `last` hash, and with a key an
+//!   `anchor_mac`) is rewritten atomically (temporary file, fsync, rename, folder fsync). A log
+//!   shorter than its anchor, or absent while the anchor exists, fails [`verify`]. Before the
+//!   first record an anchor of zero records is written, so a missing anchor always means one
+//!   was removed.
+//! * **Keyed chain.** With a key (a file outside the repository named by
+//!   `SENESCHAL_AUDIT_KEY`), each record also carries `mac` = HMAC-SHA256(key, previous mac ‖
+//!   `\n` ‖ hash), so a chain recomputed without the key fails `verify` with it.
+//! * **Torn tail.** A crash mid-append leaves a last line without its newline; it was never
+//!   acknowledged (the append returns after fsync), so the next append cuts it off.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
+use std::path::Path;
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::error::CapabilityError;
+use crate::knowledge::scan::hex;
+
+use super::fs::{self, io_err, Mode};
+use super::{canonical, digest, GENESIS};
+
+/// The audit log's name in the state folder.
+pub const LOG_NAME: &str = "audit.jsonl";
+/// The anchor's name in the state folder.
+pub const ANCHOR_NAME: &str = "audit.anchor";
+/// The anchor, relative to the repository root.
+pub const ANCHOR: &str = ".seneschal/audit.anchor";
+/// The environment variable naming the audit key file (kept outside the repository).
+pub const KEY_ENV: &str = "SENESCHAL_AUDIT_KEY";
+/// The rule of a write refused because the log is shorter than its anchor.
+pub const RULE_TRUNCATED: &str = "audit_truncated";
+/// The MAC chained before the first record.
+const MAC_GENESIS: &str =
+    "hmac-sha256:0000000000000000000000000000000000000000000000000000000000000000";
+
+/// HMAC-SHA256 (RFC 2104) over `sha2`.
+pub fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
+    let mut k = [0u8; 64];
+    if key.len() > 64 {
+        k[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let mut inner = Sha256::new();
+    inner.update(k.map(|b| b ^ 0x36));
+    inner.update(msg);
+    let mut outer = Sha256::new();
+    outer.update(k.map(|b| b ^ 0x5c));
+    outer.update(inner.finalize());
+    outer.finalize().into()
+}
+
+fn record_mac(key: &[u8], prev_mac: &str, hash: &str) -> String {
+    let msg = format!("{prev_mac}\n{hash}");
+    format!("hmac-sha256:{}", hex(&hmac_sha256(key, msg.as_bytes())))
+}
+
+fn anchor_mac(key: &[u8], count: u64, last: &str) -> String {
+    let msg = format!("seneschal-audit-anchor\n{count}\n{last}");
+    format!("hmac-sha256:{}", hex(&hmac_sha256(key, msg.as_bytes())))
+}
+
+/// Reads the key file at `path`: it must lie outside the repository `root`, and hold bytes.
+pub fn load_key(root: &Path, path: &Path) -> Result<Vec<u8>, CapabilityError> {
+    let shown = path.display();
+    let abs = std::fs::canonicalize(path)
+        .map_err(|e| io_err(&format!("the audit key `{shown}` cannot be opened"), e))?;
+    let repo = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    if abs.starts_with(&repo) {
+        return Err(CapabilityError::refused(format!(
+            "the audit key `{shown}` lies inside the repository; keep it outside (anyone who can write the repository could read it)"
+        )));
+    }
+    let mut bytes = Vec::new();
+    File::open(&abs)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(|e| io_err(&format!("the audit key `{shown}` cannot be read"), e))?;
+    if bytes.is_empty() {
+        return Err(CapabilityError::refused(format!(
+            "the audit key `{shown}` is empty"
+        )));
+    }
+    Ok(bytes)
+}
+
+/// The key named by `SENESCHAL_AUDIT_KEY`, if set.
+pub fn env_key(root: &Path) -> Result<Option<Vec<u8>>, CapabilityError> {
+    match std::env::var_os(KEY_ENV) {
+        Some(p) if !p.is_empty() => load_key(root, Path::new(&p)).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// The hash of a record: its canonical JSON without `hash` and `mac`.
+pub fn record_hash(record: &Value) -> String {
+    let mut r = record.clone();
+    if let Some(m) = r.as_object_mut() {
+        m.remove("hash");
+        m.remove("mac");
+    }
+    digest(canonical(&r).as_bytes())
+}
+
+/// The open log of a locked session: where the chain stands and which intents wait for an
+/// outcome.
+pub(super) struct Log {
+    file: File,
+    prev: String,
+    prev_mac: String,
+    next_seq: u64,
+    key: Option<Vec<u8>>,
+    /// Intent records with no outcome yet, in order.
+    pub pending: Vec<Value>,
+}
+
+/// The refusal of a write over a log shorter than its anchor (appending would re-anchor it).
+fn truncated(why: String) -> CapabilityError {
+    fs::state_refusal(
+        super::AUDIT_LOG,
+        RULE_TRUNCATED,
+        &format!("{why}; writes stop until the log is restored (`seneschal audit verify` names what is missing)"),
+    )
+}
+
+impl Log {
+    /// Opens (creating) the log under the held lock, cuts a torn last line, and writes the
+    /// zero anchor before the first record.
+    pub fn open(state: &OwnedFd, key: Option<Vec<u8>>) -> Result<Log, CapabilityError> {
+        let anchor: Option<Value> = fs::read_state(state, ANCHOR_NAME, ANCHOR)?
+            .map(|b| serde_json::from_slice(&b).unwrap_or(Value::Null));
+        let anchored_count = anchor.as_ref().and_then(|a| a["count"].as_u64());
+        if anchored_count.is_some_and(|n| n > 0) && !fs::exists_at(state, LOG_NAME) {
+            return Err(truncated(format!(
+                "the log is missing but its anchor {ANCHOR} counts {} record(s)",
+                anchored_count.unwrap_or_default()
+            )));
+        }
+        let mut file =
+            fs::open_state_file(state, LOG_NAME, super::AUDIT_LOG, Mode::Append)?.expect("created");
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)
+            .map_err(|e| io_err("cannot read the audit log", e))?;
+        let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        if complete < bytes.len() {
+            // A torn last line: never acknowledged, never anchored.
+            file.set_len(complete as u64)
+                .and_then(|()| file.sync_data())
+                .map_err(|e| io_err("cannot cut the torn last line of the audit log", e))?;
+            bytes.truncate(complete);
+        }
+        let mut log = Log {
+            file,
+            prev: GENESIS.to_string(),
+            prev_mac: MAC_GENESIS.to_string(),
+            next_seq: 1,
+            key,
+            pending: Vec::new(),
+        };
+        let mut anchored_hash = None;
+        let mut phased = false;
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let Some(hash) = v["hash"].as_str() else {
+                continue;
+            };
+            log.prev = hash.to_string();
+            log.prev_mac = v["mac"].as_str().unwrap_or(MAC_GENESIS).to_string();
+            log.next_seq = v["seq"].as_u64().unwrap_or(0) + 1;
+            if v["seq"].as_u64().is_some() && v["seq"].as_u64() == anchored_count {
+                anchored_hash = Some(hash.to_string());
+            }
+            match v["phase"].as_str() {
+                Some("intent") => {
+                    phased = true;
+                    log.pending.push(v)
+                }
+                Some("outcome") => {
+                    phased = true;
+                    if let Some(i) = v["intent"].as_u64() {
+                        log.pending.retain(|p| p["seq"].as_u64() != Some(i));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let count = log.next_seq - 1;
+        match (&anchor, anchored_count) {
+            (Some(_), Some(n)) if n > count => {
+                return Err(truncated(format!(
+                    "the log holds {count} record(s) but its anchor {ANCHOR} counts {n}"
+                )))
+            }
+            (Some(a), Some(n)) if n > 0 && anchored_hash.as_deref() != a["last"].as_str() => {
+                return Err(truncated(format!(
+                    "record {n} is not the record the anchor {ANCHOR} holds"
+                )))
+            }
+            (Some(_), Some(_)) => {}
+            (Some(_), None) => return Err(truncated(format!("the anchor {ANCHOR} is unreadable"))),
+            (None, _) if phased => {
+                return Err(truncated(format!(
+                    "the anchor {ANCHOR} is missing while the log holds {count} record(s)"
+                )))
+            }
+            (None, _) if count == 0 => log.write_anchor(state, 0)?,
+            // A log written before anchors existed: the next append anchors it.
+            (None, _) => {}
+        }
+        Ok(log)
+    }
+
+    /// Completes `record` (seq, prev, hash, mac), appends it, fsyncs, and rewrites the anchor.
+    /// Answers the record as written.
+    pub fn append(&mut self, state: &OwnedFd, mut record: Value) -> Result<Value, CapabilityError> {
+        let seq = self.next_seq;
+        record["seq"] = json!(seq);
+        record["prev"] = json!(self.prev);
+        let hash = record_hash(&record);
+        record["hash"] = json!(hash);
+        let mac = self
+            .key
+            .as_deref()
+            .map(|k| record_mac(k, &self.prev_mac, &hash));
+        if let Some(m) = &mac {
+            record["mac"] = json!(m);
+        }
+        let mut line = canonical(&record);
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.sync_data())
+            .map_err(|e| {
+                io_err(
+                    &format!("cannot append to the audit log {}", super::AUDIT_LOG),
+                    e,
+                )
+            })?;
+        self.prev = hash;
+        self.prev_mac = mac.unwrap_or_else(|| MAC_GENESIS.to_string());
+        self.next_seq = seq + 1;
+        self.write_anchor(state, seq)?;
+        Ok(record)
+    }
+
+    fn write_anchor(&self, state: &OwnedFd, count: u64) -> Result<(), CapabilityError> {
+        let mut anchor = json!({ "count": count, "last": self.prev });
+        if let Some(k) = &self.key {
+            anchor["anchor_mac"] = json!(anchor_mac(k, count, &self.prev));
+        }
+        let mut text = canonical(&anchor);
+        text.push('\n');
+        fs::write_at(state, ANCHOR_NAME, ANCHOR, text.as_bytes())
+    }
+}
+
+/// Every record of the audit log, in order (unparseable lines are skipped), read through the
+/// handle of the state folder: a link or a folder in place of the log is refused.
+pub fn records(root: &Path) -> Result<Vec<Value>, CapabilityError> {
+    let Some(state) = fs::open_state(root, false)? else {
+        return Ok(Vec::new());
+    };
+    let Some(bytes) = fs::read_state(&state, LOG_NAME, super::AUDIT_LOG)? else {
+        return Ok(Vec::new());
+    };
+    Ok(String::from_utf8_lossy(&bytes)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.is_object())
+        .collect())
+}
+
+/// What [`verify`] found in an intact log.
+#[derive(Debug, Default)]
+pub struct Verified {
+    /// Records in the chain.
+    pub count: usize,
+    /// Intents not settled yet (a write was interrupted; the next write settles them).
+    pub pending: usize,
+    /// True when the MACs were checked with a key.
+    pub keyed: bool,
+    /// True when an anchor was checked.
+    pub anchored: bool,
+}
+
+/// Checks the log: the chain, the sequence numbers, intents and outcomes, the anchor, and with
+/// `key` every MAC. `Err((record number or 0, why))` names the first problem.
+pub fn verify(root: &Path, key: Option<&[u8]>) -> Result<Verified, (usize, String)> {
+    let state = fs::open_state(root, false).map_err(|e| (0, e.message))?;
+    let Some(state) = state else {
+        return Ok(Verified {
+            keyed: key.is_some(),
+            ..Verified::default()
+        });
+    };
+    let log = fs::read_state(&state, LOG_NAME, super::AUDIT_LOG).map_err(|e| (0, e.message))?;
+    let anchor = fs::read_state(&state, ANCHOR_NAME, ANCHOR).map_err(|e| (0, e.message))?;
+    let anchor: Option<Value> = match anchor {
+        None => None,
+        Some(b) => Some(
+            serde_json::from_slice(&b)
+                .map_err(|e| (0, format!("the anchor {ANCHOR} is not JSON: {e}")))?,
+        ),
+    };
+    let (count, hashes, pending, phased) = match &log {
+        None => (0, Vec::new(), 0, false),
+        Some(bytes) => chain(bytes, key)?,
+    };
+    let mut out = Verified {
+        count,
+        pending,
+        keyed: key.is_some(),
+        anchored: anchor.is_some(),
+    };
+    match anchor {
+        None if phased => {
+            return Err((
+                0,
+                format!(
+                    "the anchor {ANCHOR} is missing while the log holds {count} record(s): it was deleted"
+                ),
+            ))
+        }
+        // A log written before anchors existed (no record has a phase) has none.
+        None => {}
+        Some(a) => {
+            let n = a["count"].as_u64().ok_or((0, format!("the anchor {ANCHOR} holds no count")))?
+                as usize;
+            let last = a["last"].as_str().unwrap_or_default();
+            if log.is_none() && n > 0 {
+                return Err((
+                    0,
+                    format!("the audit log is missing, but its anchor counts {n} record(s): it was deleted"),
+                ));
+            }
+            if n > count {
+                return Err((
+                    count + 1,
+                    format!(
+                        "the log ends after record {count} but its anchor counts {n}: records {} to {n} were dropped",
+                        count + 1
+                    ),
+                ));
+            }
+            let expected = if n == 0 { GENESIS } else { hashes[n - 1].as_str() };
+            if last != expected {
+                return Err((
+                    n,
+                    format!("record {n} is not the record the anchor holds: the log was rewritten"),
+                ));
+            }
+            if let Some(k) = key {
+                if a["anchor_mac"].as_str() != Some(anchor_mac(k, n as u64, last).as_str()) {
+                    return Err((
+                        0,
+                        format!("the anchor {ANCHOR} does not carry this key's MAC: it was rewritten without the key, or another key was used"),
+                    ));
+                }
+            }
+            out.anchored = true;
+        }
+    }
+    Ok(out)
+}
+
+/// Walks the chain: the count, each record's hash, and the intents left without an outcome.
+#[allow(clippy::type_complexity)]
+fn chain(
+    bytes: &[u8],
+    key: Option<&[u8]>,
+) -> Result<(usize, Vec<String>, usize, bool), (usize, String)> {
+    let text = String::from_utf8_lossy(bytes);
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut prev = GENESIS.to_string();
+    let mut prev_mac = MAC_GENESIS.to_string();
+    let mut hashes = Vec::new();
+    let mut pending: Vec<u64> = Vec::new();
+    let mut phased = false;
+    for (i, raw) in lines.iter().enumerate() {
+        let n = i + 1;
+        let line = raw.trim_end_matches('\n');
+        if !raw.ends_with('\n')
+            && i + 1 == lines.len()
+            && serde_json::from_str::<Value>(line).is_err()
+        {
+            // A crash mid-append leaves a torn last line; it was never acknowledged.
+            break;
+        }
+        let v: Value =
+            serde_json::from_str(line).map_err(|e| (n, format!("record {n} is not JSON: {e}")))?;
+        let stated = v["hash"].as_str().unwrap_or_default();
+        if v["prev"].as_str() != Some(prev.as_str()) {
+            return Err((
+                n,
+                format!(
+                    "record {n} does not follow record {}: its prev is not that record's hash",
+                    n - 1
+                ),
+            ));
+        }
+        if record_hash(&v) != stated || canonical(&v) != line {
+            return Err((
+                n,
+                format!("record {n} was altered: its content does not match its hash"),
+            ));
+        }
+        if v["seq"].as_u64() != Some(n as u64) {
+            return Err((
+                n,
+                format!("record {n} carries the sequence number {}", v["seq"]),
+            ));
+        }
+        if let Some(k) = key {
+            let expected = record_mac(k, &prev_mac, stated);
+            if v["mac"].as_str() != Some(expected.as_str()) {
+                return Err((
+                    n,
+                    format!("record {n} does not carry this key's MAC: it was written or recomputed without the key"),
+                ));
+            }
+            prev_mac = expected;
+        }
+        phased |= v["phase"].is_string();
+        match v["phase"].as_str() {
+            Some("intent") => pending.push(n as u64),
+            Some("outcome") => {
+                if let Some(s) = v["intent"].as_u64() {
+                    let Some(at) = pending.iter().position(|p| *p == s) else {
+                        return Err((n, format!("record {n} settles record {s}, which is not an intent waiting for an outcome")));
+                    };
+                    pending.remove(at);
+                }
+            }
+            _ => {}
+        }
+        prev = stated.to_string();
+        hashes.push(prev.clone());
+    }
+    Ok((hashes.len(), hashes, pending.len(), phased))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hmac_sha256_matches_rfc_4231() {
+        // Test case 1.
+        assert_eq!(
+            hex(&hmac_sha256(&[0x0b; 20], b"Hi There")),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+        );
+        // Test case 2.
+        assert_eq!(
+            hex(&hmac_sha256(b"Jefe", b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        // Test case 6: a key longer than the block is hashed first.
+        assert_eq!(
+            hex(&hmac_sha256(
+                &[0xaa; 131],
+                b"Test Using Larger Than Block-Size Key - Hash Key First"
+            )),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+    }
+
+    #[test]
+    fn a_chain_recomputed_without_the_key_fails_with_it() {
+        let key = b"k".as_slice();
+        let mut r = json!({"seq": 1, "prev": GENESIS, "phase": "outcome"});
+        let h = record_hash(&r);
+        r["hash"] = json!(h);
+        r["mac"] = json!(record_mac(key, MAC_GENESIS, &h));
+        let line = format!("{}\n", canonical(&r));
+        assert!(chain(line.as_bytes(), Some(key)).is_ok());
+        r["mac"] = json!(record_mac(b"other", MAC_GENESIS, &h));
+        let line = format!("{}\n", canonical(&r));
+        assert!(chain(line.as_bytes(), None).is_ok());
+        assert!(chain(line.as_bytes(), Some(key)).is_err());
+    }
+}
