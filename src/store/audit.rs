@@ -37,7 +37,7 @@ pub const ANCHOR: &str = ".seneschal/audit.anchor";
 /// The environment variable naming the audit key file (kept outside the repository).
 pub const KEY_ENV: &str = "SENESCHAL_AUDIT_KEY";
 /// The rule of a write refused because the log is shorter than its anchor.
-pub const RULE_TRUNCATED: &str = "audit_truncated";
+pub const RULE_TRUNCATED: &str = "log_truncated";
 /// The MAC chained before the first record.
 const MAC_GENESIS: &str =
     "hmac-sha256:0000000000000000000000000000000000000000000000000000000000000000";

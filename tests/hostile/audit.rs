@@ -501,7 +501,7 @@ fn a_dropped_tail_an_emptied_log_and_a_deleted_log_fail_verify() {
         let w = call(dir, "knowledge.create", &create("Over"), &[]);
         assert_eq!(w.status.code(), Some(4), "{what}: {}", common::stderr(&w));
         assert!(
-            common::stderr(&w).contains("audit_truncated"),
+            common::stderr(&w).contains("log_truncated"),
             "{}",
             common::stderr(&w)
         );
