@@ -491,7 +491,7 @@ pub fn transact(
         let _ = outcome(&mut s, "applied", None);
         return Ok(plan.answer);
     }
-    let e = applied.err().expect("not applied means an error");
+    let e = applied.expect_err("not applied means an error");
     if let Some(h) = key.map(keys::key_hash) {
         keys::release(&s.locked, &h)?;
     }
