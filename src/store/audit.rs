@@ -15,7 +15,7 @@
 //!   acknowledged (the append returns after fsync), so the next append cuts it off.
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
@@ -38,6 +38,8 @@ pub const ANCHOR: &str = ".seneschal/audit.anchor";
 pub const KEY_ENV: &str = "SENESCHAL_AUDIT_KEY";
 /// The rule of a write refused because the log is shorter than its anchor.
 pub const RULE_TRUNCATED: &str = "log_truncated";
+/// How much of the log's end a writer reads to continue the chain.
+const TAIL_WINDOW: u64 = 256 * 1024;
 /// The MAC chained before the first record.
 const MAC_GENESIS: &str =
     "hmac-sha256:0000000000000000000000000000000000000000000000000000000000000000";
@@ -144,19 +146,12 @@ impl Log {
                 anchored_count.unwrap_or_default()
             )));
         }
-        let mut file =
+        let file =
             fs::open_state_file(state, LOG_NAME, super::AUDIT_LOG, Mode::Append)?.expect("created");
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)
-            .map_err(|e| io_err("cannot read the audit log", e))?;
-        let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        if complete < bytes.len() {
-            // A torn last line: never acknowledged, never anchored.
-            file.set_len(complete as u64)
-                .and_then(|()| file.sync_data())
-                .map_err(|e| io_err("cannot cut the torn last line of the audit log", e))?;
-            bytes.truncate(complete);
-        }
+        let len = file
+            .metadata()
+            .map_err(|e| io_err("cannot stat the audit log", e))?
+            .len();
         let mut log = Log {
             file,
             prev: GENESIS.to_string(),
@@ -165,35 +160,46 @@ impl Log {
             key,
             pending: Vec::new(),
         };
-        let mut anchored_hash = None;
-        let mut phased = false;
-        for line in String::from_utf8_lossy(&bytes).lines() {
-            let Ok(v) = serde_json::from_str::<Value>(line) else {
-                continue;
+        // The tail is enough: the last record continues the chain, and an intent without an
+        // outcome can only be the last record (every session settles before it appends). The
+        // whole log is read when the anchored record is not in the tail.
+        let mut start = len.saturating_sub(TAIL_WINDOW);
+        let (anchored_hash, phased) = loop {
+            let mut bytes = Vec::new();
+            log.file
+                .seek(SeekFrom::Start(start))
+                .and_then(|_| log.file.read_to_end(&mut bytes))
+                .map_err(|e| io_err("cannot read the audit log", e))?;
+            // A window that starts mid-file starts after its first newline.
+            let skip = if start > 0 {
+                bytes
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(bytes.len(), |i| i + 1)
+            } else {
+                0
             };
-            let Some(hash) = v["hash"].as_str() else {
+            let body = &bytes[skip..];
+            let complete = body.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            if complete < body.len() {
+                // A torn last line: never acknowledged, never anchored.
+                log.file
+                    .set_len(start + (skip + complete) as u64)
+                    .and_then(|()| log.file.sync_data())
+                    .map_err(|e| io_err("cannot cut the torn last line of the audit log", e))?;
+            }
+            let found = log.scan(&body[..complete], anchored_count);
+            let anchored_missing = anchored_count.is_some_and(|n| n > 0) && found.0.is_none();
+            if start > 0 && (anchored_missing || log.next_seq == 1) {
+                log = Log {
+                    pending: Vec::new(),
+                    ..log
+                };
+                start = 0;
                 continue;
-            };
-            log.prev = hash.to_string();
-            log.prev_mac = v["mac"].as_str().unwrap_or(MAC_GENESIS).to_string();
-            log.next_seq = v["seq"].as_u64().unwrap_or(0) + 1;
-            if v["seq"].as_u64().is_some() && v["seq"].as_u64() == anchored_count {
-                anchored_hash = Some(hash.to_string());
             }
-            match v["phase"].as_str() {
-                Some("intent") => {
-                    phased = true;
-                    log.pending.push(v)
-                }
-                Some("outcome") => {
-                    phased = true;
-                    if let Some(i) = v["intent"].as_u64() {
-                        log.pending.retain(|p| p["seq"].as_u64() != Some(i));
-                    }
-                }
-                _ => {}
-            }
-        }
+            break found;
+        };
         let count = log.next_seq - 1;
         match (&anchor, anchored_count) {
             (Some(_), Some(n)) if n > count => {
@@ -218,6 +224,37 @@ impl Log {
             (None, _) => {}
         }
         Ok(log)
+    }
+
+    /// Reads complete lines into the chain's state; answers the hash of the record numbered
+    /// `anchored` (if met) and whether any record has a phase (written since anchors exist).
+    fn scan(&mut self, bytes: &[u8], anchored: Option<u64>) -> (Option<String>, bool) {
+        let (mut anchored_hash, mut phased) = (None, false);
+        for line in String::from_utf8_lossy(bytes).lines() {
+            let Ok(v) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            let Some(hash) = v["hash"].as_str() else {
+                continue;
+            };
+            self.prev = hash.to_string();
+            self.prev_mac = v["mac"].as_str().unwrap_or(MAC_GENESIS).to_string();
+            self.next_seq = v["seq"].as_u64().unwrap_or(0) + 1;
+            if v["seq"].as_u64().is_some() && v["seq"].as_u64() == anchored {
+                anchored_hash = Some(hash.to_string());
+            }
+            phased |= v["phase"].is_string();
+            match v["phase"].as_str() {
+                Some("intent") => self.pending.push(v),
+                Some("outcome") => {
+                    if let Some(i) = v["intent"].as_u64() {
+                        self.pending.retain(|p| p["seq"].as_u64() != Some(i));
+                    }
+                }
+                _ => {}
+            }
+        }
+        (anchored_hash, phased)
     }
 
     /// Completes `record` (seq, prev, hash, mac), appends it, fsyncs, and rewrites the anchor.
@@ -452,6 +489,60 @@ fn chain(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_log_continues_from_its_tail_and_a_dropped_tail_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = OwnedFd::from(File::open(dir.path()).unwrap());
+        // 1,200 records written at once (as `append` chains them, without its fsyncs), the last
+        // an intent left without an outcome.
+        let pad = "x".repeat(300);
+        let (mut prev, mut text) = (GENESIS.to_string(), String::new());
+        let mut last = Value::Null;
+        for seq in 1..=1200u64 {
+            let phase = if seq == 1200 { "intent" } else { "outcome" };
+            let mut r = json!({ "phase": phase, "pad": pad, "seq": seq, "prev": prev });
+            prev = record_hash(&r);
+            r["hash"] = json!(prev);
+            text.push_str(&canonical(&r));
+            text.push('\n');
+            last = r;
+        }
+        std::fs::write(dir.path().join(LOG_NAME), &text).unwrap();
+        let anchor = json!({ "count": 1200, "last": prev });
+        std::fs::write(dir.path().join(ANCHOR_NAME), canonical(&anchor) + "\n").unwrap();
+        let len = std::fs::metadata(dir.path().join(LOG_NAME)).unwrap().len();
+        assert!(
+            len > 2 * TAIL_WINDOW,
+            "the log is longer than the window: {len}"
+        );
+        let again = Log::open(&state, None).unwrap();
+        assert_eq!(again.next_seq, 1201);
+        assert_eq!(again.prev, last["hash"].as_str().unwrap());
+        assert_eq!(
+            again.pending.len(),
+            1,
+            "the interrupted intent is found in the tail"
+        );
+        drop(again);
+        // A torn last line is cut; the anchor still matches.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.path().join(LOG_NAME))
+            .unwrap();
+        f.write_all(b"{\"torn\":").unwrap();
+        assert_eq!(Log::open(&state, None).unwrap().next_seq, 1201);
+        assert_eq!(
+            std::fs::metadata(dir.path().join(LOG_NAME)).unwrap().len(),
+            len
+        );
+        // The last record dropped: the anchored record is not in the tail nor anywhere.
+        let text = std::fs::read_to_string(dir.path().join(LOG_NAME)).unwrap();
+        let cut = text[..text.len() - 1].rfind('\n').unwrap() + 1;
+        std::fs::write(dir.path().join(LOG_NAME), &text[..cut]).unwrap();
+        let e = Log::open(&state, None).err().expect("refused");
+        assert!(e.message.contains(RULE_TRUNCATED), "{}", e.message);
+    }
 
     #[test]
     fn hmac_sha256_matches_rfc_4231() {
