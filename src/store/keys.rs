@@ -3,8 +3,8 @@
 //!
 //! A key is **reserved** (`pending`: the seq of its intent, with the answer the write gives)
 //! after the intent is appended and before the write is applied; it is **confirmed** (pending
-//! dropped) before the outcome `applied` is appended, or **released** (deleted) before the
-//! outcome `not_applied`/`failed`. So after any crash the key and the log agree once the intent
+//! dropped) before the outcome `applied` is appended, **released** (deleted) before the
+//! outcome `not_applied`/`failed`, or kept as a refusal when the outcome is `indeterminate`. So after any crash the key and the log agree once the intent
 //! is settled, and a keyed retry answers the first outcome.
 
 use std::os::fd::OwnedFd;
@@ -64,6 +64,14 @@ pub(super) fn check(l: &Locked, key: &str, request: &str) -> Result<Replay, Capa
     if stored["expires"].as_u64().unwrap_or(0) <= unix(now()) || !stored["pending"].is_null() {
         return Ok(Replay::None);
     }
+    if let Some(seq) = stored["indeterminate"].as_u64() {
+        return Err(CapabilityError::conflict(format!(
+            "the first attempt with this idempotency key was interrupted and its target changed since \
+             (audit record {seq}: indeterminate); it is not applied again: read the object and retry with a new key"
+        ))
+        .at("/idempotency_key")
+        .with_data(json!({ "intent": seq })));
+    }
     if stored["request"].as_str() != Some(request) {
         return Err(CapabilityError::conflict(
             "this idempotency key was used for a different request in the last 24 hours; use a new key",
@@ -98,7 +106,7 @@ pub(super) fn reserve(
 }
 
 /// Confirms the reservation of the key whose hash is `hash` (the write was applied).
-pub(super) fn confirm(l: &Locked, hash: &str) -> Result<(), CapabilityError> {
+fn confirm(l: &Locked, hash: &str) -> Result<(), CapabilityError> {
     let Some(mut record) = read(l, hash)? else {
         return Ok(());
     };
@@ -112,8 +120,32 @@ pub(super) fn confirm(l: &Locked, hash: &str) -> Result<(), CapabilityError> {
     Ok(())
 }
 
+/// Settles the reservation of the key whose hash is `hash` after its intent's `status`:
+/// confirmed when `applied`, released when `not_applied`, and when `indeterminate` (the target
+/// changed to something else) kept as a refusal, so that a retry neither replays an answer
+/// that may be false nor applies the write a second time.
+pub(super) fn settle(l: &Locked, hash: &str, status: &str) -> Result<(), CapabilityError> {
+    match status {
+        "applied" => confirm(l, hash),
+        "not_applied" => release(l, hash),
+        _ => {
+            let Some(mut record) = read(l, hash)? else {
+                return Ok(());
+            };
+            let Some(seq) = record.get("pending").cloned().filter(|p| !p.is_null()) else {
+                return Ok(());
+            };
+            if let Some(m) = record.as_object_mut() {
+                m.remove("pending");
+                m.insert("indeterminate".into(), seq);
+            }
+            store(l, hash, &record)
+        }
+    }
+}
+
 /// Deletes the reservation of the key whose hash is `hash` (the write was not applied).
-pub(super) fn release(l: &Locked, hash: &str) -> Result<(), CapabilityError> {
+fn release(l: &Locked, hash: &str) -> Result<(), CapabilityError> {
     let (Some(d), Some(name)) = (dir(l, false)?, file_of(hash)) else {
         return Ok(());
     };

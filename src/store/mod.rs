@@ -254,11 +254,7 @@ impl Session {
                 fs::sweep_temporaries_of(&self.locked.root, t["path"].as_str().unwrap_or_default());
             }
             if let Some(h) = intent["key_hash"].as_str() {
-                if status == "applied" {
-                    keys::confirm(&self.locked, h)?;
-                } else {
-                    keys::release(&self.locked, h)?;
-                }
+                keys::settle(&self.locked, h, status)?;
             }
             let mut r = outcome_record(
                 intent["capability"].as_str().unwrap_or_default(),
@@ -482,7 +478,7 @@ pub fn transact(
         // The key is confirmed before the outcome: if that fails the intent stays pending
         // and the next session settles it (confirming the key then).
         if let Some(h) = key.map(keys::key_hash) {
-            if keys::confirm(&s.locked, &h).is_err() {
+            if keys::settle(&s.locked, &h, "applied").is_err() {
                 return Ok(plan.answer);
             }
         }
@@ -493,7 +489,7 @@ pub fn transact(
     }
     let e = applied.expect_err("not applied means an error");
     if let Some(h) = key.map(keys::key_hash) {
-        keys::release(&s.locked, &h)?;
+        keys::settle(&s.locked, &h, status)?;
     }
     let word = if e.code == crate::codes::ErrorCode::Refused {
         "refused"

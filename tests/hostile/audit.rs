@@ -698,3 +698,106 @@ fn refusals_by_the_effect_profile_and_by_a_non_object_input_leave_a_record() {
     let v = verify(dir, &[]);
     assert!(v.status.success(), "{}", common::stderr(&v));
 }
+
+/// Rewinds a repository to the instant a kill would leave after the last keyed write's
+/// intent: its outcome record is gone (the anchor counts the intent last, as after a kill
+/// before the outcome's append) and its key is back to a reservation.
+fn interrupt_last_write(dir: &Path) {
+    let records = log(dir);
+    let (outcome, intent) = (&records[records.len() - 1], &records[records.len() - 2]);
+    assert_eq!(
+        (outcome["phase"].as_str(), intent["phase"].as_str()),
+        (Some("outcome"), Some("intent"))
+    );
+    let text = std::fs::read_to_string(dir.join(".seneschal/audit.jsonl")).unwrap();
+    let kept: String = text
+        .lines()
+        .take(records.len() - 1)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(dir.join(".seneschal/audit.jsonl"), kept).unwrap();
+    let anchor = json!({ "count": records.len() - 1, "last": intent["hash"] });
+    std::fs::write(
+        dir.join(".seneschal/audit.anchor"),
+        canonical(&anchor) + "\n",
+    )
+    .unwrap();
+    let hash = intent["key_hash"]
+        .as_str()
+        .unwrap()
+        .strip_prefix("sha256:")
+        .unwrap();
+    let key_file = dir.join(format!(".seneschal/idempotency/{hash}.json"));
+    let mut key: Value = serde_json::from_slice(&std::fs::read(&key_file).unwrap()).unwrap();
+    key["pending"] = intent["seq"].clone();
+    std::fs::write(&key_file, key.to_string()).unwrap();
+}
+
+#[test]
+fn settlement_decides_from_the_digests_applied_not_applied_or_indeterminate() {
+    let d = common::adr_repo();
+    let dir = d.path();
+    let keyed = |title: &str| {
+        let mut i = create(title);
+        i["idempotency_key"] = json!(title);
+        i
+    };
+    let last_recovered = |dir: &Path| {
+        let r = log(dir)
+            .into_iter()
+            .rfind(|r| r["recovered"] == true)
+            .unwrap();
+        r["outcome"].as_str().unwrap().to_string()
+    };
+    // Killed after the rename: the retry replays the first answer, once.
+    let first = ok(dir, "knowledge.create", &keyed("After"));
+    interrupt_last_write(dir);
+    let v = verify(dir, &[]);
+    assert!(v.status.success(), "{}", common::stderr(&v));
+    assert!(
+        common::stdout(&v).contains("1 write intent(s) wait"),
+        "{}",
+        common::stdout(&v)
+    );
+    let again = ok(dir, "knowledge.create", &keyed("After"));
+    assert_eq!(
+        (again["replayed"].clone(), again["file"].clone()),
+        (json!(true), first["file"].clone())
+    );
+    assert_eq!(last_recovered(dir), "applied");
+
+    // Killed before the rename: the retry applies it, once.
+    let first = ok(dir, "knowledge.create", &keyed("Before"));
+    interrupt_last_write(dir);
+    std::fs::remove_file(dir.join(first["file"].as_str().unwrap())).unwrap();
+    let again = ok(dir, "knowledge.create", &keyed("Before"));
+    assert_eq!(
+        (again["replayed"].clone(), again["file"].clone()),
+        (json!(false), first["file"].clone())
+    );
+    assert_eq!(log(dir)[log(dir).len() - 3]["outcome"], "not_applied");
+
+    // Killed after the rename, then the file changed by someone else: indeterminate, and the
+    // retry is refused rather than replayed or applied twice.
+    let first = ok(dir, "knowledge.create", &keyed("Changed"));
+    interrupt_last_write(dir);
+    let file = dir.join(first["file"].as_str().unwrap());
+    std::fs::write(
+        &file,
+        "---\ntitle: Changed by hand\nstatus: proposed\ndate: 2026-11-30\n---\n",
+    )
+    .unwrap();
+    let o = call(dir, "knowledge.create", &keyed("Changed"), &[]);
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(5), "{err}");
+    assert!(err.contains("indeterminate"), "{err}");
+    assert_eq!(last_recovered(dir), "indeterminate");
+    let changed = std::fs::read_dir(dir.join("docs/adr"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("changed"))
+        .count();
+    assert_eq!(changed, 1, "not applied a second time");
+    let v = verify(dir, &[]);
+    assert!(v.status.success(), "{}", common::stderr(&v));
+}
