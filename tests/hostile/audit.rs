@@ -132,7 +132,19 @@ fn outside() -> tempfile::TempDir {
         .unwrap();
     }
     std::fs::create_dir(o.path().join("idempotency")).unwrap();
+    // A key record that, if followed, would replay a planted answer.
+    std::fs::write(
+        o.path().join(seed_key_file()),
+        json!({"request": "any", "result": {"planted": PLANTED}, "expires": u64::MAX / 2})
+            .to_string(),
+    )
+    .unwrap();
     o
+}
+
+/// The key file of the key `seed`, relative to `.seneschal/`.
+fn seed_key_file() -> String {
+    format!("idempotency/{:x}.json", Sha256::digest(b"seed"))
 }
 
 /// How the state entry is replaced.
@@ -175,6 +187,7 @@ fn plant(dir: &Path, out: &Path, name: &str, how: Plant) {
 
 #[test]
 fn planted_state_entries_refuse_the_write_and_nothing_outside_is_created_or_read() {
+    let seed_key = seed_key_file();
     let cases: &[(&str, &[Plant])] = &[
         (
             "lock",
@@ -210,6 +223,15 @@ fn planted_state_entries_refuse_the_write_and_nothing_outside_is_created_or_read
             "idempotency",
             &[Plant::LinkExisting, Plant::LinkDangling, Plant::WrongType],
         ),
+        (
+            &seed_key,
+            &[
+                Plant::LinkExisting,
+                Plant::WrongType,
+                Plant::Fifo,
+                Plant::HardLink,
+            ],
+        ),
     ];
     let mut checked = 0;
     for (name, plants) in cases {
@@ -225,8 +247,16 @@ fn planted_state_entries_refuse_the_write_and_nothing_outside_is_created_or_read
             // A keyed write (it reaches every state entry) is refused, naming the entry.
             let mut input = create(&format!("Planted {checked}"));
             input["idempotency_key"] = json!(format!("k{checked}"));
+            if name.starts_with("idempotency/") {
+                // The request the planted key file would answer.
+                input["idempotency_key"] = json!("seed");
+            }
             let w = call(dir, "knowledge.create", &input, &[]);
             let err = common::stderr(&w);
+            assert!(
+                !common::stdout(&w).contains(PLANTED),
+                "{what}: replayed a planted answer"
+            );
             assert_eq!(w.status.code(), Some(4), "{what}: {err}");
             assert!(
                 err.contains("error[refused]") && err.contains(name),
@@ -266,7 +296,7 @@ fn planted_state_entries_refuse_the_write_and_nothing_outside_is_created_or_read
             let outside_log = |m: BTreeMap<String, String>| -> BTreeMap<String, String> {
                 m.into_iter()
                     .filter(|(k, _)| {
-                        *name != "idempotency"
+                        !name.starts_with("idempotency")
                             || !(k.starts_with(".seneschal/audit.")
                                 || k.starts_with(".seneschal/.audit.anchor"))
                     })
