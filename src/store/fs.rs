@@ -117,7 +117,7 @@ pub fn read(root: &Path, rel: &str) -> Result<Option<Vec<u8>>, CapabilityError> 
         libc::openat(
             dir.as_raw_fd(),
             c.as_ptr(),
-            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK,
         )
     };
     if fd < 0 {
@@ -129,6 +129,14 @@ pub fn read(root: &Path, rel: &str) -> Result<Option<Vec<u8>>, CapabilityError> 
     }
     // SAFETY: freshly opened, owned here.
     let mut f = unsafe { File::from_raw_fd(fd) };
+    // A FIFO or a device opened without blocking is refused before any read that would.
+    if !f.metadata().is_ok_and(|m| m.file_type().is_file()) {
+        return Err(state_refusal(
+            rel,
+            RULE_NOT_REGULAR,
+            "it is not a regular file (a folder, a FIFO or a device)",
+        ));
+    }
     let mut bytes = Vec::new();
     f.read_to_end(&mut bytes)
         .map_err(|e| io_err(&format!("cannot read `{rel}`"), e))?;
@@ -310,9 +318,9 @@ fn sync_dir(dir: &OwnedFd, rel: &str) -> Result<(), CapabilityError> {
 // The state folder.
 
 /// The rule of a state file that is not a regular file (a folder, a FIFO, a device).
-pub const RULE_NOT_REGULAR: &str = "state_not_regular";
+pub const RULE_NOT_REGULAR: &str = "not_regular_file";
 /// The rule of a state file with more than one link (a hard link to a file elsewhere).
-pub const RULE_HARD_LINK: &str = "state_hard_link";
+pub const RULE_HARD_LINK: &str = "hard_link";
 
 /// A `refused` error about the state entry `rel` under `rule`.
 pub(super) fn state_refusal(rel: &str, rule: &str, why: &str) -> CapabilityError {

@@ -264,8 +264,8 @@ fn planted_state_entries_refuse_the_write_and_nothing_outside_is_created_or_read
             );
             assert!(
                 err.contains("symlink_escape")
-                    || err.contains("state_not_regular")
-                    || err.contains("state_hard_link"),
+                    || err.contains("not_regular_file")
+                    || err.contains("hard_link"),
                 "{what}: the refusal names its rule: {err}"
             );
 
@@ -828,6 +828,20 @@ fn settlement_decides_from_the_digests_applied_not_applied_or_indeterminate() {
         .filter(|e| e.file_name().to_string_lossy().contains("changed"))
         .count();
     assert_eq!(changed, 1, "not applied a second time");
+
+    // Killed after the rename, then a FIFO put in place of the file: settlement does not block
+    // on it (it is not a regular file) and the outcome is indeterminate.
+    let first = ok(dir, "knowledge.create", &keyed("Fifo"));
+    interrupt_last_write(dir);
+    let file = dir.join(first["file"].as_str().unwrap());
+    std::fs::remove_file(&file).unwrap();
+    let c = std::ffi::CString::new(file.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let o = call(dir, "knowledge.create", &keyed("Fifo"), &[]);
+    assert_eq!(o.status.code(), Some(5), "{}", common::stderr(&o));
+    assert_eq!(last_recovered(dir), "indeterminate");
+    std::fs::remove_file(&file).unwrap();
     let v = verify(dir, &[]);
     assert!(v.status.success(), "{}", common::stderr(&v));
 }
