@@ -113,10 +113,12 @@ pub fn execute_index(
     // The transport reaches the store's audit through a per-call thread-local; handlers
     // never see it.
     let _scope = crate::store::TransportScope::enter(transport);
-    // A write attempt refused here leaves its audit record, as one refused by the schema.
+    // A write attempt refused here leaves its audit record, as one refused by the schema (a
+    // process whose profile forbids writes records into an existing state folder only).
+    let writer = ctx.max_effect >= crate::policy::Effect::RepositoryWrite;
     let refuse = |e: CapabilityError| {
         if d.effect == crate::policy::Effect::RepositoryWrite {
-            crate::store::audit_rejected(&ctx.repo, d.id, &input, &e);
+            crate::store::audit_rejected(&ctx.repo, d.id, &input, &e, writer);
         }
         Err(e)
     };
@@ -133,7 +135,7 @@ pub fn execute_index(
     }
     if let Err(e) = validate_input(index, d, &input) {
         if d.effect == crate::policy::Effect::RepositoryWrite {
-            crate::store::audit_rejected(&ctx.repo, d.id, &input, &e);
+            crate::store::audit_rejected(&ctx.repo, d.id, &input, &e, writer);
         }
         return Err(e);
     }

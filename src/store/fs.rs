@@ -76,6 +76,20 @@ pub(super) fn parent_dir(
     rel: &str,
     create: bool,
 ) -> Result<(OwnedFd, String), CapabilityError> {
+    // Every path here is repository-relative and normalized (confine made it so, or it came
+    // from the audit log, which is repository content): `..`, `.`, empty components and
+    // absolute paths are refused, so no descriptor walk leaves the root.
+    if rel
+        .split('/')
+        .any(|p| p.is_empty() || p == "." || p == "..")
+    {
+        return Err(refusal(
+            Rule::ParentDir,
+            rel,
+            "the store takes only normalized repository-relative paths",
+            "",
+        ));
+    }
     let mut parts: Vec<&str> = rel.split('/').collect();
     let name = parts.pop().unwrap_or_default().to_string();
     let mut dir = open_root(root)?;

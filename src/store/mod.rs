@@ -145,7 +145,14 @@ pub struct Locked {
 /// The folder and the lock are opened through handles without following links: a link, a
 /// folder or a FIFO in place of either is refused, and nothing is created outside.
 pub fn lock(root: &Path) -> Result<Locked, CapabilityError> {
-    let state = fs::open_state(root, true)?.expect("created");
+    Ok(lock_state(root, true)?.expect("created"))
+}
+
+/// [`lock`], creating `.seneschal/` only when `create` is set (`None` when it is absent).
+fn lock_state(root: &Path, create: bool) -> Result<Option<Locked>, CapabilityError> {
+    let Some(state) = fs::open_state(root, create)? else {
+        return Ok(None);
+    };
     let ignore = ".gitignore";
     let rewrite = if fs::exists_at(&state, ignore) {
         fs::read_state(&state, ignore, ".seneschal/.gitignore")
@@ -176,11 +183,11 @@ pub fn lock(root: &Path) -> Result<Locked, CapabilityError> {
             return Err(io_err("cannot lock .seneschal/lock", e));
         }
     }
-    Ok(Locked {
+    Ok(Some(Locked {
         _file: file,
         root: root.to_path_buf(),
         state,
-    })
+    }))
 }
 
 fn now() -> SystemTime {
@@ -229,12 +236,19 @@ impl Session {
     /// Takes the lock, opens the log (with the key of `SENESCHAL_AUDIT_KEY`, if set) and
     /// settles every intent left without an outcome.
     fn open(root: &Path) -> Result<Session, CapabilityError> {
-        let locked = lock(root)?;
+        Ok(Session::open_if(root, true)?.expect("created"))
+    }
+
+    /// [`Session::open`], or `None` when `.seneschal/` is absent and `create` is not set.
+    fn open_if(root: &Path, create: bool) -> Result<Option<Session>, CapabilityError> {
+        let Some(locked) = lock_state(root, create)? else {
+            return Ok(None);
+        };
         let key = audit::env_key(root)?;
         let log = audit::Log::open(&locked.state, key)?;
         let mut s = Session { locked, log };
         s.settle()?;
-        Ok(s)
+        Ok(Some(s))
     }
 
     fn append(&mut self, record: Value) -> Result<Value, CapabilityError> {
@@ -325,8 +339,18 @@ fn outcome_record(
 /// Records a write attempt refused before it reached a handler (the effect profile, an input
 /// that is not an object or breaks the schema). Best effort: when the state folder or the
 /// log is itself refused there is nowhere to record, and the refusal stands anyway.
-pub fn audit_rejected(root: &Path, capability: &str, input: &Value, err: &CapabilityError) {
-    if let Ok(mut s) = Session::open(root) {
+///
+/// `may_create` is false in a process whose effect profile forbids repository writes: such a
+/// process records into an existing `.seneschal/` but never creates one (creating it would
+/// be the very write its profile forbids).
+pub fn audit_rejected(
+    root: &Path,
+    capability: &str,
+    input: &Value,
+    err: &CapabilityError,
+    may_create: bool,
+) {
+    if let Ok(Some(mut s)) = Session::open_if(root, may_create) {
         let r = outcome_record(
             capability,
             transport(),

@@ -689,24 +689,33 @@ fn with_the_key_a_chain_recomputed_without_it_fails_verify() {
 fn refusals_by_the_effect_profile_and_by_a_non_object_input_leave_a_record() {
     let d = common::adr_repo();
     let dir = d.path();
-    let input = create("Profile");
-    let o = run(
-        dir,
-        &[
+    let read_only = |dir: &Path| {
+        let input = create("Profile");
+        let args = [
             "call",
             "knowledge.create",
             "--allow-effects",
             "read",
             "--input",
-            &input.to_string(),
-        ],
-        &[],
-    );
-    assert_eq!(o.status.code(), Some(4), "{}", common::stderr(&o));
+        ];
+        let o = run(
+            dir,
+            &[&args[..], &[input.to_string().as_str()]].concat(),
+            &[],
+        );
+        assert_eq!(o.status.code(), Some(4), "{}", common::stderr(&o));
+    };
+    // A read-only process never creates the state folder (that would be a write).
+    read_only(dir);
+    assert!(!dir.join(".seneschal").exists());
+    // Where the state exists, it records its refusals; so does a non-object input.
+    ok(dir, "knowledge.create", &create("Seed"));
+    let applied = log(dir).len();
+    read_only(dir);
     let o = run(dir, &["call", "knowledge.delete", "--input", "[1, 2]"], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", common::stderr(&o));
     let records = log(dir);
-    let seen: Vec<(&str, &str, &str)> = records
+    let seen: Vec<(&str, &str, &str)> = records[applied..]
         .iter()
         .map(|r| {
             (
@@ -724,7 +733,7 @@ fn refusals_by_the_effect_profile_and_by_a_non_object_input_leave_a_record() {
         ]
     );
     assert!(records.iter().all(|r| r["transport"] == "cli"));
-    assert!(!dir.join("docs/adr/0002-profile.md").exists());
+    assert!(!dir.join("docs/adr/0003-profile.md").exists());
     let v = verify(dir, &[]);
     assert!(v.status.success(), "{}", common::stderr(&v));
 }
@@ -842,6 +851,70 @@ fn settlement_decides_from_the_digests_applied_not_applied_or_indeterminate() {
     assert_eq!(o.status.code(), Some(5), "{}", common::stderr(&o));
     assert_eq!(last_recovered(dir), "indeterminate");
     std::fs::remove_file(&file).unwrap();
+    let v = verify(dir, &[]);
+    assert!(v.status.success(), "{}", common::stderr(&v));
+}
+
+#[test]
+fn a_planted_intent_naming_a_path_outside_is_settled_without_leaving_the_repository() {
+    let d = repo_with_state();
+    let dir = d.path();
+    let o = tempfile::tempdir().unwrap();
+    // A file the settlement's sweep of temporary files would delete, were it to follow the path.
+    let bait = o.path().join(".victim.seneschal-1-2.tmp");
+    std::fs::write(&bait, "kept").unwrap();
+    let before = snapshot(o.path());
+    let up = "../".repeat(dir.components().count());
+    let target = format!(
+        "{up}{}/victim",
+        o.path().display().to_string().trim_start_matches('/')
+    );
+    // Append a chain-valid intent (no key is needed to extend a plain chain) and anchor it.
+    let records = log(dir);
+    let last = records.last().unwrap();
+    let mut intent = last.clone();
+    let m = intent.as_object_mut().unwrap();
+    m.clear();
+    m.insert("phase".into(), json!("intent"));
+    m.insert("capability".into(), json!("knowledge.create"));
+    m.insert("transport".into(), json!("cli"));
+    m.insert("input_digest".into(), json!("sha256:00"));
+    m.insert("paths".into(), json!([target]));
+    m.insert(
+        "targets".into(),
+        json!([{ "path": target, "before": "absent", "after": "absent" }]),
+    );
+    m.insert("key_hash".into(), Value::Null);
+    m.insert("seq".into(), json!(records.len() + 1));
+    m.insert("prev".into(), last["hash"].clone());
+    let h = format!("sha256:{:x}", Sha256::digest(canonical(&intent).as_bytes()));
+    intent["hash"] = json!(h);
+    let mut text = std::fs::read_to_string(dir.join(".seneschal/audit.jsonl")).unwrap();
+    text.push_str(&(canonical(&intent) + "\n"));
+    std::fs::write(dir.join(".seneschal/audit.jsonl"), text).unwrap();
+    let anchor = json!({ "count": records.len() + 1, "last": h });
+    std::fs::write(
+        dir.join(".seneschal/audit.anchor"),
+        canonical(&anchor) + "\n",
+    )
+    .unwrap();
+    assert!(verify(dir, &[]).status.success());
+
+    // The next write settles it: the path is refused, the outcome indeterminate, nothing
+    // outside read or removed, and the write itself applies.
+    let w = ok(dir, "knowledge.create", &create("After the plant"));
+    assert_eq!(w["applied"], true);
+    let settled = log(dir)
+        .into_iter()
+        .find(|r| r["intent"] == json!(records.len() + 1))
+        .unwrap();
+    assert_eq!(settled["outcome"], "indeterminate", "{settled}");
+    assert_eq!(
+        snapshot(o.path()),
+        before,
+        "the outside folder is byte-identical"
+    );
+    assert!(bait.exists());
     let v = verify(dir, &[]);
     assert!(v.status.success(), "{}", common::stderr(&v));
 }
