@@ -918,3 +918,64 @@ fn a_planted_intent_naming_a_path_outside_is_settled_without_leaving_the_reposit
     let v = verify(dir, &[]);
     assert!(v.status.success(), "{}", common::stderr(&v));
 }
+
+#[test]
+fn an_intent_that_cannot_be_appended_writes_nothing_and_its_torn_line_is_cut() {
+    use std::os::unix::process::CommandExt;
+    let d = repo_with_state();
+    let dir = d.path();
+    let log_path = dir.join(".seneschal/audit.jsonl");
+    let size = std::fs::metadata(&log_path).unwrap().len();
+    let before = snapshot(dir);
+    // The log may grow by 100 bytes only: the intent's append is cut short (EFBIG; SIGXFSZ
+    // ignored, as its disposition survives exec), after the lock and the anchor were opened.
+    let limit = size + 100;
+    let mut input = create("Too big for the log");
+    input["idempotency_key"] = json!("efbig");
+    let mut cmd = Command::new(common::bin());
+    cmd.args(["call", "knowledge.create", "--input", &input.to_string()])
+        .env_remove("SENESCHAL_AUDIT_KEY")
+        .current_dir(dir);
+    // SAFETY: only async-signal-safe calls (signal, setrlimit) between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let lim = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = cmd.output().unwrap();
+    let err = common::stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error[internal]") && err.contains(".seneschal/audit.jsonl"),
+        "the error names the log: {err}"
+    );
+    // Nothing but the torn intent: no object, no key, the anchor unchanged.
+    let after = snapshot(dir);
+    let changed: Vec<&String> = after
+        .iter()
+        .filter(|(k, v)| before.get(*k) != Some(*v))
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(changed, [".seneschal/audit.jsonl"], "{err}");
+    let torn = std::fs::read(&log_path).unwrap();
+    assert_eq!(torn.len() as u64, limit, "the append was cut at the limit");
+    assert_ne!(torn.last(), Some(&b'\n'));
+    // The next write cuts the torn line and applies the retry once.
+    let a = ok(dir, "knowledge.create", &input);
+    assert_eq!(
+        (a["applied"].clone(), a["replayed"].clone()),
+        (json!(true), json!(false))
+    );
+    let again = ok(dir, "knowledge.create", &input);
+    assert_eq!(again["replayed"], true);
+    let v = verify(dir, &[]);
+    assert!(v.status.success(), "{}", common::stderr(&v));
+}
