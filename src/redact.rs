@@ -629,6 +629,14 @@ mod tests {
         format!("-----{word} {kind}-----")
     }
 
+    /// A PuTTY key file's private part, built at run time like [`armour`].
+    fn putty(rest: &str) -> String {
+        format!(
+            "PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-{}: 1\n{rest}",
+            "Lines"
+        )
+    }
+
     /// A block of `kind` whose lines are prefixed with `indent` and joined with `nl`.
     fn key_block(kind: &str, indent: &str, nl: &str) -> String {
         [
@@ -661,15 +669,30 @@ mod tests {
                 ] {
                     for (indent, nl) in [("", "\n"), ("    ", "\n"), ("", "\\n"), ("  ", "\r\n")] {
                         let block = key_block(kind, indent, nl);
-                        hits.push((format!("key: |\n{block}\nafter: 1\n"), "MIIEowIBAAKCAQEA".into()));
-                        hits.push((format!("{{\"key\": \"{block}\"}}"), "b3BlbnNzaC1rZXkt".into()));
+                        hits.push((
+                            format!("key: |\n{block}\nafter: 1\n"),
+                            "MIIEowIBAAKCAQEA".into(),
+                        ));
+                        hits.push((
+                            format!("{{\"key\": \"{block}\"}}"),
+                            "b3BlbnNzaC1rZXkt".into(),
+                        ));
                     }
                 }
                 // Cut off before its END line.
-                let cut = format!("{}\nMIIEowIBAAKCAQEAsecret\n", armour("BEGIN", "RSA PRIVATE KEY"));
+                let cut = format!(
+                    "{}\nMIIEowIBAAKCAQEAsecret\n",
+                    armour("BEGIN", "RSA PRIVATE KEY")
+                );
                 hits.push((cut, "MIIEowIBAAKCAQEA".into()));
-                let ssh2 = "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nP2/56wAAA0ssh2material\n---- END SSH2 ENCRYPTED PRIVATE KEY ----";
-                hits.push((ssh2.to_string(), "P2/56wAAA0ssh2".into()));
+                let ssh2 = ["BEGIN", "P2/56wAAA0ssh2material", "END"].map(|w| {
+                    if w.len() > 5 {
+                        w.to_string()
+                    } else {
+                        format!("---- {w} SSH2 ENCRYPTED PRIVATE KEY ----")
+                    }
+                });
+                hits.push((ssh2.join("\n"), "P2/56wAAA0ssh2".into()));
                 (
                     hits,
                     vec![
@@ -679,33 +702,48 @@ mod tests {
                 )
             }
             "putty_key" => (
-                vec![s(
-                    "PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\nAAAAIPuttySecretMaterial0123\nPrivate-MAC: 0a1b2c\n",
-                    "PuttySecretMaterial",
+                vec![(
+                    putty("AAAAIPuttySecretMaterial0123\nPrivate-MAC: 0a1b2c\n"),
+                    "PuttySecretMaterial".into(),
                 )],
                 vec!["Private lines: none here".into()],
             ),
             "url_userinfo" => (
                 vec![
-                    s("remote https://alice:s3cr3tvalue@example.com/r.git", "s3cr3tvalue"),
+                    s(
+                        "remote https://alice:s3cr3tvalue@example.com/r.git",
+                        "s3cr3tvalue",
+                    ),
                     s("https://ghtoken123456@github.com/o/r", "ghtoken123456"),
                 ],
-                vec!["ssh://git@example.com/o/r.git".into(), "mail alice@example.com".into()],
+                vec![
+                    "ssh://git@example.com/o/r.git".into(),
+                    "mail alice@example.com".into(),
+                ],
             ),
             "url_query" => (
                 vec![s("https://h/p?x=1&access_token=abcdef123&y=2", "abcdef123")],
                 vec!["https://example.com/a?b=c&page=2".into()],
             ),
             "github" => (
-                vec![(format!("t {}", format!("ghp_{}", "a1B2".repeat(9))), "a1B2a1B2a1B2".into())],
+                vec![(
+                    format!("t {}", format!("ghp_{}", "a1B2".repeat(9))),
+                    "a1B2a1B2a1B2".into(),
+                )],
                 vec!["ghp_short".into()],
             ),
             "github_pat" => (
-                vec![(format!("github_pat_{}", "Z9_y".repeat(8)), "Z9_yZ9_yZ9_y".into())],
+                vec![(
+                    format!("github_pat_{}", "Z9_y".repeat(8)),
+                    "Z9_yZ9_yZ9_y".into(),
+                )],
                 vec!["github_pat_ is the prefix".into()],
             ),
             "gitlab" => (
-                vec![(format!("glpat-{}", "abcDEF123_".repeat(3)), "abcDEF123_abc".into())],
+                vec![(
+                    format!("glpat-{}", "abcDEF123_".repeat(3)),
+                    "abcDEF123_abc".into(),
+                )],
                 vec!["glpat-short".into()],
             ),
             "aws_key_id" => (
@@ -713,7 +751,10 @@ mod tests {
                 vec!["AKIA is a prefix; AKIAshort".into()],
             ),
             "slack" => (
-                vec![(format!("xoxb-{}", "1234-abcd".repeat(3)), "1234-abcd1234".into())],
+                vec![(
+                    format!("xoxb-{}", "1234-abcd".repeat(3)),
+                    "1234-abcd1234".into(),
+                )],
                 vec!["xoxo hugs".into()],
             ),
             "sk_key" => (
@@ -721,7 +762,10 @@ mod tests {
                 vec!["task-runner sk-short".into()],
             ),
             "google_api" => (
-                vec![(format!("AIza{}", &"Sy0_-x".repeat(6)[..35]), "Sy0_-xSy0_-x".into())],
+                vec![(
+                    format!("AIza{}", &"Sy0_-x".repeat(6)[..35]),
+                    "Sy0_-xSy0_-x".into(),
+                )],
                 vec!["AIza alone".into()],
             ),
             "npm" => (
@@ -730,25 +774,37 @@ mod tests {
             ),
             "jwt" => (
                 vec![(
-                    format!("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.{}", "s1gn".repeat(4)),
+                    format!(
+                        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.{}",
+                        "s1gn".repeat(4)
+                    ),
                     "eyJzdWIiOiIxMjM0In0".into(),
                 )],
                 vec!["eyJ alone".into()],
             ),
             "bearer" => (
-                vec![(format!("Authorization: BEARER {}", "Tok3n.value".repeat(2)), "Tok3n.valueTok3n".into())],
+                vec![(
+                    format!("Authorization: BEARER {}", "Tok3n.value".repeat(2)),
+                    "Tok3n.valueTok3n".into(),
+                )],
                 vec!["a bearer of news".into()],
             ),
             "assignment" => (
                 vec![
                     s("fix login password=hunter2hunter2", "hunter2hunter2"),
                     s("db:\n  password: hunter2hunter2\n", "hunter2hunter2"),
-                    s(r#"{"client_secret": "c0ffee-with spaces"}"#, "c0ffee-with spaces"),
+                    s(
+                        r#"{"client_secret": "c0ffee-with spaces"}"#,
+                        "c0ffee-with spaces",
+                    ),
                     s(r#"{\"apiKey\":\"k3y-value-123\"}"#, "k3y-value-123"),
                     s("export DB_PASS=pa55word! # prod", "pa55word!"),
                     s("auth_token: 'tok-9f8e7d6c'", "tok-9f8e7d6c"),
                     s("signing_key = abcDEF123456", "abcDEF123456"),
-                    s("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG", "wJalrXUtnFEMI/K7MDENG"),
+                    s(
+                        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG",
+                        "wJalrXUtnFEMI/K7MDENG",
+                    ),
                 ],
                 vec![
                     "max_tokens: 4096".into(),
@@ -837,7 +893,7 @@ mod tests {
         );
         assert!(holds_private_key(pgp.as_bytes()));
         assert!(holds_private_key(
-            b"PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-Lines: 1\nAAAAIPuttySecretMaterial0123\n"
+            putty("AAAAIPuttySecretMaterial0123\n").as_bytes()
         ));
         // Near misses: the rule's own text, a public key, prose.
         assert!(!holds_private_key(
