@@ -47,8 +47,8 @@
 //!   once, longest first.
 //!
 //! Cost: one Aho-Corasick pass for the environment values and one for every rule's gate (cheap
-//! literal searches, [`any_gate`]); a text that holds no gate (most lines of an answer) costs
-//! those two scans and no regex.
+//! literal searches, [`candidates`]); a text that holds no gate (most strings of an answer)
+//! costs those two scans and no regex, and a text runs only the rules whose gates it holds.
 //!
 //! [`redact_url`] is stricter, for URLs that are known to be URLs (git remotes): it also blanks
 //! every query value and fragment — a shaping rule of `repo.identity`, not a guarantee.
@@ -112,15 +112,6 @@ impl Rule {
             pattern,
             replace,
             re: OnceLock::new(),
-        }
-    }
-
-    fn may_match(&self, text: &str, lower: &mut Option<String>) -> bool {
-        if self.fold {
-            let lower = lower.get_or_insert_with(|| text.to_ascii_lowercase());
-            self.gates.iter().any(|g| lower.contains(g))
-        } else {
-            self.gates.iter().any(|g| text.contains(g))
         }
     }
 
@@ -436,8 +427,12 @@ fn secret_env_values(
 /// Replaces every match of `rule`, counting the replacements; a match that is no secret (the
 /// `git` user, a marker, a value that cannot be a secret) is kept and not counted.
 fn apply<'t>(rule: &Rule, text: Cow<'t, str>, count: &mut usize) -> Cow<'t, str> {
-    let mut lower = None;
-    if !rule.may_match(&text, &mut lower) {
+    // The one-pass gate ignored case; a rule that minds case checks its gates again.
+    if !rule.fold && !rule.gates.iter().any(|g| text.contains(g)) {
+        return text;
+    }
+    // User information needs an `@` after the `://`: most URLs have none.
+    if rule.replace == Replace::Userinfo && !text.contains('@') {
         return text;
     }
     let re = rule.regex();
@@ -487,20 +482,30 @@ fn apply<'t>(rule: &Rule, text: Cow<'t, str>, count: &mut usize) -> Cow<'t, str>
     }
 }
 
-/// Whether `text` holds any rule's gate, looked for without regard to ASCII case in one pass.
-/// A text that holds none cannot match any rule (each rule looks for its own gates, with or
-/// without case), and most lines of an answer hold none: they then cost one scan, not one per
-/// gate.
-fn any_gate(text: &str) -> bool {
-    static ALL: OnceLock<AhoCorasick> = OnceLock::new();
-    ALL.get_or_init(|| {
-        let gates: Vec<&str> = RULES.iter().flat_map(|r| r.gates.iter().copied()).collect();
-        AhoCorasick::builder()
+/// The rules whose gates `text` holds (bit `i` for `RULES[i]`), found without regard to
+/// ASCII case in one Aho-Corasick pass (overlapping, so a gate inside another is seen). A rule
+/// whose gates are absent cannot match (each looks for its own gates, with or without case):
+/// most strings of an answer hold no gate and cost this one scan, and a URL wakes only the URL
+/// rules. A marker holds no gate, so the set found before any replacement stays right.
+fn candidates(text: &str) -> u32 {
+    static ALL: OnceLock<(AhoCorasick, Vec<u32>)> = OnceLock::new();
+    let (ac, rule_of) = ALL.get_or_init(|| {
+        let mut gates = Vec::new();
+        let mut rule_of = Vec::new();
+        for (i, r) in RULES.iter().enumerate() {
+            for g in r.gates {
+                gates.push(*g);
+                rule_of.push(1u32 << i);
+            }
+        }
+        let ac = AhoCorasick::builder()
             .ascii_case_insensitive(true)
             .build(gates)
-            .expect("the gates are literals")
-    })
-    .is_match(text)
+            .expect("the gates are literals");
+        (ac, rule_of)
+    });
+    ac.find_overlapping_iter(text)
+        .fold(0, |mask, m| mask | rule_of[m.pattern().as_usize()])
 }
 
 /// Replaces the values of the secret environment variables in `text`.
@@ -528,11 +533,11 @@ fn environment<'t>(text: Cow<'t, str>, count: &mut usize) -> Cow<'t, str> {
 pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
     let mut count = 0;
     let mut out = environment(Cow::Borrowed(text), &mut count);
-    if !any_gate(&out) {
-        return (out, count);
-    }
-    for rule in &RULES {
-        out = apply(rule, out, &mut count);
+    let mask = candidates(&out);
+    for (i, rule) in RULES.iter().enumerate() {
+        if mask & (1 << i) != 0 {
+            out = apply(rule, out, &mut count);
+        }
     }
     (out, count)
 }
@@ -851,16 +856,26 @@ mod tests {
 
     #[test]
     fn the_one_pass_gate_finds_every_rule_gate_in_any_case() {
-        for gate in RULES.iter().flat_map(|r| r.gates.iter()) {
-            for text in [
-                format!("a line with {gate} inside"),
-                format!("{} at the start", gate.to_ascii_uppercase()),
-                format!("at the end {}", gate.to_ascii_lowercase()),
-            ] {
-                assert!(any_gate(&text), "{text:?}");
+        for (i, rule) in RULES.iter().enumerate() {
+            for gate in rule.gates {
+                for text in [
+                    format!("a line with {gate} inside"),
+                    format!("{} at the start", gate.to_ascii_uppercase()),
+                    format!("at the end {}", gate.to_ascii_lowercase()),
+                ] {
+                    assert!(candidates(&text) & (1 << i) != 0, "{}: {text:?}", rule.name);
+                }
             }
         }
-        assert!(!any_gate("fn main() { println!(\"hello\"); }"));
+        // A gate inside another gate is seen too; no gate, no rule.
+        let bit = |name: &str| 1u32 << RULES.iter().position(|r| r.name == name).unwrap();
+        assert_eq!(
+            candidates("?token=") & (bit("url_query") | bit("assignment")),
+            bit("url_query") | bit("assignment")
+        );
+        assert_eq!(candidates("fn main() { println!(\"hello\"); }"), 0);
+        assert_eq!(candidates(MARKER), 0);
+        assert!(RULES.len() <= 32, "the candidate mask has 32 bits");
     }
 
     #[test]
