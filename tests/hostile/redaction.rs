@@ -75,15 +75,30 @@ fn plant() -> Planted {
         .as_nanos();
     let u = format!("{nanos:x}{:x}", std::process::id());
     // Token shapes, each unique to this run.
-    let gh_body = format!("ghp_{}", format!("Bo{u}{}", "dY7x".repeat(10)).get(..36).unwrap());
+    let gh_body = format!(
+        "ghp_{}",
+        format!("Bo{u}{}", "dY7x".repeat(10)).get(..36).unwrap()
+    );
     let glpat_desc = format!("glpat-Desc{u}xyz");
     let sk_title = format!("sk-Title{u}abcdefgh");
     let tag = format!("glpat-tag{u}abcdefgh").to_ascii_lowercase();
-    let akia = format!("AKIA{}", format!("{u}QWERTYUIOPASDFGH").to_ascii_uppercase().get(..16).unwrap());
+    let akia = format!(
+        "AKIA{}",
+        format!("{u}QWERTYUIOPASDFGH")
+            .to_ascii_uppercase()
+            .get(..16)
+            .unwrap()
+    );
     let subject_pw = format!("hunter2{u}");
-    let subject_gh = format!("ghp_{}", format!("Su{u}{}", "kL3m".repeat(10)).get(..36).unwrap());
+    let subject_gh = format!(
+        "ghp_{}",
+        format!("Su{u}{}", "kL3m".repeat(10)).get(..36).unwrap()
+    );
     let remote_pw = format!("remotepw{u}");
-    let remote_path = format!("ghp_{}", format!("Re{u}{}", "pQ9z".repeat(10)).get(..36).unwrap());
+    let remote_path = format!(
+        "ghp_{}",
+        format!("Re{u}{}", "pQ9z".repeat(10)).get(..36).unwrap()
+    );
     let kind_desc = format!("xoxb-{u}-kinddesc");
     let yaml_pw = format!("yamlpw{u}");
     let key_yaml = format!("YamlKey{u}");
@@ -91,6 +106,10 @@ fn plant() -> Planted {
     let key_pgp = format!("PgpKey{u}");
     let key_ssh = format!("SshKey{u}");
     let key_guide = format!("GuideKey{u}");
+    let broken = format!(
+        "ghp_{}",
+        format!("Br{u}{}", "wE5r".repeat(10)).get(..36).unwrap()
+    );
     // Environment values no shape rule knows: only their names mark them.
     let env = vec![
         ("OPENAI_KEY", format!("openai-{u}-value")),
@@ -118,6 +137,12 @@ fn plant() -> Planted {
         &format!(
             "---\ntitle: Deploying with {sk_title}\ndescription: How to deploy with {glpat_desc}.\n---\n{guide_body}"
         ),
+    );
+    // An invalid guide: the finding's message quotes the value that breaks the schema.
+    write(
+        root,
+        "docs/guides/broken.md",
+        &format!("---\ntitle: Broken\ntags: {broken}\n---\nBody.\n"),
     );
     write(
         root,
@@ -173,11 +198,22 @@ fn plant() -> Planted {
     git(root, &["add", "-A"]);
     git(
         root,
-        &["commit", "-q", "-m", &format!("fix login password={subject_pw}")],
+        &[
+            "commit",
+            "-q",
+            "-m",
+            &format!("fix login password={subject_pw}"),
+        ],
     );
     git(
         root,
-        &["commit", "-q", "--allow-empty", "-m", &format!("rotate {subject_gh}")],
+        &[
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            &format!("rotate {subject_gh}"),
+        ],
     );
     git(
         root,
@@ -213,6 +249,7 @@ fn plant() -> Planted {
         ("a PGP key", key_pgp),
         ("an OpenSSH key", key_ssh),
         ("an indented key in a guide", key_guide),
+        ("an invalid guide's front matter", broken),
     ];
     for (name, value) in &env {
         secrets.push((*name, value.clone()));
@@ -308,7 +345,10 @@ fn every_answer(p: &Planted) -> Answers {
     for uri in [p.guide, p.adr, "seneschal://repo/identity"] {
         let a = mcp.request("resources/read", json!({"uri": uri}));
         assert!(a["result"]["contents"].is_array(), "{uri}: {a}");
-        raw.push((format!("mcp resources/read {uri}"), a.to_string().into_bytes()));
+        raw.push((
+            format!("mcp resources/read {uri}"),
+            a.to_string().into_bytes(),
+        ));
     }
     let (status, rest, err) = mcp.finish();
     assert!(status.success(), "{err}");
@@ -359,18 +399,29 @@ fn knowledge_answers_are_redacted_on_every_transport() {
     assert!(git(p.repo.path(), &["log", "-2", "--format=%s"]).contains("password=hunter2"));
 
     let answers = every_answer(&p);
-    assert!(answers.raw.len() >= 90, "only {} answers", answers.raw.len());
+    assert!(
+        answers.raw.len() >= 90,
+        "only {} answers",
+        answers.raw.len()
+    );
     for (what, bytes) in &answers.raw {
         p.assert_clean(what, bytes);
     }
 
     // And the answers say where the secrets were.
-    let get = answers.json("cli knowledge.get {\"uri\":\"seneschal://knowledge/guide/deploy\"} stdout");
+    let get =
+        answers.json("cli knowledge.get {\"uri\":\"seneschal://knowledge/guide/deploy\"} stdout");
     let body = get["body"].as_str().unwrap();
     assert_eq!(body.matches("[REDACTED]").count(), 7, "{body}");
-    assert!(get["title"].as_str().unwrap().contains("[REDACTED]"), "{get}");
     assert!(
-        get["front_matter"]["description"].as_str().unwrap().contains("[REDACTED]"),
+        get["title"].as_str().unwrap().contains("[REDACTED]"),
+        "{get}"
+    );
+    assert!(
+        get["front_matter"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("[REDACTED]"),
         "{get}"
     );
     let list = answers.json("cli knowledge.list {} stdout");
@@ -380,12 +431,21 @@ fn knowledge_answers_are_redacted_on_every_transport() {
         .iter()
         .filter_map(|o| o["description"].as_str())
         .collect();
-    assert!(descriptions.iter().any(|d| d.contains("[REDACTED]")), "{list}");
+    assert!(
+        descriptions.iter().any(|d| d.contains("[REDACTED]")),
+        "{list}"
+    );
     let adr = answers.json("cli knowledge.get {\"uri\":\"seneschal://knowledge/adr/0001\"} stdout");
-    assert_eq!(adr["front_matter"]["tags"], json!(["security", "[REDACTED]"]));
+    assert_eq!(
+        adr["front_matter"]["tags"],
+        json!(["security", "[REDACTED]"])
+    );
     let search = answers.json("cli knowledge.search {\"query\":\"zebrafish\"} stdout");
     assert!(
-        search["hits"][0]["snippet"].as_str().unwrap().contains("[REDACTED]"),
+        search["hits"][0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("[REDACTED]"),
         "{search}"
     );
     let log = answers.json("cli repo.log {} stdout");
@@ -407,6 +467,17 @@ fn knowledge_answers_are_redacted_on_every_transport() {
     assert_eq!(
         identity["remotes"][0]["push_url"],
         "https://example.invalid/[REDACTED]/r.git"
+    );
+    // The same answer over every transport.
+    let mcp = answers.json("mcp knowledge.get {\"uri\":\"seneschal://knowledge/guide/deploy\"}");
+    assert_eq!(mcp["result"]["structuredContent"]["body"], get["body"]);
+    let http = answers.json("http knowledge.get {\"uri\":\"seneschal://knowledge/guide/deploy\"}");
+    assert_eq!(http["body"], get["body"]);
+    let check = answers.json("cli knowledge.check {} stdout");
+    assert_eq!(
+        check["findings"][0]["message"],
+        "\"[REDACTED]\" is not of type \"array\" (schema of kind `guide`)",
+        "{check}"
     );
     let read = answers.json("mcp resources/read seneschal://knowledge/guide/deploy");
     let text = read["result"]["contents"][0]["text"].as_str().unwrap();
