@@ -731,10 +731,7 @@ mod tests {
                 vec!["https://example.com/a?b=c&page=2".into()],
             ),
             "github" => (
-                vec![(
-                    format!("t {}", format!("ghp_{}", "a1B2".repeat(9))),
-                    "a1B2a1B2a1B2".into(),
-                )],
+                vec![(format!("t ghp_{}", "a1B2".repeat(9)), "a1B2a1B2a1B2".into())],
                 vec!["ghp_short".into()],
             ),
             "github_pat" => (
