@@ -530,3 +530,51 @@ fn files_with_keys_are_refused_or_redacted_and_counted() {
     assert_eq!(v["content"], "signing with [REDACTED]\n");
     assert_eq!(v["redactions"], 1);
 }
+
+#[test]
+fn a_secret_cut_by_a_snippet_or_a_description_shows_no_head() {
+    let repo = scratch_repo();
+    let root = repo.path();
+    let token = format!("ghp_{}", "Hd4tZq9w".repeat(5).get(..36).unwrap());
+    // The token straddles the 200-character cut of snippets and first-paragraph descriptions.
+    let words = "word ".repeat(37);
+    let line = format!("{words}lorem {token} tail");
+    assert!(line.find(&token).unwrap() < 199 && line.find(&token).unwrap() + token.len() > 200);
+    write(
+        root,
+        "docs/guides/cut.md",
+        &format!("---\ntitle: Cut\n---\n{line}\n"),
+    );
+    let head = &token[..6];
+    let check = |what: &str, o: &Output| {
+        assert!(o.status.success(), "{what}: {}", stderr(o));
+        assert!(
+            !stdout(o).contains(head),
+            "{what}: the head of a cut secret leaked: {}",
+            stdout(o)
+        );
+    };
+    let o = Command::new(bin())
+        .args([
+            "call",
+            "knowledge.search",
+            "--input",
+            r#"{"query":"lorem"}"#,
+        ])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    check("knowledge.search snippet", &o);
+    assert!(stdout(&o).contains("word lorem"), "{}", stdout(&o));
+    let o = Command::new(bin())
+        .args(["call", "knowledge.list", "--input", "{}"])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    check("knowledge.list description", &o);
+    let mut mcp = Mcp::start_with(root, &[], &[]);
+    mcp.initialize("2025-11-25");
+    let list = mcp.request("resources/list", json!({}));
+    assert!(!list.to_string().contains(head), "resources/list: {list}");
+    mcp.finish();
+}
