@@ -578,3 +578,43 @@ fn a_secret_cut_by_a_snippet_or_a_description_shows_no_head() {
     assert!(!list.to_string().contains(head), "resources/list: {list}");
     mcp.finish();
 }
+
+#[test]
+fn a_secret_in_a_file_name_leaves_no_trace_in_list_cursors() {
+    let repo = scratch_repo();
+    let root = repo.path();
+    let token = format!("ghp_{}", "Fn7kW2".repeat(6));
+    for name in ["a", token.as_str(), "z"] {
+        write(
+            root,
+            &format!("docs/guides/{name}.md"),
+            "---\ntitle: A guide\n---\nBody.\n",
+        );
+    }
+    let hex: String = token.bytes().map(|b| format!("{b:02x}")).collect();
+    let mut input = json!({"limit": 1});
+    let mut uris = Vec::new();
+    for _ in 0..3 {
+        let o = Command::new(bin())
+            .args(["call", "knowledge.list", "--input", &input.to_string()])
+            .current_dir(root)
+            .output()
+            .unwrap();
+        let text = stdout(&o);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(!text.contains(&token) && !text.contains(&hex), "{text}");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        uris.push(v["objects"][0]["uri"].as_str().unwrap().to_string());
+        input = json!({"limit": 1, "cursor": v["next_cursor"]});
+    }
+    // Every page was served, in order, the middle one under its redacted URI.
+    assert_eq!(
+        uris,
+        [
+            "seneschal://knowledge/guide/a",
+            "seneschal://knowledge/guide/[REDACTED]",
+            "seneschal://knowledge/guide/z"
+        ]
+    );
+    assert_eq!(input["cursor"], Value::Null);
+}
