@@ -38,9 +38,11 @@
 //!   like secrets (see [`env_secret`]): any value of at least [`MIN_ENV_SECRET`] characters
 //!   whose name holds a secret word (`TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `PASSPHRASE`,
 //!   `CREDENTIAL`, `APIKEY`; or a `_`-separated part `KEY`, `PASS`, `PAT`, `PWD`, `AUTH`,
-//!   `SIGNING`), and whatever the name, any value of at least [`MIN_ENTROPIC`] characters
-//!   without whitespace that mixes upper case, lower case and digits with at least
-//!   [`MIN_BITS`] bits of entropy per character. Never a path that exists (`HOME`, `PWD`,
+//!   `SIGNING`), and whatever the name (unless it ends in a plain-text part: `_REF`, `_NAME`,
+//!   `_BRANCH`, `_USER`, `_HOST`, `_VERSION`, `_DIR`, `_PATH`, `_URL`, …), any value of at
+//!   least [`MIN_ENTROPIC`] characters without whitespace that mixes upper case, lower case
+//!   and digits with at least [`MIN_BITS`] bits of entropy per character. Never a path that
+//!   exists (`HOME`, `PWD`,
 //!   `SSH_AUTH_SOCK`), a list of paths (`PATH`), a number, a boolean or a URL without
 //!   credentials. So `HOME`, `USER`, `LANG`, `TERM`, `SHELL` are never secrets, and neither is
 //!   a commit hash (no upper case). All values are found by one Aho-Corasick automaton built
@@ -408,7 +410,22 @@ pub fn env_secret(name: &str, value: &str) -> bool {
     if v.len() < MIN_ENV_SECRET || is_plain_value(v) {
         return false;
     }
-    is_secret_env_name(name) || looks_random(v)
+    is_secret_env_name(name) || (looks_random(v) && !names_plain_text(name))
+}
+
+/// The last `_`-separated parts of names whose values are plain text however random they
+/// look: a CI's branch (`GITHUB_REF_NAME`, `CI_COMMIT_BRANCH`), a user or host name, a
+/// version. Their values must not blank a branch name or a path in an answer.
+const PLAIN_NAME_ENDS: &[&str] = &[
+    "REF", "NAME", "BRANCH", "TAG", "USER", "USERNAME", "HOST", "HOSTNAME", "VERSION", "TITLE",
+    "DIR", "PATH", "FILE", "URL", "EMAIL",
+];
+
+fn names_plain_text(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    n.rsplit(['_', '-', '.'])
+        .next()
+        .is_some_and(|last| PLAIN_NAME_ENDS.contains(&last))
 }
 
 fn secret_env_values(
@@ -975,6 +992,9 @@ mod tests {
                 "A Steward for Repositories of 2026",
             ),
             ("KEYBOARD_LAYOUT", "us-international"),
+            // A random-looking branch name of a CI: plain text by its name.
+            ("GITHUB_REF_NAME", "Fix-Issue16-HostileRepo2"),
+            ("CI_COMMIT_BRANCH", "Fix-Issue16-HostileRepo2"),
         ];
         let values = secret_env_values(vars.iter().map(|(k, v)| ((*k).into(), (*v).into())));
         let mut expected = vec![
