@@ -1,7 +1,18 @@
-//! The one executor: look up → policy → validate → handler → result.
+//! The one executor: look up → policy → validate → handler → disclosure → result.
 //!
 //! **Architecture invariant:** every transport (CLI, MCP, HTTP) calls [`execute`]; nothing
 //! else calls a handler, and there is no transport-only branch below this line.
+//!
+//! **Disclosure choke point:** the answer of every capability whose `disclosure` is
+//! `repository` — and its error: message, pointer and data — passes
+//! [`crate::redact::redact_value`] here, after the handler and before any transport, every
+//! string and object key of it. Handlers never redact for disclosure (a handler may redact
+//! text it matches, as files.search does, and report its count). The field `redactions` is
+//! reserved: an integer `redactions` at the top level of an answer receives the executor's
+//! count added to the handler's. The knowledge objects the MCP projection lists and reads as
+//! resources outside any capability ([`knowledge_resources`], [`knowledge_read`],
+//! [`knowledge_templates`]) pass the same function; nothing else in the crate calls the
+//! knowledge layer's resource functions.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::OnceLock;
@@ -10,7 +21,9 @@ use serde_json::{json, Value};
 
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::policy::Stability;
+use crate::knowledge::{Resource, Template};
+use crate::policy::{Disclosure, Stability};
+use crate::redact::{redact, redact_value};
 use crate::registry::{self, Descriptor, Kind, CAPABILITIES};
 
 /// How a call arrived; recorded (audit), never passed to a handler.
@@ -139,32 +152,145 @@ pub fn execute_index(
         }
         return Err(e);
     }
-    let output = match d.kind {
-        Kind::Resource => json!({
+    let output = disclose(d, answer(ctx, index, d, input))?;
+    #[cfg(debug_assertions)]
+    check_output(d, &output)?;
+    Ok(output)
+}
+
+/// The handler's (or the embedded resource's) answer, a panic turned into `internal`.
+fn answer(
+    ctx: &Context,
+    index: usize,
+    d: &'static Descriptor,
+    input: Value,
+) -> Result<Value, CapabilityError> {
+    match d.kind {
+        Kind::Resource => Ok(json!({
             "uri": d.mcp_resource.unwrap_or(d.id),
             "mimeType": d.mime_type,
             "text": d.content.unwrap_or_default(),
-        }),
+        })),
         Kind::Query => {
             match catch_unwind(AssertUnwindSafe(|| registry::dispatch(index, ctx, input))) {
-                Ok(result) => result?,
+                Ok(result) => result,
                 Err(panic) => {
                     let why = panic
                         .downcast_ref::<String>()
                         .cloned()
                         .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                         .unwrap_or_else(|| "a handler panicked".into());
-                    return Err(CapabilityError::internal(format!(
+                    Err(CapabilityError::internal(format!(
                         "`{}` failed: {why}",
                         d.id
-                    )));
+                    )))
                 }
             }
         }
-    };
-    #[cfg(debug_assertions)]
-    check_output(d, &output)?;
-    Ok(output)
+    }
+}
+
+/// The output field the executor fills: at the top level of an answer, an integer
+/// `redactions` receives the number of replacements the executor made, added to the count the
+/// handler put there (for text it redacted before matching it).
+pub const REDACTIONS_FIELD: &str = "redactions";
+
+/// The disclosure choke point: the answer or the error of a capability whose `disclosure` is
+/// `repository` passes [`redact_value`] whole (every string, object keys included; an error's
+/// message, pointer and data), and the count lands in [`REDACTIONS_FIELD`] when the answer
+/// has one. Other answers (the registry, the process) hold no repository content and pass as
+/// they are.
+fn disclose(
+    d: &Descriptor,
+    result: Result<Value, CapabilityError>,
+) -> Result<Value, CapabilityError> {
+    if d.disclosure != Disclosure::Repository {
+        return result;
+    }
+    match result {
+        Ok(mut output) => {
+            let n = redact_value(&mut output);
+            if n > 0 {
+                if let Some(field) = output.get_mut(REDACTIONS_FIELD) {
+                    if let Some(before) = field.as_u64() {
+                        *field = json!(before.saturating_add(n as u64));
+                    }
+                }
+            }
+            Ok(output)
+        }
+        Err(e) => Err(disclose_error(e)),
+    }
+}
+
+/// An error of a `repository` capability, redacted: a message can quote a file's line or
+/// git's error text.
+fn disclose_error(mut e: CapabilityError) -> CapabilityError {
+    let (message, n) = redact(&e.message);
+    if n > 0 {
+        e.message = message.into_owned();
+    }
+    if let Some(p) = &e.pointer {
+        let (pointer, n) = redact(p);
+        if n > 0 {
+            e.pointer = Some(pointer.into_owned());
+        }
+    }
+    if let Some(data) = e.data.as_mut() {
+        redact_value(data);
+    }
+    e
+}
+
+/// The knowledge objects the MCP projection lists as resources (`resources/list`), through
+/// the same disclosure as a `repository` answer: every field is repository content.
+pub fn knowledge_resources(ctx: &Context) -> Vec<Resource> {
+    let mut all = crate::knowledge::resources(ctx);
+    for r in &mut all {
+        for s in [
+            &mut r.uri,
+            &mut r.name,
+            &mut r.title,
+            &mut r.description,
+            &mut r.mime_type,
+        ] {
+            disclose_string(s);
+        }
+    }
+    all
+}
+
+/// One knowledge object's text (`resources/read`), through the same disclosure as a
+/// `repository` answer; `None` when no object has the URI.
+pub fn knowledge_read(ctx: &Context, uri: &str) -> Option<(String, String)> {
+    let (mut mime, mut text) = crate::knowledge::read(ctx, uri)?;
+    disclose_string(&mut mime);
+    disclose_string(&mut text);
+    Some((mime, text))
+}
+
+/// The kinds' URI templates (`resources/templates/list`), through the same disclosure: a
+/// repository's own kinds (`.seneschal/kinds.yaml`) are repository content.
+pub fn knowledge_templates(ctx: &Context) -> Vec<Template> {
+    let mut all = crate::knowledge::templates(ctx);
+    for t in &mut all {
+        for s in [
+            &mut t.uri_template,
+            &mut t.name,
+            &mut t.description,
+            &mut t.mime_type,
+        ] {
+            disclose_string(s);
+        }
+    }
+    all
+}
+
+fn disclose_string(s: &mut String) {
+    let (text, n) = redact(s);
+    if n > 0 {
+        *s = text.into_owned();
+    }
 }
 
 /// In debug builds (and so in every test), an answer that breaks its own output schema is a
@@ -182,4 +308,110 @@ fn check_output(d: &Descriptor, output: &Value) -> Result<(), CapabilityError> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn descriptor(id: &str) -> &'static Descriptor {
+        registry::find(id).expect("a registered id").1
+    }
+
+    fn token() -> String {
+        format!("ghp_{}", "x9Y8".repeat(9))
+    }
+
+    #[test]
+    fn repository_answers_are_redacted_and_counted_others_pass() {
+        let t = token();
+        let answer =
+            json!({"content": format!("a {t}\npassword=hunter2hunter2\n"), "redactions": 2});
+        let out = disclose(descriptor("files.read"), Ok(answer.clone())).unwrap();
+        assert_eq!(out["content"], "a [REDACTED]\npassword=[REDACTED]\n");
+        assert_eq!(
+            out["redactions"], 4,
+            "the executor adds its count to the handler's"
+        );
+        // Without the field, nothing is added; a `metadata` answer passes as it is.
+        let out = disclose(descriptor("knowledge.get"), Ok(json!({"body": t.clone()}))).unwrap();
+        assert_eq!(out, json!({"body": "[REDACTED]"}));
+        let out = disclose(descriptor("server.status"), Ok(answer.clone())).unwrap();
+        assert_eq!(out, answer);
+    }
+
+    #[test]
+    fn repository_errors_are_redacted_message_pointer_and_data() {
+        let t = token();
+        let e = CapabilityError::internal(format!("git failed: fatal: https://u:{t}@h/r.git"))
+            .at(format!("/front_matter/{t}"))
+            .with_data(json!({"line": format!("token: {t}")}));
+        let out = disclose(descriptor("repo.log"), Err(e.clone())).unwrap_err();
+        let shown = out.to_json().to_string();
+        assert!(!shown.contains(&t), "{shown}");
+        assert_eq!(out.code, e.code);
+        let same = disclose(descriptor("capabilities.list"), Err(e.clone())).unwrap_err();
+        assert_eq!(same, e);
+    }
+
+    /// The source files of a folder under `src/`, with their text.
+    fn sources(dir: &str) -> Vec<(String, String)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut out = Vec::new();
+        let mut stack = vec![root.join(dir)];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).expect("a source folder") {
+                let p = entry.expect("an entry").path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|e| e == "rs") {
+                    let rel = p
+                        .strip_prefix(&root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned();
+                    out.push((rel, std::fs::read_to_string(&p).expect("a source file")));
+                }
+            }
+        }
+        assert!(!out.is_empty(), "no sources under src/{dir}");
+        out
+    }
+
+    #[test]
+    fn no_handler_redacts_for_disclosure() {
+        // files.search redacts the lines it matches before matching them (so a pattern cannot
+        // find a secret) and reports its count: the one allowed caller.
+        const MATCHES_REDACTED_TEXT: &[&str] = &["handlers/files.rs"];
+        for (file, text) in sources("handlers") {
+            if MATCHES_REDACTED_TEXT.contains(&file.as_str()) {
+                continue;
+            }
+            for needle in ["redact(", "redact_url", "redact_value", "redact::"] {
+                assert!(
+                    !text.contains(needle),
+                    "{file} calls `{needle}`: disclosure is the executor's (src/execute.rs)"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn only_the_executor_reads_knowledge_resources() {
+        for (file, text) in sources("") {
+            if file == "execute.rs" || file == "knowledge/mod.rs" {
+                continue;
+            }
+            for needle in [
+                "knowledge::resources(",
+                "knowledge::read(",
+                "knowledge::templates(",
+            ] {
+                assert!(
+                    !text.contains(needle),
+                    "{file} calls `{needle}`: resources pass the executor's disclosure"
+                );
+            }
+        }
+    }
 }

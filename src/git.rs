@@ -4,8 +4,9 @@
 //! ever takes the index lock or rewrites the index behind a running git command; `LC_ALL=C`
 //! keeps messages and dates stable; `core.fsmonitor=false` keeps a repository's configuration
 //! from starting a program of its own choosing; no terminal prompt is ever shown. Machine
-//! output is read in `-z` forms (NUL-separated, never quoted). git's own error text passes
-//! through [`crate::redact`] before it reaches an error message.
+//! output is read in `-z` forms (NUL-separated, never quoted). Nothing here redacts for
+//! disclosure: git's error text and everything read reach the executor, which redacts the
+//! answers and errors of every `repository` capability (see [`crate::execute`]).
 //!
 //! Shelling out costs a process per call; git2 and gix cost 100–190 s of cold build on a
 //! 2-core machine for no gain here.
@@ -41,12 +42,12 @@ pub fn command(repo: &Path) -> Command {
     c
 }
 
-/// A failed git run: its exit status and its (redacted) error text.
+/// A failed git run: its exit status and its error text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
     /// The exit code, if git exited.
     pub status: Option<i32>,
-    /// stderr, redacted and trimmed.
+    /// stderr, trimmed.
     pub stderr: String,
 }
 
@@ -74,7 +75,7 @@ pub fn run(repo: &Path, args: &[&str]) -> Result<Vec<u8>, Failure> {
         let text = String::from_utf8_lossy(&out.stderr);
         Err(Failure {
             status: out.status.code(),
-            stderr: crate::redact::redact(text.trim()).0.into_owned(),
+            stderr: text.trim().to_string(),
         })
     }
 }
@@ -123,6 +124,14 @@ pub struct Remote {
     pub url: Option<String>,
     /// `remote.<name>.pushurl`.
     pub push_url: Option<String>,
+}
+
+/// A remote URL as shown: shaped by [`crate::redact::redact_url`] (credentials, every query
+/// value and the fragment blanked, which no remote needs to show), and whether that removed
+/// anything. A shaping rule of `repo.identity`, not the guarantee: the executor redacts the
+/// whole answer anyway.
+pub fn shown_url(url: &str) -> (String, bool) {
+    crate::redact::redact_url(url)
 }
 
 /// The configured remotes, sorted by name.

@@ -1,63 +1,119 @@
-//! Credential redaction: nothing that looks like a secret leaves the process.
+//! Credential redaction: the rules that say what a secret looks like, and nothing else.
 //!
-//! Every text a repository query returns (remote URLs, commit subjects, file lines, git's own
-//! error messages) passes through [`redact`] first. It replaces, with [`MARKER`]:
+//! **Where it runs.** Not in handlers: the executor ([`crate::execute`]) is the one choke
+//! point. It walks the answer (and the error) of every capability whose `disclosure` is
+//! `repository`, and every knowledge resource the MCP projection lists or reads, and passes
+//! each string (object keys too) through [`redact_value`] after the handler and before any
+//! transport. A handler that redacts text before matching it (files.search) may call
+//! [`redact`] too; the executor's pass is the guarantee either way, and every rule is
+//! idempotent (a [`MARKER`] is never matched again).
 //!
-//! * the user information of a URL (`https://user:token@host/...` → `https://[REDACTED]@host/...`),
-//!   except the conventional `git@` user of SSH URLs;
-//! * the values of credential-named query parameters (`?access_token=...`, `&sig=...`);
+//! **The rules** (the table [`RULES`], one unit test per rule with a sample and a near miss),
+//! each match replaced with [`MARKER`]:
+//!
+//! * `private_key`: private key blocks of every armour — PEM (`-----BEGIN [RSA |EC |DSA |
+//!   ENCRYPTED |…]PRIVATE KEY-----`), OpenSSH (`-----BEGIN OPENSSH PRIVATE KEY-----`), PGP
+//!   (`-----BEGIN PGP PRIVATE KEY BLOCK-----`), SSH2 (`---- BEGIN SSH2 ENCRYPTED PRIVATE KEY
+//!   ----`) — from the BEGIN line through its END line, or through the end of the text when the
+//!   END line is cut off; whatever sits between (indentation of a YAML block scalar, quotes,
+//!   JSON's literal `\n`) is inside the match;
+//! * `putty_key`: the private lines of a PuTTY key file;
+//! * `url_userinfo`: the user information of a URL (`https://user:token@host/…` →
+//!   `https://[REDACTED]@host/…`), except the conventional `git@` user of SSH URLs;
+//! * `url_query`: the values of credential-named query parameters (`?access_token=…`);
 //! * known token shapes: GitHub (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`), GitLab
-//!   (`glpat-`), AWS access key ids (`AKIA...`), Slack (`xoxb-`, `xoxp-`, ...), OpenAI and
-//!   Anthropic style keys (`sk-...`), Google API keys (`AIza...`), npm tokens, JSON web tokens
-//!   and `Bearer` credentials;
-//! * private key blocks (`-----BEGIN ... PRIVATE KEY-----` through its END line, or through the
-//!   end of the text when the END line is cut off);
-//! * the literal values of this process's credential-named environment variables (`*TOKEN*`,
-//!   `*SECRET*`, `*PASSWORD*`, `*API_KEY*`, ...), so a secret handed to the server in its
-//!   environment cannot come back even when it also sits in a file.
+//!   (`glpat-`), AWS access key ids (`AKIA…`), Slack (`xoxb-`, …), OpenAI and Anthropic style
+//!   keys (`sk-…`), Google API keys (`AIza…`), npm tokens, JSON web tokens, `Bearer`
+//!   credentials;
+//! * `assignment`: the value of a `key=value`, `key: value` or `"key": "value"` anywhere in a
+//!   line (a commit subject, a YAML or JSON file, JSON-escaped text) when the key names a
+//!   secret: `password`, `passwd`, `passphrase`, `secret`, `token`, `api_key`, `access_key`,
+//!   `private_key`, `signing_key`, `secret_key`, `client_secret`, `credential(s)`, `auth`,
+//!   with any prefix (`db_password`, `clientSecret`), and `pass`, `pwd` as a whole word or
+//!   after a separator (`DB_PASS=`). Values that cannot be secrets are kept: numbers,
+//!   booleans and `null`, placeholders (`${…}`, `$VAR`, `{{…}}`, `<…>`), values shorter than
+//!   six characters and single letters-only words shorter than twelve (prose: "Token: none
+//!   yet");
+//! * `environment`: the literal values of this process's environment variables that look
+//!   like secrets (see [`env_secret`]): any value of at least [`MIN_ENV_SECRET`] characters
+//!   whose name holds a secret word (`TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `PASSPHRASE`,
+//!   `CREDENTIAL`, `APIKEY`; or a `_`-separated part `KEY`, `PASS`, `PAT`, `PWD`, `AUTH`,
+//!   `SIGNING`), and whatever the name (unless it ends in a plain-text part: `_REF`, `_NAME`,
+//!   `_BRANCH`, `_USER`, `_HOST`, `_VERSION`, `_DIR`, `_PATH`, `_URL`, …), any value of at
+//!   least [`MIN_ENTROPIC`] characters without whitespace that mixes upper case, lower case
+//!   and digits with at least [`MIN_BITS`] bits of entropy per character. Never a path that
+//!   exists (`HOME`, `PWD`,
+//!   `SSH_AUTH_SOCK`), a list of paths (`PATH`), a number, a boolean or a URL without
+//!   credentials. So `HOME`, `USER`, `LANG`, `TERM`, `SHELL` are never secrets, and neither is
+//!   a commit hash (no upper case). All values are found by one Aho-Corasick automaton built
+//!   once, longest first.
+//!
+//! Cost: one Aho-Corasick pass for the environment values and one for every rule's gate (cheap
+//! literal searches, [`candidates`]); a text that holds no gate (most strings of an answer)
+//! costs those two scans and no regex, and a text runs only the rules whose gates it holds.
 //!
 //! [`redact_url`] is stricter, for URLs that are known to be URLs (git remotes): it also blanks
-//! every query value and fragment.
+//! every query value and fragment — a shaping rule of `repo.identity`, not a guarantee.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
+use aho_corasick::{AhoCorasick, MatchKind};
 use regex::{Captures, Regex};
+use serde_json::Value;
 
 /// What a redacted secret is replaced with.
 pub const MARKER: &str = "[REDACTED]";
 
-/// The shortest environment value treated as a secret; shorter ones would blank common words.
-const MIN_ENV_SECRET: usize = 8;
+/// The shortest value of a secret-named environment variable treated as a secret; shorter ones
+/// would blank common words.
+pub const MIN_ENV_SECRET: usize = 8;
+/// The shortest value of any other environment variable treated as a secret by its shape.
+pub const MIN_ENTROPIC: usize = 16;
+/// The Shannon entropy, in bits per character, a value needs to look random.
+pub const MIN_BITS: f64 = 3.0;
 
-/// A rule compiled on first need. A text that holds none of its `gates` (cheap literal
-/// searches) cannot match, so most texts never pay for compiling the regex: a search answer
-/// with a few matched lines costs microseconds here, not the milliseconds of compiling every
-/// rule.
-struct Lazy {
+/// How a rule's match is replaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Replace {
+    /// The whole match.
+    Whole,
+    /// The user information of a URL, unless it is `git` (group 1 the scheme).
+    Userinfo,
+    /// The value after group 1 (`name=`), unless it is already a marker.
+    AfterGroup1,
+    /// The group `v` (the value of an assignment), unless it cannot be a secret.
+    Value,
+}
+
+/// One redaction rule, compiled on first need. A text that holds none of its `gates` (cheap
+/// literal searches) cannot match, so most texts never pay for compiling the regex.
+pub struct Rule {
+    /// The rule's name, for tests and documentation.
+    pub name: &'static str,
     gates: &'static [&'static str],
     /// Look for the gates without regard to ASCII case (they are then written lower-case).
     fold: bool,
     pattern: &'static str,
+    replace: Replace,
     re: OnceLock<Regex>,
 }
 
-impl Lazy {
-    const fn new(gates: &'static [&'static str], fold: bool, pattern: &'static str) -> Lazy {
-        Lazy {
+impl Rule {
+    const fn new(
+        name: &'static str,
+        gates: &'static [&'static str],
+        fold: bool,
+        pattern: &'static str,
+        replace: Replace,
+    ) -> Rule {
+        Rule {
+            name,
             gates,
             fold,
             pattern,
+            replace,
             re: OnceLock::new(),
-        }
-    }
-
-    fn may_match(&self, text: &str, lower: &mut Option<String>) -> bool {
-        if self.fold {
-            let lower = lower.get_or_insert_with(|| text.to_ascii_lowercase());
-            self.gates.iter().any(|g| lower.contains(g))
-        } else {
-            self.gates.iter().any(|g| text.contains(g))
         }
     }
 
@@ -67,99 +123,309 @@ impl Lazy {
     }
 }
 
-static USERINFO: Lazy = Lazy::new(
-    &["://"],
-    false,
-    r"(?i)(?-u:\b)([a-z][a-z0-9+.\-]*://)([^/\s@?#]+)@",
-);
+/// The armour line of a private key block, BEGIN or END (`-----BEGIN RSA PRIVATE KEY-----`,
+/// `-----BEGIN PGP PRIVATE KEY BLOCK-----`, `---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----`).
+macro_rules! armour {
+    ($word:literal) => {
+        concat!(
+            "-{4,5} ?",
+            $word,
+            " [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}"
+        )
+    };
+}
 
-static QUERY: Lazy = Lazy::new(
-    &[
-        "token=",
-        "auth=",
-        "authorization=",
-        "key=",
-        "password=",
-        "passwd=",
-        "pwd=",
-        "secret=",
-        "sig=",
-        "signature=",
-        "x-amz-",
-        "code=",
-    ],
-    true,
-    r"(?i)([?&;](?:access_token|refresh_token|id_token|private_token|token|auth|authorization|api_key|apikey|key|password|passwd|pwd|secret|client_secret|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|code)=)[^&#\s]+",
-);
+/// The secret words of the `assignment` rule that may follow any prefix (`db_password`,
+/// `clientSecret`), then the short ones that must stand alone or follow a separator.
+macro_rules! assignment {
+    () => {
+        concat!(
+            r"(?i)(?P<k>(?:[a-z0-9_.\-]*?(?:password|passwd|passphrase|secret|token|api[_\-]?key",
+            r"|access[_\-]?key|private[_\-]?key|signing[_\-]?key|secret[_\-]?key|credentials?|auth)",
+            r"|(?-u:\b)(?:[a-z0-9_.\-]*[_.\-])?(?:pass|pwd))(?:[_.\-][a-z0-9_.\-]*)?)",
+            r#"(?P<s>\\?["']?[ \t]*[:=][ \t]*)"#,
+            r#"(?:(?P<q>\\?["'])(?P<qv>[^"'\\\n]+)|(?P<bv>[^\s"'`,;&)}\]<>\\]+))"#,
+        )
+    };
+}
 
-static PRIVATE_KEY: Lazy = Lazy::new(
-    &["PRIVATE KEY-----"],
-    false,
-    r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----|\z)",
-);
-
-static TOKENS: [Lazy; 10] = [
-    Lazy::new(
+/// Every rule, in the order they run. The environment's values run before all of them.
+pub static RULES: [Rule; 15] = [
+    Rule::new(
+        "private_key",
+        &["PRIVATE KEY"],
+        false,
+        concat!(armour!("BEGIN"), r"(?s:.*?)(?:", armour!("END"), r"|\z)"),
+        Replace::Whole,
+    ),
+    Rule::new(
+        "putty_key",
+        &["private-lines:"],
+        true,
+        r"(?i)Private-Lines: *[0-9]+(?s:.*?)(?:Private-MAC: *[0-9a-f]+|\z)",
+        Replace::Whole,
+    ),
+    Rule::new(
+        "url_userinfo",
+        &["://"],
+        false,
+        r"(?i)(?-u:\b)([a-z][a-z0-9+.\-]*://)([^/\s@?#]+)@",
+        Replace::Userinfo,
+    ),
+    Rule::new(
+        "url_query",
+        &[
+            "token=",
+            "auth=",
+            "authorization=",
+            "key=",
+            "password=",
+            "passwd=",
+            "pwd=",
+            "secret=",
+            "sig=",
+            "signature=",
+            "x-amz-",
+            "code=",
+        ],
+        true,
+        r"(?i)([?&;](?:access_token|refresh_token|id_token|private_token|token|auth|authorization|api_key|apikey|key|password|passwd|pwd|secret|client_secret|sig|signature|x-amz-signature|x-amz-credential|x-amz-security-token|code)=)[^&#\s]+",
+        Replace::AfterGroup1,
+    ),
+    Rule::new(
+        "github",
         &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
         false,
         r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{30,255}(?-u:\b)",
+        Replace::Whole,
     ),
-    Lazy::new(
+    Rule::new(
+        "github_pat",
         &["github_pat_"],
         false,
         r"(?-u:\b)github_pat_[A-Za-z0-9_]{22,255}(?-u:\b)",
+        Replace::Whole,
     ),
-    Lazy::new(&["glpat-"], false, r"(?-u:\b)glpat-[A-Za-z0-9_\-]{20,}"),
-    Lazy::new(
+    Rule::new(
+        "gitlab",
+        &["glpat-"],
+        false,
+        r"(?-u:\b)glpat-[A-Za-z0-9_\-]{20,}",
+        Replace::Whole,
+    ),
+    Rule::new(
+        "aws_key_id",
         &[
             "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA",
         ],
         false,
         r"(?-u:\b)(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}(?-u:\b)",
+        Replace::Whole,
     ),
-    Lazy::new(&["xox"], false, r"(?-u:\b)xox[abposr]-[A-Za-z0-9\-]{10,}"),
-    Lazy::new(
+    Rule::new(
+        "slack",
+        &["xox"],
+        false,
+        r"(?-u:\b)xox[abposr]-[A-Za-z0-9\-]{10,}",
+        Replace::Whole,
+    ),
+    Rule::new(
+        "sk_key",
         &["sk-"],
         false,
         r"(?-u:\b)sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}",
+        Replace::Whole,
     ),
-    Lazy::new(&["AIza"], false, r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}"),
-    Lazy::new(&["npm_"], false, r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)"),
-    Lazy::new(
+    Rule::new(
+        "google_api",
+        &["AIza"],
+        false,
+        r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}",
+        Replace::Whole,
+    ),
+    Rule::new(
+        "npm",
+        &["npm_"],
+        false,
+        r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)",
+        Replace::Whole,
+    ),
+    Rule::new(
+        "jwt",
         &["eyJ"],
         false,
         r"(?-u:\b)eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+        Replace::Whole,
     ),
-    Lazy::new(
+    Rule::new(
+        "bearer",
         &["bearer"],
         true,
         r"(?i)(?-u:\b)bearer\s+[A-Za-z0-9._~+/=\-]{16,}",
+        Replace::Whole,
+    ),
+    Rule::new(
+        "assignment",
+        &[
+            "pass",
+            "pwd",
+            "secret",
+            "token",
+            "key",
+            "auth",
+            "credential",
+        ],
+        true,
+        assignment!(),
+        Replace::Value,
     ),
 ];
 
-/// The literal values of this process's credential-named environment variables.
-fn env_values() -> &'static [String] {
-    static VALUES: OnceLock<Vec<String>> = OnceLock::new();
-    VALUES.get_or_init(|| secret_env_values(std::env::vars_os()))
+/// Whether the value of an assignment can be a secret (see the module documentation).
+fn assignment_value_is_secret(v: &str) -> bool {
+    let lower = v.trim().to_ascii_lowercase();
+    let v = lower.as_str();
+    if v.len() < 6 || v.starts_with("[redacted") {
+        return false;
+    }
+    let placeholder = v.starts_with('$')
+        || v.starts_with("{{")
+        || v.starts_with('<')
+        || v.starts_with("%(")
+        || v.bytes().all(|b| b == b'*' || b == b'x' || b == b'.');
+    let number = v
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b == b'.' || b == b'-' || b == b'_');
+    let keyword = matches!(
+        v,
+        "true" | "false" | "null" | "none" | "nil" | "undefined" | "required" | "optional"
+    );
+    let word = v.len() < 12 && v.bytes().all(|b| b.is_ascii_alphabetic());
+    !(placeholder || number || keyword || word)
 }
 
-/// True for environment variable names that conventionally hold credentials.
+/// The literal values of this process's environment variables that look like secrets, and
+/// the automaton that finds them all in one pass (leftmost longest, so a value that contains
+/// another is blanked whole).
+fn env_automaton() -> Option<&'static AhoCorasick> {
+    static AC: OnceLock<Option<AhoCorasick>> = OnceLock::new();
+    AC.get_or_init(|| {
+        let values = secret_env_values(std::env::vars_os());
+        if values.is_empty() {
+            return None;
+        }
+        Some(
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(values)
+                .expect("literal values build an automaton"),
+        )
+    })
+    .as_ref()
+}
+
+/// The secret words a `_`-separated part of an environment variable's name may be.
+const SECRET_NAME_PARTS: &[&str] = &[
+    "KEY", "KEYS", "PASS", "PAT", "PWD", "AUTH", "SIGNING", "PIN",
+];
+/// The secret words an environment variable's name may hold anywhere.
+const SECRET_NAME_WORDS: &[&str] = &[
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "APIKEY",
+    "ACCESSKEY",
+    "PRIVATEKEY",
+];
+
+/// True for environment variable names that conventionally hold credentials: `GITHUB_TOKEN`,
+/// `OPENAI_KEY`, `DB_PASS`, `GITHUB_PAT`, `SIGNING_KEY`, `AWS_SECRET_ACCESS_KEY`; not `PATH`,
+/// `KEYBOARD`, `GIT_AUTHOR_NAME` or `XAUTHORITY`.
 pub fn is_secret_env_name(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
-    [
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "API_KEY",
-        "APIKEY",
-        "ACCESS_KEY",
-        "PRIVATE_KEY",
-        "CREDENTIAL",
-        "AUTH",
-    ]
-    .iter()
-    .any(|w| n.contains(w))
+    SECRET_NAME_WORDS.iter().any(|w| n.contains(w))
+        || n.split(['_', '-', '.'])
+            .any(|part| SECRET_NAME_PARTS.contains(&part))
+}
+
+/// True for values that are plainly not secrets: numbers, booleans, paths that exist, lists
+/// of paths, URLs without credentials.
+fn is_plain_value(v: &str) -> bool {
+    let number = v
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'_' | b','));
+    let boolean = matches!(
+        v.to_ascii_lowercase().as_str(),
+        "true" | "false" | "yes" | "no" | "on" | "off"
+    );
+    let path = |p: &str| {
+        p.starts_with('~')
+            || (p.starts_with('/')
+                && std::path::Path::new(p)
+                    .parent()
+                    .is_some_and(|parent| parent.exists()))
+    };
+    let paths =
+        v.contains(':') && !v.contains("://") && v.split(':').all(|p| p.is_empty() || path(p));
+    let url = v.contains("://")
+        && !v.contains('@')
+        && !v.contains('?')
+        && !v.contains(char::is_whitespace);
+    number || boolean || path(v) || paths || url
+}
+
+/// Whether a value looks random: long, no whitespace, upper and lower case and digits, and
+/// at least [`MIN_BITS`] bits of Shannon entropy per character.
+fn looks_random(v: &str) -> bool {
+    if v.len() < MIN_ENTROPIC || v.contains(char::is_whitespace) {
+        return false;
+    }
+    let has = |f: fn(&u8) -> bool| v.as_bytes().iter().any(f);
+    if !(has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase) && has(u8::is_ascii_digit)) {
+        return false;
+    }
+    let mut counts = [0u32; 256];
+    for b in v.bytes() {
+        counts[b as usize] += 1;
+    }
+    let n = v.len() as f64;
+    let bits: f64 = counts
+        .iter()
+        .filter(|c| **c > 0)
+        .map(|c| {
+            let p = f64::from(*c) / n;
+            -p * p.log2()
+        })
+        .sum();
+    bits >= MIN_BITS
+}
+
+/// Whether the environment variable `name=value` holds a secret this process must never
+/// return: see the module documentation.
+pub fn env_secret(name: &str, value: &str) -> bool {
+    let v = value.trim();
+    if v.len() < MIN_ENV_SECRET || is_plain_value(v) {
+        return false;
+    }
+    is_secret_env_name(name) || (looks_random(v) && !names_plain_text(name))
+}
+
+/// The last `_`-separated parts of names whose values are plain text however random they
+/// look: a CI's branch (`GITHUB_REF_NAME`, `CI_COMMIT_BRANCH`), a user or host name, a
+/// version. Their values must not blank a branch name or a path in an answer.
+const PLAIN_NAME_ENDS: &[&str] = &[
+    "REF", "NAME", "BRANCH", "TAG", "USER", "USERNAME", "HOST", "HOSTNAME", "VERSION", "TITLE",
+    "DIR", "PATH", "FILE", "URL", "EMAIL",
+];
+
+fn names_plain_text(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    n.rsplit(['_', '-', '.'])
+        .next()
+        .is_some_and(|last| PLAIN_NAME_ENDS.contains(&last))
 }
 
 fn secret_env_values(
@@ -167,89 +433,158 @@ fn secret_env_values(
 ) -> Vec<String> {
     let mut values: Vec<String> = vars
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .filter(|(k, v)| is_secret_env_name(k) && v.trim().len() >= MIN_ENV_SECRET)
+        .filter(|(k, v)| env_secret(k, v))
         .map(|(_, v)| v.trim().to_string())
         .collect();
-    // Longest first, so a value that contains another is blanked whole.
     values.sort_by_key(|v| std::cmp::Reverse(v.len()));
     values.dedup();
     values
 }
 
-/// Replaces every match of `rule` for which `with` gives a replacement, counting them; a match
-/// for which it gives `None` is kept as it is and not counted.
-fn replace<'t>(
-    rule: &Lazy,
-    text: Cow<'t, str>,
-    count: &mut usize,
-    with: impl Fn(&Captures) -> Option<String>,
-) -> Cow<'t, str> {
-    let mut lower = None;
-    if !rule.may_match(&text, &mut lower) {
+/// Replaces every match of `rule`, counting the replacements; a match that is no secret (the
+/// `git` user, a marker, a value that cannot be a secret) is kept and not counted.
+fn apply<'t>(rule: &Rule, text: Cow<'t, str>, count: &mut usize) -> Cow<'t, str> {
+    // The one-pass gate ignored case; a rule that minds case checks its gates again.
+    if !rule.fold && !rule.gates.iter().any(|g| text.contains(g)) {
+        return text;
+    }
+    // User information needs an `@` after the `://`: most URLs have none.
+    if rule.replace == Replace::Userinfo && !text.contains('@') {
         return text;
     }
     let re = rule.regex();
     if !re.is_match(&text) {
         return text;
     }
+    let mut n = 0;
     let out = re
-        .replace_all(&text, |c: &Captures| match with(c) {
-            Some(s) => {
-                *count += 1;
-                s
+        .replace_all(&text, |c: &Captures| {
+            let whole = &c[0];
+            let start = c.get(0).map_or(0, |m| m.start());
+            let replaced = match rule.replace {
+                Replace::Whole => Some(MARKER.to_string()),
+                Replace::Userinfo => {
+                    // `ssh://git@host/...` names a conventional user, not a credential.
+                    let user = &c[2];
+                    (user != "git" && user != MARKER).then(|| format!("{}{MARKER}@", &c[1]))
+                }
+                Replace::AfterGroup1 => {
+                    (!whole[c[1].len()..].starts_with(MARKER)).then(|| format!("{}{MARKER}", &c[1]))
+                }
+                Replace::Value => {
+                    let v = c
+                        .name("qv")
+                        .or_else(|| c.name("bv"))
+                        .expect("a value group");
+                    assignment_value_is_secret(v.as_str()).then(|| {
+                        let (a, b) = (v.start() - start, v.end() - start);
+                        format!("{}{MARKER}{}", &whole[..a], &whole[b..])
+                    })
+                }
+            };
+            match replaced {
+                Some(s) => {
+                    n += 1;
+                    s
+                }
+                None => whole.to_string(),
             }
-            None => c[0].to_string(),
         })
         .into_owned();
-    Cow::Owned(out)
+    *count += n;
+    if n == 0 {
+        text
+    } else {
+        Cow::Owned(out)
+    }
 }
 
-/// Whether `text` holds any rule's gate, looked for without regard to ASCII case in one pass.
-/// A text that holds none cannot match any rule (each rule looks for its own gates, with or
-/// without case), and most lines of a search answer hold none: they then cost one scan, not
-/// one per gate.
-fn any_gate(text: &str) -> bool {
-    static ALL: OnceLock<aho_corasick::AhoCorasick> = OnceLock::new();
-    ALL.get_or_init(|| {
-        let rules = [&PRIVATE_KEY, &USERINFO, &QUERY]
-            .into_iter()
-            .chain(TOKENS.iter());
-        let gates: Vec<&str> = rules.flat_map(|r| r.gates.iter().copied()).collect();
-        aho_corasick::AhoCorasick::builder()
+/// The rules whose gates `text` holds (bit `i` for `RULES[i]`), found without regard to
+/// ASCII case in one Aho-Corasick pass (overlapping, so a gate inside another is seen). A rule
+/// whose gates are absent cannot match (each looks for its own gates, with or without case):
+/// most strings of an answer hold no gate and cost this one scan, and a URL wakes only the URL
+/// rules. A marker holds no gate, so the set found before any replacement stays right.
+fn candidates(text: &str) -> u32 {
+    static ALL: OnceLock<(AhoCorasick, Vec<u32>)> = OnceLock::new();
+    let (ac, rule_of) = ALL.get_or_init(|| {
+        let mut gates = Vec::new();
+        let mut rule_of = Vec::new();
+        for (i, r) in RULES.iter().enumerate() {
+            for g in r.gates {
+                gates.push(*g);
+                rule_of.push(1u32 << i);
+            }
+        }
+        let ac = AhoCorasick::builder()
             .ascii_case_insensitive(true)
             .build(gates)
-            .expect("the gates are literals")
-    })
-    .is_match(text)
+            .expect("the gates are literals");
+        (ac, rule_of)
+    });
+    ac.find_overlapping_iter(text)
+        .fold(0, |mask, m| mask | rule_of[m.pattern().as_usize()])
+}
+
+/// Replaces the values of the secret environment variables in `text`.
+fn environment<'t>(text: Cow<'t, str>, count: &mut usize) -> Cow<'t, str> {
+    let Some(ac) = env_automaton() else {
+        return text;
+    };
+    if !ac.is_match(text.as_ref()) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for m in ac.find_iter(text.as_ref()) {
+        out.push_str(&text[last..m.start()]);
+        out.push_str(MARKER);
+        last = m.end();
+        *count += 1;
+    }
+    out.push_str(&text[last..]);
+    Cow::Owned(out)
 }
 
 /// Redacts every secret this module knows in `text`; returns the text and how many secrets
 /// were replaced.
 pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
     let mut count = 0;
-    let mut out = Cow::Borrowed(text);
-    for value in env_values() {
-        if out.contains(value.as_str()) {
-            count += out.matches(value.as_str()).count();
-            out = Cow::Owned(out.replace(value.as_str(), MARKER));
+    let mut out = environment(Cow::Borrowed(text), &mut count);
+    let mask = candidates(&out);
+    for (i, rule) in RULES.iter().enumerate() {
+        if mask & (1 << i) != 0 {
+            out = apply(rule, out, &mut count);
         }
     }
-    if !any_gate(&out) {
-        return (out, count);
-    }
-    out = replace(&PRIVATE_KEY, out, &mut count, |_| Some(MARKER.to_string()));
-    out = replace(&USERINFO, out, &mut count, |c| {
-        // `ssh://git@host/...` names a conventional user, not a credential.
-        let user = &c[2];
-        (user != "git" && user != MARKER).then(|| format!("{}{MARKER}@", &c[1]))
-    });
-    out = replace(&QUERY, out, &mut count, |c| {
-        (&c[0][c[1].len()..] != MARKER).then(|| format!("{}{MARKER}", &c[1]))
-    });
-    for rule in &TOKENS {
-        out = replace(rule, out, &mut count, |_| Some(MARKER.to_string()));
-    }
     (out, count)
+}
+
+/// Redacts every string of `value` in place, object keys included (a key of a front matter or
+/// of a parsed file is repository content too); returns how many secrets were replaced.
+pub fn redact_value(value: &mut Value) -> usize {
+    match value {
+        Value::String(s) => {
+            let (text, n) = redact(s);
+            if n > 0 {
+                *s = text.into_owned();
+            }
+            n
+        }
+        Value::Array(items) => items.iter_mut().map(redact_value).sum(),
+        Value::Object(map) => {
+            let mut n: usize = map.values_mut().map(redact_value).sum();
+            if map.keys().any(|k| redact(k).1 > 0) {
+                let old = std::mem::take(map);
+                for (k, v) in old {
+                    let (key, m) = redact(&k);
+                    n += m;
+                    map.insert(key.into_owned(), v);
+                }
+            }
+            n
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => 0,
+    }
 }
 
 /// Redacts a URL known to be a URL (a git remote): [`redact`], then every query value and
@@ -281,18 +616,23 @@ pub fn redact_url(url: &str) -> (String, bool) {
     (out, changed)
 }
 
-/// True when `bytes` hold a private key block (a BEGIN line followed by key material).
+/// True when `bytes` hold a private key block of any armour (PEM, OpenSSH, PGP, SSH2, PuTTY)
+/// followed by key material, also indented (a YAML block scalar), quoted or JSON-escaped
+/// (`\n` written as two characters between the lines).
 pub fn holds_private_key(bytes: &[u8]) -> bool {
     static RE: OnceLock<regex::bytes::Regex> = OnceLock::new();
-    let finder = memchr::memmem::find(bytes, b"PRIVATE KEY-----");
-    if finder.is_none() {
+    let armoured = memchr::memmem::find(bytes, b"PRIVATE KEY").is_some();
+    if !armoured && memchr::memmem::find(bytes, b"Private-Lines:").is_none() {
         return false;
     }
     RE.get_or_init(|| {
-        regex::bytes::Regex::new(
-            r"(?-u)-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----\r?\n(?:[A-Za-z0-9-]+: [^\n]*\r?\n)*\r?\n?[A-Za-z0-9+/=]{16,}",
-        )
-        .expect("the private key rule compiles")
+        // A line break, real or JSON-escaped, then the next line's indentation or quote.
+        let br = r#"(?:\r?\n|\\r\\n|\\n)[ \t"']*"#;
+        let pattern = format!(
+            r"(?-u){armour}[ \t]*{br}(?:[A-Za-z0-9-]+: [^\n\\]*{br})*(?:{br})?[A-Za-z0-9+/=]{{16,}}|Private-Lines: *[0-9]+[ \t]*{br}[A-Za-z0-9+/=]{{16,}}",
+            armour = armour!("BEGIN"),
+        );
+        regex::bytes::Regex::new(&pattern).expect("the private key rule compiles")
     })
     .is_match(bytes)
 }
@@ -306,84 +646,295 @@ mod tests {
         (t.into_owned(), n)
     }
 
+    /// An armour line built at run time, so this file holds no key block of its own.
+    fn armour(word: &str, kind: &str) -> String {
+        format!("-----{word} {kind}-----")
+    }
+
+    /// A PuTTY key file's private part, built at run time like [`armour`].
+    fn putty(rest: &str) -> String {
+        format!(
+            "PuTTY-User-Key-File-3: ssh-ed25519\nPrivate-{}: 1\n{rest}",
+            "Lines"
+        )
+    }
+
+    /// A block of `kind` whose lines are prefixed with `indent` and joined with `nl`.
+    fn key_block(kind: &str, indent: &str, nl: &str) -> String {
+        [
+            armour("BEGIN", kind),
+            "MIIEowIBAAKCAQEAsecretsecretSECRET0123".to_string(),
+            "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAE".to_string(),
+            armour("END", kind),
+        ]
+        .iter()
+        .map(|l| format!("{indent}{l}"))
+        .collect::<Vec<_>>()
+        .join(nl)
+    }
+
+    /// For each rule: texts holding a secret it must replace (and the secret), and a near miss
+    /// it must keep as it is.
+    fn samples(rule: &str) -> (Vec<(String, String)>, Vec<String>) {
+        let s = |a: &str, b: &str| (a.to_string(), b.to_string());
+        match rule {
+            "private_key" => {
+                let mut hits = Vec::new();
+                for kind in [
+                    "PRIVATE KEY",
+                    "RSA PRIVATE KEY",
+                    "EC PRIVATE KEY",
+                    "DSA PRIVATE KEY",
+                    "ENCRYPTED PRIVATE KEY",
+                    "OPENSSH PRIVATE KEY",
+                    "PGP PRIVATE KEY BLOCK",
+                ] {
+                    for (indent, nl) in [("", "\n"), ("    ", "\n"), ("", "\\n"), ("  ", "\r\n")] {
+                        let block = key_block(kind, indent, nl);
+                        hits.push((
+                            format!("key: |\n{block}\nafter: 1\n"),
+                            "MIIEowIBAAKCAQEA".into(),
+                        ));
+                        hits.push((
+                            format!("{{\"key\": \"{block}\"}}"),
+                            "b3BlbnNzaC1rZXkt".into(),
+                        ));
+                    }
+                }
+                // Cut off before its END line.
+                let cut = format!(
+                    "{}\nMIIEowIBAAKCAQEAsecret\n",
+                    armour("BEGIN", "RSA PRIVATE KEY")
+                );
+                hits.push((cut, "MIIEowIBAAKCAQEA".into()));
+                let ssh2 = ["BEGIN", "P2/56wAAA0ssh2material", "END"].map(|w| {
+                    if w.len() > 5 {
+                        w.to_string()
+                    } else {
+                        format!("---- {w} SSH2 ENCRYPTED PRIVATE KEY ----")
+                    }
+                });
+                hits.push((ssh2.join("\n"), "P2/56wAAA0ssh2".into()));
+                (
+                    hits,
+                    vec![
+                        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEF\n-----END PUBLIC KEY-----".into(),
+                        "a private key is a file you keep".into(),
+                    ],
+                )
+            }
+            "putty_key" => (
+                vec![(
+                    putty("AAAAIPuttySecretMaterial0123\nPrivate-MAC: 0a1b2c\n"),
+                    "PuttySecretMaterial".into(),
+                )],
+                vec!["Private lines: none here".into()],
+            ),
+            "url_userinfo" => (
+                vec![
+                    s(
+                        "remote https://alice:s3cr3tvalue@example.com/r.git",
+                        "s3cr3tvalue",
+                    ),
+                    s("https://ghtoken123456@github.com/o/r", "ghtoken123456"),
+                ],
+                vec![
+                    "ssh://git@example.com/o/r.git".into(),
+                    "mail alice@example.com".into(),
+                ],
+            ),
+            "url_query" => (
+                vec![s("https://h/p?x=1&access_token=abcdef123&y=2", "abcdef123")],
+                vec!["https://example.com/a?b=c&page=2".into()],
+            ),
+            "github" => (
+                vec![(format!("t ghp_{}", "a1B2".repeat(9)), "a1B2a1B2a1B2".into())],
+                vec!["ghp_short".into()],
+            ),
+            "github_pat" => (
+                vec![(
+                    format!("github_pat_{}", "Z9_y".repeat(8)),
+                    "Z9_yZ9_yZ9_y".into(),
+                )],
+                vec!["github_pat_ is the prefix".into()],
+            ),
+            "gitlab" => (
+                vec![(
+                    format!("glpat-{}", "abcDEF123_".repeat(3)),
+                    "abcDEF123_abc".into(),
+                )],
+                vec!["glpat-short".into()],
+            ),
+            "aws_key_id" => (
+                vec![s("id AKIAIOSFODNN7EXAMPLE here", "IOSFODNN7EXAMPLE")],
+                vec!["AKIA is a prefix; AKIAshort".into()],
+            ),
+            "slack" => (
+                vec![(
+                    format!("xoxb-{}", "1234-abcd".repeat(3)),
+                    "1234-abcd1234".into(),
+                )],
+                vec!["xoxo hugs".into()],
+            ),
+            "sk_key" => (
+                vec![(format!("sk-{}", "Qw3r".repeat(8)), "Qw3rQw3rQw3r".into())],
+                vec!["task-runner sk-short".into()],
+            ),
+            "google_api" => (
+                vec![(
+                    format!("AIza{}", &"Sy0_-x".repeat(6)[..35]),
+                    "Sy0_-xSy0_-x".into(),
+                )],
+                vec!["AIza alone".into()],
+            ),
+            "npm" => (
+                vec![(format!("npm_{}", "n0pQ".repeat(9)), "n0pQn0pQn0pQ".into())],
+                vec!["npm_config_cache".into()],
+            ),
+            "jwt" => (
+                vec![(
+                    format!(
+                        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.{}",
+                        "s1gn".repeat(4)
+                    ),
+                    "eyJzdWIiOiIxMjM0In0".into(),
+                )],
+                vec!["eyJ alone".into()],
+            ),
+            "bearer" => (
+                vec![(
+                    format!("Authorization: BEARER {}", "Tok3n.value".repeat(2)),
+                    "Tok3n.valueTok3n".into(),
+                )],
+                vec!["a bearer of news".into()],
+            ),
+            "assignment" => (
+                vec![
+                    s("fix login password=hunter2hunter2", "hunter2hunter2"),
+                    s("db:\n  password: hunter2hunter2\n", "hunter2hunter2"),
+                    s(
+                        r#"{"client_secret": "c0ffee-with spaces"}"#,
+                        "c0ffee-with spaces",
+                    ),
+                    s(r#"{\"apiKey\":\"k3y-value-123\"}"#, "k3y-value-123"),
+                    s("export DB_PASS=pa55word! # prod", "pa55word!"),
+                    s("auth_token: 'tok-9f8e7d6c'", "tok-9f8e7d6c"),
+                    s("signing_key = abcDEF123456", "abcDEF123456"),
+                    s(
+                        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG",
+                        "wJalrXUtnFEMI/K7MDENG",
+                    ),
+                ],
+                vec![
+                    "max_tokens: 4096".into(),
+                    "author: Jane Doe".into(),
+                    "password: ${DB_PASSWORD}".into(),
+                    "token: none".into(),
+                    "compass: north-north-west".into(),
+                    "secret: required".into(),
+                    "password: <your password>".into(),
+                ],
+            ),
+            other => panic!("no samples for the rule `{other}`"),
+        }
+    }
+
     #[test]
-    fn the_one_pass_gate_finds_every_rule_gate_in_any_case() {
-        let rules = [&PRIVATE_KEY, &USERINFO, &QUERY]
-            .into_iter()
-            .chain(TOKENS.iter());
-        for gate in rules.flat_map(|r| r.gates.iter()) {
-            for text in [
-                format!("a line with {gate} inside"),
-                format!("{} at the start", gate.to_ascii_uppercase()),
-                format!("at the end {}", gate.to_ascii_lowercase()),
-            ] {
-                assert!(any_gate(&text), "{text:?}");
+    fn every_rule_redacts_its_sample_and_keeps_its_near_miss() {
+        for rule in &RULES {
+            let (hits, misses) = samples(rule.name);
+            assert!(!hits.is_empty() && !misses.is_empty(), "{}", rule.name);
+            for (text, secret) in hits {
+                assert!(text.contains(&secret), "{}: bad sample {text:?}", rule.name);
+                // The rule alone, then the whole chain.
+                let mut n = 0;
+                let alone = apply(rule, Cow::Borrowed(&text), &mut n);
+                assert!(
+                    !alone.contains(&secret),
+                    "{}: {text:?} -> {alone:?}",
+                    rule.name
+                );
+                assert!(n >= 1 && alone.contains(MARKER), "{}: {alone:?}", rule.name);
+                let (all, m) = red(&text);
+                assert!(!all.contains(&secret) && m >= 1, "{}: {all:?}", rule.name);
+                // Idempotent: a redacted text is left as it is.
+                assert_eq!(red(&all), (all.clone(), 0), "{}", rule.name);
+            }
+            for text in misses {
+                let mut n = 0;
+                let kept = apply(rule, Cow::Borrowed(&text), &mut n);
+                assert_eq!((kept.as_ref(), n), (text.as_str(), 0), "{}", rule.name);
             }
         }
-        assert!(!any_gate("fn main() { println!(\"hello\"); }"));
     }
 
     #[test]
-    fn url_userinfo_is_removed() {
-        let (t, n) = red("remote https://alice:s3cr3tvalue@example.com/r.git here");
-        assert_eq!(t, "remote https://[REDACTED]@example.com/r.git here");
-        assert_eq!(n, 1);
-        let (t, _) = red("https://ghtoken123456@github.com/o/r");
-        assert!(!t.contains("ghtoken123456"), "{t}");
-    }
-
-    #[test]
-    fn the_git_user_of_ssh_urls_is_kept() {
-        let (t, n) = red("ssh://git@example.com/o/r.git");
-        assert_eq!(t, "ssh://git@example.com/o/r.git");
-        assert_eq!(n, 0);
-    }
-
-    #[test]
-    fn query_tokens_are_removed() {
-        let (t, n) = red("https://h/p?x=1&access_token=abcdef123&y=2");
-        assert_eq!(t, "https://h/p?x=1&access_token=[REDACTED]&y=2");
-        assert_eq!(n, 1);
-    }
-
-    #[test]
-    fn known_token_shapes_are_removed() {
-        let samples = [
-            format!("ghp_{}", "a1B2".repeat(9)),
-            format!("github_pat_{}", "Z9_y".repeat(8)),
-            "AKIAIOSFODNN7EXAMPLE".to_string(),
-            format!("xoxb-{}", "1234-abcd".repeat(3)),
-            format!("sk-{}", "Qw3r".repeat(8)),
-            format!("glpat-{}", "abcDEF123_".repeat(3)),
-            format!("AIza{}", &"Sy0_-x".repeat(6)[..35]),
-            format!("npm_{}", "n0pQ".repeat(9)),
-            format!(
-                "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.{}",
-                "s1gn".repeat(4)
-            ),
-            format!("BEARER {}", "Tok3n.value".repeat(2)),
-        ];
-        for s in &samples {
-            let (t, n) = red(&format!("key = \"{s}\";"));
-            assert!(!t.contains(s.as_str()), "{s} survived: {t}");
-            assert_eq!(n, 1, "{s}");
+    fn the_one_pass_gate_finds_every_rule_gate_in_any_case() {
+        for (i, rule) in RULES.iter().enumerate() {
+            for gate in rule.gates {
+                for text in [
+                    format!("a line with {gate} inside"),
+                    format!("{} at the start", gate.to_ascii_uppercase()),
+                    format!("at the end {}", gate.to_ascii_lowercase()),
+                ] {
+                    assert!(candidates(&text) & (1 << i) != 0, "{}: {text:?}", rule.name);
+                }
+            }
         }
+        // A gate inside another gate is seen too; no gate, no rule.
+        let bit = |name: &str| 1u32 << RULES.iter().position(|r| r.name == name).unwrap();
+        assert_eq!(
+            candidates("?token=") & (bit("url_query") | bit("assignment")),
+            bit("url_query") | bit("assignment")
+        );
+        assert_eq!(candidates("fn main() { println!(\"hello\"); }"), 0);
+        assert_eq!(candidates(MARKER), 0);
+        assert!(RULES.len() <= 32, "the candidate mask has 32 bits");
     }
 
     #[test]
-    fn private_key_blocks_are_removed_even_when_cut() {
-        let begin = format!("-----BEGIN {}-----", "RSA PRIVATE KEY");
-        let end = format!("-----END {}-----", "RSA PRIVATE KEY");
-        let block = format!("a\n{begin}\nMIIEowIBAAKCAQEAsecretsecret\n{end}\nb\n");
-        let (t, n) = red(&block);
+    fn a_whole_key_block_is_one_replacement() {
+        let block = key_block("RSA PRIVATE KEY", "", "\n");
+        let (t, n) = red(&format!("a\n{block}\nb\n"));
         assert_eq!(t, "a\n[REDACTED]\nb\n");
         assert_eq!(n, 1);
-        let cut = format!("a\n{begin}\nMIIEowIBAAKCAQEAsecretsecret\n");
-        let (t, _) = red(&cut);
-        assert!(!t.contains("MIIEow"), "{t}");
-        assert!(holds_private_key(block.as_bytes()));
+    }
+
+    #[test]
+    fn private_keys_are_detected_in_every_armour_and_form() {
+        for kind in [
+            "PRIVATE KEY",
+            "RSA PRIVATE KEY",
+            "ENCRYPTED PRIVATE KEY",
+            "OPENSSH PRIVATE KEY",
+            "PGP PRIVATE KEY BLOCK",
+        ] {
+            for (indent, nl) in [("", "\n"), ("    ", "\n"), ("", "\\n"), ("", "\r\n")] {
+                let block = key_block(kind, indent, nl);
+                assert!(holds_private_key(block.as_bytes()), "{block:?}");
+                let json = format!("{{\"k\": \"{block}\"}}");
+                assert!(holds_private_key(json.as_bytes()), "{json:?}");
+            }
+        }
+        let pgp = format!(
+            "{}\nVersion: GnuPG v2\n\nlQOYBF0secretmaterial0123\n",
+            armour("BEGIN", "PGP PRIVATE KEY BLOCK")
+        );
+        assert!(holds_private_key(pgp.as_bytes()));
+        assert!(holds_private_key(
+            putty("AAAAIPuttySecretMaterial0123\n").as_bytes()
+        ));
+        // Near misses: the rule's own text, a public key, prose.
         assert!(!holds_private_key(
             b"the rule text -----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY----- is not a key"
+        ));
+        let public = format!(
+            "{}\nMIIBIjANBgkqhkiG9w0BAQEF\n",
+            armour("BEGIN", "PUBLIC KEY")
+        );
+        assert!(!holds_private_key(public.as_bytes()));
+        assert!(!holds_private_key(
+            b"keep your PRIVATE KEY safe\nMIIBIjANBgkqhkiG9w0BAQEF"
         ));
     }
 
@@ -393,6 +944,8 @@ mod tests {
         assert_eq!(n, 0);
         assert!(matches!(redact("plain").0, Cow::Borrowed(_)));
         assert!(t.contains("b=c"));
+        // A gate without a secret borrows too.
+        assert!(matches!(redact("the key to it").0, Cow::Borrowed(_)));
     }
 
     #[test]
@@ -406,13 +959,103 @@ mod tests {
     }
 
     #[test]
-    fn secret_environment_values_are_collected_by_name() {
-        let vars = vec![
-            ("MY_API_TOKEN".into(), "tok-1234567890".into()),
-            ("PATH".into(), "/usr/bin:/bin".into()),
-            ("SHORT_SECRET".into(), "abc".into()),
+    fn secret_environment_values_are_found_by_name_or_by_shape() {
+        let random = "q8Zr3LmX0pT7vWc2Ks9d";
+        let vars: Vec<(&str, &str)> = vec![
+            // By name, whatever the shape.
+            ("OPENAI_KEY", "openai-value-1"),
+            ("DB_PASS", "hunter2hunter2"),
+            ("GITHUB_PAT", "patvalue-123456"),
+            ("SIGNING_KEY", "signing-value-9"),
+            ("MY_API_TOKEN", "tok-1234567890"),
+            ("GPG_PASSPHRASE", "correct horse battery"),
+            // By shape, whatever the name.
+            ("SOMETHING_ELSE", random),
+            // Never: common variables, short values, paths, lists, numbers, booleans, URLs,
+            // a commit hash, a sentence.
+            ("HOME", "/root"),
+            ("USER", "root"),
+            ("LANG", "C.UTF-8"),
+            ("TERM", "xterm-256color"),
+            ("SHELL", "/bin/bash"),
+            ("PWD", "/tmp"),
+            ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            ("SSH_AUTH_SOCK", "/tmp/ssh-agent.sock"),
+            ("SHORT_SECRET", "abc"),
+            ("API_TOKEN_TTL", "3600000000"),
+            ("TOKENIZERS_PARALLELISM", "false"),
+            ("AUTH_URL", "https://auth.example.com/login"),
+            ("GIT_COMMIT", "0123456789abcdef0123456789abcdef01234567"),
+            ("GIT_AUTHOR_NAME", "Jane Longname-Doe"),
+            (
+                "CARGO_PKG_DESCRIPTION",
+                "A Steward for Repositories of 2026",
+            ),
+            ("KEYBOARD_LAYOUT", "us-international"),
+            // A random-looking branch name of a CI: plain text by its name.
+            ("GITHUB_REF_NAME", "Fix-Issue16-HostileRepo2"),
+            ("CI_COMMIT_BRANCH", "Fix-Issue16-HostileRepo2"),
         ];
-        let values = secret_env_values(vars.into_iter());
-        assert_eq!(values, vec!["tok-1234567890".to_string()]);
+        let values = secret_env_values(vars.iter().map(|(k, v)| ((*k).into(), (*v).into())));
+        let mut expected = vec![
+            "openai-value-1",
+            "hunter2hunter2",
+            "patvalue-123456",
+            "signing-value-9",
+            "tok-1234567890",
+            "correct horse battery",
+            random,
+        ];
+        expected.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        assert_eq!(
+            values.iter().map(String::len).collect::<Vec<_>>(),
+            expected.iter().map(|v| v.len()).collect::<Vec<_>>(),
+            "longest first"
+        );
+        let mut got: Vec<&str> = values.iter().map(String::as_str).collect();
+        got.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(got, expected);
+        for name in [
+            "OPENAI_KEY",
+            "DB_PASS",
+            "GITHUB_PAT",
+            "SIGNING_KEY",
+            "AWS_SECRET_ACCESS_KEY",
+        ] {
+            assert!(is_secret_env_name(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "USER",
+            "LANG",
+            "TERM",
+            "GIT_AUTHOR_NAME",
+            "XAUTHORITY",
+            "KEYBOARD",
+        ] {
+            assert!(!is_secret_env_name(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn json_values_are_redacted_keys_and_all() {
+        let token = format!("ghp_{}", "a1B2".repeat(9));
+        let mut v = serde_json::json!({
+            "title": format!("see {token}"),
+            "list": [1, true, null, {"nested": format!("password=hunter2hunter2 and {token}")}],
+            token.clone(): "a key that is a secret",
+            "redactions": 0,
+        });
+        let n = redact_value(&mut v);
+        let text = v.to_string();
+        assert!(
+            !text.contains(&token) && !text.contains("hunter2hunter2"),
+            "{text}"
+        );
+        assert_eq!(n, 4, "{text}");
+        assert_eq!(v["[REDACTED]"], "a key that is a secret");
+        assert_eq!(redact_value(&mut v), 0);
     }
 }

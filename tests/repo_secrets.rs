@@ -20,13 +20,15 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use common::{bin, git, json, scratch_repo, stderr, stdout};
 use serde_json::{json, Value};
 
-/// A token no redaction rule knows by shape: only confinement can keep it in.
+/// A token no redaction rule knows by shape: only confinement can keep it in. Upper case and
+/// digits only: a value that also mixes in lower case looks random to the environment rule,
+/// which would then blank it everywhere and hide a confinement leak.
 fn unique_token() -> String {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_nanos();
-    format!("PLANTED{:x}Q{:x}", nanos, std::process::id())
+    format!("PLANTED{:X}Q{:X}", nanos, std::process::id())
 }
 
 /// Runs the binary in `dir` with the token in a neutral environment variable.

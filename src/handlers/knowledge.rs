@@ -4,6 +4,7 @@
 //! [`crate::knowledge::Index`]) and shapes an answer; the knowledge module does the work.
 
 use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
 
 use super::typed;
 use crate::context::Context;
@@ -12,7 +13,9 @@ use crate::knowledge::{kinds, scan::hex, search, Snapshot, URI_PREFIX};
 use crate::registry::types::{knowledge_check, knowledge_get, knowledge_kinds, knowledge_list, knowledge_search};
 
 /// The version tag of list cursors.
-const CURSOR_TAG: &str = "k1.";
+const CURSOR_TAG: &str = "k2.";
+/// How many hex digits of the URI's SHA-256 a cursor keeps.
+const CURSOR_PRINT: usize = 16;
 
 /// Checks a kind filter against the snapshot's kinds.
 fn known_kind(snapshot: &Snapshot, kind: &Option<String>) -> Result<(), CapabilityError> {
@@ -29,29 +32,44 @@ fn known_kind(snapshot: &Snapshot, kind: &Option<String>) -> Result<(), Capabili
     }
 }
 
-/// An opaque cursor: the last URI of the page, tagged and hex-encoded.
-fn encode_cursor(uri: &str) -> String {
-    format!("{CURSOR_TAG}{}", hex(uri.as_bytes()))
+/// A URI's fingerprint: the head of its SHA-256, in hex.
+fn fingerprint(uri: &str) -> String {
+    let mut h = hex(&Sha256::digest(uri.as_bytes()));
+    h.truncate(CURSOR_PRINT);
+    h
 }
 
-fn decode_cursor(cursor: &str) -> Result<String, CapabilityError> {
+/// An opaque cursor: the position of the page's last object and its URI's fingerprint. Not
+/// the URI itself: an encoded URI would carry whatever its id holds past the disclosure, which
+/// reads strings, not encodings.
+fn encode_cursor(position: usize, uri: &str) -> String {
+    format!("{CURSOR_TAG}{position}.{}", fingerprint(uri))
+}
+
+fn decode_cursor(cursor: &str) -> Result<(usize, String), CapabilityError> {
     let bad = || {
         CapabilityError::invalid_input("`cursor` was not issued by knowledge.list; pass a next_cursor back unchanged")
             .at("/cursor")
     };
-    let digits = cursor.strip_prefix(CURSOR_TAG).ok_or_else(bad)?;
-    if digits.len() % 2 != 0 || !digits.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+    let rest = cursor.strip_prefix(CURSOR_TAG).ok_or_else(bad)?;
+    let (position, print) = rest.split_once('.').ok_or_else(bad)?;
+    let position: usize = position.parse().map_err(|_| bad())?;
+    if print.len() != CURSOR_PRINT || !print.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
         return Err(bad());
     }
-    let bytes: Vec<u8> = (0..digits.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).expect("checked hex"))
-        .collect();
-    let uri = String::from_utf8(bytes).map_err(|_| bad())?;
-    if !uri.starts_with(URI_PREFIX) {
-        return Err(bad());
+    Ok((position, print.to_string()))
+}
+
+/// Where the page after a cursor starts in `uris`: after the object the cursor names, found by
+/// its fingerprint (near its former position first); when that object is gone, after its
+/// former position.
+fn resume<'a>(uris: impl ExactSizeIterator<Item = &'a str> + Clone, (position, print): &(usize, String)) -> usize {
+    let n = uris.len();
+    let near = uris.clone().enumerate().skip(position.saturating_sub(8)).take(17);
+    match near.chain(uris.enumerate()).find(|(_, u)| fingerprint(u) == *print) {
+        Some((i, _)) => i + 1,
+        None => position.saturating_add(1).min(n),
     }
-    Ok(uri)
 }
 
 /// `knowledge.kinds`: the kinds and their schemas.
@@ -73,10 +91,10 @@ pub fn list(ctx: &Context, input: knowledge_list::Input) -> Result<knowledge_lis
         .filter(|o| input.tag.as_ref().is_none_or(|t| o.tags.contains(t)))
         .filter(|o| input.status.as_ref().is_none_or(|s| o.status.as_ref() == Some(s)))
         .collect();
-    let start = after.map_or(0, |a| matching.partition_point(|o| o.uri.as_str() <= a.as_str()));
+    let start = after.map_or(0, |a| resume(matching.iter().map(|o| o.uri.as_str()), &a));
     let page = &matching[start..(start + limit).min(matching.len())];
     let next = if start + page.len() < matching.len() {
-        page.last().map(|o| encode_cursor(&o.uri))
+        page.last().map(|o| encode_cursor(start + page.len() - 1, &o.uri))
     } else {
         None
     };
@@ -150,9 +168,20 @@ mod tests {
 
     #[test]
     fn cursors_round_trip_and_reject_forgeries() {
-        let uri = "seneschal://knowledge/adr/0001";
-        assert_eq!(decode_cursor(&encode_cursor(uri)).unwrap(), uri);
-        for bad in ["", "k1.", "k1.zz", "k1.abc", "x.00", "k1.6869"] {
+        let uris = ["seneschal://knowledge/adr/0001", "seneschal://knowledge/adr/0002", "seneschal://knowledge/guide/z"];
+        let cursor = encode_cursor(1, uris[1]);
+        assert!(!cursor.contains("0002") && !cursor.contains(&hex(uris[1].as_bytes())), "{cursor}");
+        let decoded = decode_cursor(&cursor).unwrap();
+        assert_eq!(resume(uris.iter().copied(), &decoded), 2);
+        // The object moved: found by its fingerprint; gone: after its former position.
+        assert_eq!(resume(uris[1..].iter().copied(), &decoded), 1);
+        let gone = decode_cursor(&encode_cursor(1, "seneschal://knowledge/adr/0001b")).unwrap();
+        assert_eq!(resume(uris.iter().copied(), &gone), 2);
+        let far = decode_cursor(&encode_cursor(99, uris[0])).unwrap();
+        assert_eq!(resume(uris.iter().copied(), &far), 1);
+        let past = decode_cursor(&encode_cursor(99, "x")).unwrap();
+        assert_eq!(resume(uris.iter().copied(), &past), 3);
+        for bad in ["", "k2.", "k2.1", "k2.x.0123456789abcdef", "k2.1.0123", "k2.1.0123456789abcdeg", "k1.6869", "x.00"] {
             assert!(decode_cursor(bad).is_err(), "{bad}");
         }
     }

@@ -1,7 +1,9 @@
 //! Handlers of the `repo.*` group: identity, status and history, read through `git`.
 //!
-//! Every text that comes from git and could carry a credential (remote URLs, commit subjects,
-//! author fields) passes through [`crate::redact`] before it is returned.
+//! No handler here redacts: every answer of the group is `repository` disclosure, so the
+//! executor redacts it whole before any transport (see [`crate::execute`]). Remote URLs are
+//! shaped by [`git::shown_url`] (no query value, no fragment), which also tells whether a
+//! credential was removed.
 
 use serde_json::{json, Value};
 
@@ -9,7 +11,6 @@ use super::typed;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::git;
-use crate::redact::{redact, redact_url};
 use crate::registry::types::{repo_identity, repo_log, repo_status};
 
 fn root(ctx: &Context) -> Result<std::path::PathBuf, CapabilityError> {
@@ -17,7 +18,7 @@ fn root(ctx: &Context) -> Result<std::path::PathBuf, CapabilityError> {
     Ok(std::path::PathBuf::from(String::from_utf8_lossy(&out).trim()))
 }
 
-/// `repo.identity`: root, branch, HEAD and remotes with their credentials redacted.
+/// `repo.identity`: root, branch, HEAD and remotes, their URLs shaped.
 pub fn identity(
     ctx: &Context,
     _input: repo_identity::Input,
@@ -28,15 +29,15 @@ pub fn identity(
     let remotes: Vec<Value> = git::remotes(&root)?
         .into_iter()
         .map(|r| {
-            let url = r.url.as_deref().map(redact_url);
+            let url = r.url.as_deref().map(git::shown_url);
             let push = r
                 .push_url
                 .as_deref()
                 .filter(|p| Some(*p) != r.url.as_deref())
-                .map(redact_url);
+                .map(git::shown_url);
             let redacted = url.as_ref().is_some_and(|u| u.1) || push.as_ref().is_some_and(|p| p.1);
             json!({
-                "name": redact(&r.name).0,
+                "name": r.name,
                 "url": url.map(|u| u.0),
                 "push_url": push.map(|p| p.0),
                 "redacted": redacted,
@@ -46,7 +47,7 @@ pub fn identity(
     typed(json!({
         "root": root.to_string_lossy(),
         "detached": branch.is_none() && head.is_some(),
-        "branch": branch.map(|b| redact(&b).0.into_owned()),
+        "branch": branch,
         "head": head,
         "remotes": remotes,
     }))
@@ -69,9 +70,9 @@ pub fn status(
         && s.conflicted.is_empty()
         && s.untracked.is_empty();
     typed(json!({
-        "branch": s.branch.map(|b| redact(&b).0.into_owned()),
+        "branch": s.branch,
         "head": s.head,
-        "upstream": s.upstream.map(|u| redact(&u).0.into_owned()),
+        "upstream": s.upstream,
         "ahead": s.ahead,
         "behind": s.behind,
         "staged": changes(&s.staged),
@@ -104,10 +105,10 @@ pub fn log(ctx: &Context, input: repo_log::Input) -> Result<repo_log::Output, Ca
             json!({
                 "sha": c.sha,
                 "parents": c.parents,
-                "author_name": redact(&c.author_name).0,
-                "author_email": redact(&c.author_email).0,
+                "author_name": c.author_name,
+                "author_email": c.author_email,
                 "authored_at": c.authored_at,
-                "subject": redact(&c.subject).0,
+                "subject": c.subject,
             })
         })
         .collect();

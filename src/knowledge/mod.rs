@@ -547,7 +547,8 @@ pub struct Template {
     pub mime_type: String,
 }
 
-/// Every valid knowledge object of the repository, sorted by URI.
+/// Every valid knowledge object of the repository, sorted by URI, unredacted: the MCP
+/// projection lists them through [`crate::execute::knowledge_resources`], which discloses them.
 pub fn resources(ctx: &Context) -> Vec<Resource> {
     ctx.knowledge
         .snapshot(&ctx.repo)
@@ -564,7 +565,8 @@ pub fn resources(ctx: &Context) -> Vec<Resource> {
 }
 
 /// The content of one knowledge object: `(mime type, text)`, or `None` when no object has
-/// this URI.
+/// this URI; unredacted: the MCP projection reads it through
+/// [`crate::execute::knowledge_read`], which discloses it.
 pub fn read(ctx: &Context, uri: &str) -> Option<(String, String)> {
     let snapshot = ctx.knowledge.snapshot(&ctx.repo);
     snapshot
@@ -572,7 +574,8 @@ pub fn read(ctx: &Context, uri: &str) -> Option<(String, String)> {
         .map(|o| (o.mime_type.clone(), o.text.clone()))
 }
 
-/// One URI template per kind.
+/// One URI template per kind, unredacted (a repository's own kinds are its content): the MCP
+/// projection lists them through [`crate::execute::knowledge_templates`].
 pub fn templates(ctx: &Context) -> Vec<Template> {
     let snapshot = ctx.knowledge.snapshot(&ctx.repo);
     let mut out: Vec<Template> = snapshot

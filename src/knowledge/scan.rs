@@ -312,18 +312,25 @@ fn first_paragraph(body: &str) -> String {
     shorten(&para, 200)
 }
 
-/// At most `max` characters of `s`, with an ellipsis when cut.
+/// At most `max` characters of `s`, with an ellipsis when cut. The cut never halves a word
+/// (a run of non-whitespace): the head of a secret cut in two would match no redaction rule,
+/// so a cut word is dropped whole.
 pub fn shorten(s: &str, max: usize) -> String {
     // Never more characters than bytes: a short text needs no count.
     if s.len() <= max || s.chars().count() <= max {
         return s.to_string();
     }
-    let cut = s
+    let mut cut = s
         .char_indices()
         .nth(max.saturating_sub(1))
         .map_or(s.len(), |(i, _)| i);
+    if !s[cut..].starts_with(char::is_whitespace) {
+        cut = s[..cut]
+            .rfind(char::is_whitespace)
+            .map_or(0, |i| i + s[i..].chars().next().map_or(1, char::len_utf8));
+    }
     let mut out = String::with_capacity(cut + '…'.len_utf8());
-    out.push_str(&s[..cut]);
+    out.push_str(s[..cut].trim_end());
     out.push('…');
     out
 }
@@ -1003,9 +1010,13 @@ mod tests {
     #[test]
     fn shorten_counts_characters() {
         assert_eq!(shorten("abc", 3), "abc");
-        assert_eq!(shorten("abcd", 3), "ab…");
+        assert_eq!(shorten("ab cd", 4), "ab…");
+        assert_eq!(shorten("ab cd", 3), "ab…");
         assert_eq!(shorten("ééé", 3), "ééé");
-        assert_eq!(shorten("éééé", 3), "éé…");
+        assert_eq!(shorten("é ééé", 4), "é…");
+        // A cut word goes whole: no head of a secret is left for no rule to recognise.
+        assert_eq!(shorten("abcd", 3), "…");
+        assert_eq!(shorten("see ghp_abcdefgh", 8), "see…");
     }
 
     #[test]

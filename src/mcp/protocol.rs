@@ -811,15 +811,19 @@ fn resources_list(ctx: &Context, params: &Map<String, Value>) -> Result<Value, R
             })
         })
         .collect();
-    items.extend(crate::knowledge::resources(ctx).into_iter().map(|r| {
-        json!({
-            "uri": r.uri,
-            "name": r.name,
-            "title": r.title,
-            "description": r.description,
-            "mimeType": r.mime_type,
-        })
-    }));
+    items.extend(
+        crate::execute::knowledge_resources(ctx)
+            .into_iter()
+            .map(|r| {
+                json!({
+                    "uri": r.uri,
+                    "name": r.name,
+                    "title": r.title,
+                    "description": r.description,
+                    "mimeType": r.mime_type,
+                })
+            }),
+    );
     let (items, next) = page(items, params, "resources/list")?;
     let mut out = json!({ "resources": items });
     if let Some(n) = next {
@@ -829,7 +833,7 @@ fn resources_list(ctx: &Context, params: &Map<String, Value>) -> Result<Value, R
 }
 
 fn templates_list(ctx: &Context, params: &Map<String, Value>) -> Result<Value, RpcError> {
-    let items: Vec<Value> = crate::knowledge::templates(ctx)
+    let items: Vec<Value> = crate::execute::knowledge_templates(ctx)
         .into_iter()
         .map(|t| {
             json!({
@@ -886,7 +890,7 @@ fn resources_read(ctx: &Context, era: Era, params: &Map<String, Value>) -> Resul
             json!({"uri": uri, "mimeType": resource_mime(d), "text": text}),
             read_cache(d.determinism, d.disclosure),
         )
-    } else if let Some((mime, text)) = crate::knowledge::read(ctx, uri) {
+    } else if let Some((mime, text)) = crate::execute::knowledge_read(ctx, uri) {
         (
             json!({"uri": uri, "mimeType": mime, "text": text}),
             read_cache(Determinism::Repository, Disclosure::Repository),
