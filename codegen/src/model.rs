@@ -206,4 +206,17 @@ impl Registry {
     pub fn executable(&self) -> impl Iterator<Item = &Capability> {
         self.capabilities.iter().filter(|c| c.executable())
     }
+
+    /// What a process started with `--allow-effects max` executes: the executable
+    /// capabilities whose effect is at most `max`. Every per-profile projection (tools, card,
+    /// OpenAPI, cockpit) lists these and nothing else.
+    pub fn served(&self, max: Effect) -> impl Iterator<Item = &Capability> {
+        self.executable().filter(move |c| c.effect <= max)
+    }
+
+    /// What a profile may mention: the capabilities whose effect is at most `max`, planned
+    /// ones included (listed as planned, never as executable).
+    pub fn within(&self, max: Effect) -> impl Iterator<Item = &Capability> {
+        self.capabilities.iter().filter(move |c| c.effect <= max)
+    }
 }

@@ -2,7 +2,8 @@
 //! MCP client configurations launch it.
 //!
 //! The eras, methods and hints are read from the MCP module's tables and the registry, never
-//! restated; the client configurations are read from the repository's files.
+//! restated; the tools and resources are those the process's effect profile executes
+//! (`registry::served`); the client configurations are read from the repository's files.
 
 use std::path::Path;
 
@@ -14,7 +15,7 @@ use crate::error::CapabilityError;
 use crate::mcp::protocol::{LEGACY_METHODS, MODERN_METHODS, NOT_SERVED};
 use crate::policy::Effect;
 use crate::registry::types::mcp_projection;
-use crate::registry::{Kind, CAPABILITIES};
+use crate::registry::{self, Kind};
 use crate::versions::{MCP_HTTP_PATH, MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS, SERVER_NAME};
 
 /// One MCP server entry of a client configuration.
@@ -255,9 +256,10 @@ pub fn projection(
     if std::env::var("SENESCHAL_MCP_DEBUG_PANIC").as_deref() == Ok("mcp.projection") {
         panic!("SENESCHAL_MCP_DEBUG_PANIC asked mcp.projection to panic");
     }
-    let tools: Vec<Value> = CAPABILITIES
-        .iter()
-        .filter(|d| d.executable())
+    // Only what this process executes: a narrowed process (`--allow-effects`) does not list
+    // the tools it would refuse.
+    let served = || registry::served(ctx.max_effect).map(|(_, d)| d);
+    let tools: Vec<Value> = served()
         .filter_map(|d| {
             let name = d.mcp_tool?;
             let h = d.hints();
@@ -273,14 +275,11 @@ pub fn projection(
             Some(Value::Object(t))
         })
         .collect();
-    let writers: Vec<&str> = CAPABILITIES
-        .iter()
-        .filter(|d| d.executable() && d.effect == Effect::RepositoryWrite)
+    let writers: Vec<&str> = served()
+        .filter(|d| d.effect == Effect::RepositoryWrite)
         .filter_map(|d| d.mcp_tool)
         .collect();
-    let resources: Vec<Value> = CAPABILITIES
-        .iter()
-        .filter(|d| d.executable())
+    let resources: Vec<Value> = served()
         .filter_map(|d| {
             let uri = d.mcp_resource?;
             let mime = match d.kind {

@@ -1,1 +1,210 @@
-//! Hostile surfaces: see main.rs.
+//! Hostile surfaces: a narrowed process (`--allow-effects read` or `process_state`) must not
+//! advertise what it refuses, on any surface (OpenAPI, the MCP server card, the cockpit,
+//! `mcp.projection` over HTTP and stdio, `tools/list`).
+//!
+//! Every check compares a surface with what the registry says the profile executes, for the
+//! narrowed profiles and for the full one: removing the filter fails the narrowed checks,
+//! filtering too much fails the full one.
+
+use std::collections::BTreeSet;
+
+use serde_json::{json, Value};
+
+use crate::common::scratch_repo;
+use crate::mcp_support::Mcp;
+use crate::transports::Serve;
+use seneschal::policy::Effect;
+use seneschal::registry::{Descriptor, CAPABILITIES};
+
+const PROFILES: [&str; 3] = ["read", "process_state", "repository_write"];
+
+fn effect(profile: &str) -> Effect {
+    Effect::parse(profile).expect("an effect")
+}
+
+/// The capabilities a profile executes, by the registry (independently of any surface).
+fn served(profile: &str) -> Vec<&'static Descriptor> {
+    let max = effect(profile);
+    CAPABILITIES
+        .iter()
+        .filter(|d| d.executable() && d.effect <= max)
+        .collect()
+}
+
+/// The executable capabilities a profile refuses.
+fn refused(profile: &str) -> Vec<&'static Descriptor> {
+    let max = effect(profile);
+    CAPABILITIES
+        .iter()
+        .filter(|d| d.executable() && d.effect > max)
+        .collect()
+}
+
+fn set<'a>(items: impl IntoIterator<Item = &'a str>) -> BTreeSet<String> {
+    items.into_iter().map(str::to_string).collect()
+}
+
+fn strings<'a>(v: &'a Value, key: &str) -> Vec<&'a str> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("an array: {v}"))
+        .iter()
+        .map(|x| x[key].as_str().unwrap_or_else(|| panic!("{key} in {x}")))
+        .collect()
+}
+
+/// No refused capability's id or tool name appears anywhere in `bytes`.
+fn names_none_of(surface: &str, profile: &str, bytes: &str) {
+    for d in refused(profile) {
+        for name in std::iter::once(d.id).chain(d.mcp_tool) {
+            assert!(
+                !bytes.contains(name),
+                "{surface} of --allow-effects {profile} names {name}, which it refuses"
+            );
+        }
+    }
+}
+
+/// The surface island of the cockpit page.
+fn cockpit_surface(html: &str) -> Value {
+    let open = "<script type=\"application/json\" id=\"surface\">";
+    let start = html.find(open).expect("the cockpit holds its surface") + open.len();
+    let end = start + html[start..].find("</script>").expect("closed");
+    serde_json::from_str(&html[start..end]).expect("the surface is JSON")
+}
+
+#[test]
+fn every_surface_lists_only_what_its_profile_executes() {
+    let repo = scratch_repo();
+    let mut digests = BTreeSet::new();
+    for profile in PROFILES {
+        let served = served(profile);
+        let ids = set(served.iter().map(|d| d.id));
+        let tools = set(served.iter().filter_map(|d| d.mcp_tool));
+        let writers = set(served
+            .iter()
+            .filter(|d| d.effect == Effect::RepositoryWrite)
+            .filter_map(|d| d.mcp_tool));
+        let resources = set(served.iter().filter_map(|d| d.mcp_resource));
+        let routed = set(served.iter().filter(|d| d.http.is_some()).map(|d| d.id));
+        assert!(!tools.is_empty() && !routed.is_empty());
+        if profile == "repository_write" {
+            assert!(!writers.is_empty(), "the full profile has writers");
+        } else {
+            assert!(!refused(profile).is_empty(), "{profile} refuses something");
+        }
+
+        let s = Serve::start_args(repo.path(), &["--allow-effects", profile], &[]);
+
+        // OpenAPI: exactly the routed capabilities the profile executes.
+        let r = s.get("/openapi.json");
+        assert_eq!(r.status, 200);
+        let openapi = r.json();
+        let mut operations = Vec::new();
+        for ops in openapi["paths"].as_object().expect("paths").values() {
+            for op in ops.as_object().expect("operations").values() {
+                let e = op["x-seneschal-effect"].as_str().expect("an effect");
+                assert!(effect(e) <= effect(profile), "{profile}: {op}");
+                operations.push(op["operationId"].as_str().expect("an id"));
+            }
+        }
+        assert_eq!(set(operations), routed, "OpenAPI of {profile}");
+        assert_eq!(
+            openapi["info"]["x-seneschal-allowed-effects"],
+            json!(PROFILES[..=PROFILES.iter().position(|p| *p == profile).unwrap()])
+        );
+        names_none_of("/openapi.json", profile, &r.text());
+        digests.insert(openapi["info"]["x-seneschal-digest"].clone().to_string());
+
+        // The server card, at both its addresses.
+        for path in ["/.well-known/mcp/server-card.json", "/mcp/server-card"] {
+            let r = s.get(path);
+            assert_eq!(r.status, 200);
+            let card = r.json();
+            assert_eq!(
+                set(strings(&card["tools"], "name")),
+                tools,
+                "{path} of {profile}"
+            );
+            assert_eq!(
+                set(strings(&card["_meta"]["seneschal/tools"], "name")),
+                tools
+            );
+            assert_eq!(
+                set(card["_meta"]["seneschal/writers"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|w| w.as_str().unwrap())),
+                writers
+            );
+            assert_eq!(set(strings(&card["resources"], "uri")), resources);
+            names_none_of(path, profile, &r.text());
+            digests.insert(card["_meta"]["seneschal/digest"].to_string());
+        }
+
+        // The cockpit: its capability table is the profile's surface.
+        let r = s.get("/");
+        assert_eq!(r.status, 200);
+        let html = r.text();
+        let surface = cockpit_surface(&html);
+        let executable: Vec<&str> = surface["capabilities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["executable"] == true)
+            .map(|c| c["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(set(executable), ids, "cockpit of {profile}");
+        names_none_of("/", profile, &html);
+
+        // mcp.projection over HTTP.
+        let r = s.get("/api/v1/mcp/projection");
+        assert_eq!(r.status, 200);
+        let http = r.json();
+        assert_eq!(set(strings(&http["tools"], "name")), tools);
+        assert_eq!(
+            set(http["writers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w.as_str().unwrap())),
+            writers
+        );
+        assert_eq!(set(strings(&http["resources"], "uri")), resources);
+        names_none_of("mcp.projection over HTTP", profile, &r.text());
+        drop(s);
+
+        // mcp.projection and tools/list over stdio: the same answer as over HTTP.
+        let mut mcp = Mcp::start_with(repo.path(), &["--allow-effects", profile], &[]);
+        mcp.initialize("2025-11-25");
+        let list = mcp.request("tools/list", json!({}));
+        assert_eq!(set(strings(&list["result"]["tools"], "name")), tools);
+        let call = mcp.request(
+            "tools/call",
+            json!({"name": "mcp_projection", "arguments": {}}),
+        );
+        let stdio = &call["result"]["structuredContent"];
+        assert_eq!(stdio, &http, "stdio and HTTP answer alike for {profile}");
+        names_none_of("mcp.projection over stdio", profile, &stdio.to_string());
+    }
+    // One binary, one contract: every profile announces the same digest.
+    assert_eq!(digests.len(), 1, "{digests:?}");
+}
+
+#[test]
+fn a_narrowed_page_is_its_own_and_cached_apart() {
+    let repo = scratch_repo();
+    let read = Serve::start_args(repo.path(), &["--allow-effects", "read"], &[]);
+    let full = Serve::start_args(repo.path(), &[], &[]);
+    for path in ["/openapi.json", "/mcp/server-card"] {
+        let (a, b) = (read.get(path), full.get(path));
+        assert_ne!(a.body, b.body, "{path}");
+        let (ta, tb) = (a.header("etag").unwrap(), b.header("etag").unwrap());
+        assert_ne!(ta, tb, "{path}: two documents, two ETags");
+        // The full process's ETag does not validate the narrowed document.
+        let r = read.request("GET", path, &[("If-None-Match", tb)], b"");
+        assert_eq!(r.status, 200, "{path}");
+        let r = read.request("GET", path, &[("If-None-Match", ta)], b"");
+        assert_eq!(r.status, 304, "{path}");
+    }
+}
