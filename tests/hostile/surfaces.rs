@@ -1,16 +1,20 @@
 //! Hostile surfaces: a narrowed process (`--allow-effects read` or `process_state`) must not
 //! advertise what it refuses, on any surface (OpenAPI, the MCP server card, the cockpit,
-//! `mcp.projection` over HTTP and stdio, `tools/list`).
+//! `mcp.projection` over HTTP and stdio, `tools/list`); and `mcp --inspect` calls a client
+//! configuration wired only when its command resolves to this very binary, so a planted or
+//! missing `seneschal` is never reported as working.
 //!
 //! Every check compares a surface with what the registry says the profile executes, for the
 //! narrowed profiles and for the full one: removing the filter fails the narrowed checks,
 //! filtering too much fails the full one.
 
 use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::common::scratch_repo;
+use crate::common::{bin, scratch_repo};
 use crate::mcp_support::Mcp;
 use crate::transports::Serve;
 use seneschal::policy::Effect;
@@ -207,4 +211,124 @@ fn a_narrowed_page_is_its_own_and_cached_apart() {
         let r = read.request("GET", path, &[("If-None-Match", ta)], b"");
         assert_eq!(r.status, 304, "{path}");
     }
+}
+
+/// `seneschal mcp --inspect --json` in `dir` with `PATH` set to `path`.
+fn inspect(dir: &Path, path: &str) -> Value {
+    let o = Command::new(bin())
+        .args(["mcp", "--inspect", "--json"])
+        .current_dir(dir)
+        .env("PATH", path)
+        .output()
+        .expect("the binary runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+/// The state and detail of `.mcp.json` when its `seneschal` server runs `command mcp`.
+fn claude_state(dir: &Path, path: &str, command: &str) -> (String, Value) {
+    std::fs::write(
+        dir.join(".mcp.json"),
+        json!({"mcpServers": {"seneschal": {"command": command, "args": ["mcp"]}}}).to_string(),
+    )
+    .unwrap();
+    let p = inspect(dir, path);
+    let c = p["clients"][0].clone();
+    assert_eq!(c["file"], ".mcp.json");
+    (c["state"].as_str().unwrap().to_string(), c)
+}
+
+#[test]
+fn inspect_calls_wired_only_the_command_that_is_this_binary() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let repo = scratch_repo();
+    let dir = repo.path();
+    let exe = bin().canonicalize().unwrap();
+    let exe_str = exe.to_str().unwrap();
+    let system = std::env::var("PATH").unwrap_or_default();
+
+    // The binary's own absolute path: wired.
+    let (state, c) = claude_state(dir, &system, exe_str);
+    assert_eq!(state, "wired", "{c}");
+    assert_eq!(c["fix"], Value::Null);
+
+    // A command that does not exist, as a name or a path: not wired.
+    for missing in [
+        "seneschal-nonexistent",
+        "/nonexistent/bin/seneschal",
+        "./seneschal",
+    ] {
+        let (state, c) = claude_state(dir, &system, missing);
+        assert_eq!(state, "unresolved", "{missing}: {c}");
+        assert!(c["fix"].as_str().unwrap().contains(exe_str), "{c}");
+    }
+
+    // Another program that exists: not wired.
+    let (state, c) = claude_state(dir, &system, "/bin/true");
+    assert_eq!(state, "not_this_binary", "{c}");
+    assert!(c["detail"].as_str().unwrap().contains("/bin/true"), "{c}");
+
+    // The repository plants `./seneschal`: a symlink to another program, then a script.
+    symlink("/bin/true", dir.join("seneschal")).unwrap();
+    assert_eq!(
+        claude_state(dir, &system, "./seneschal").0,
+        "not_this_binary"
+    );
+    std::fs::remove_file(dir.join("seneschal")).unwrap();
+    std::fs::write(dir.join("seneschal"), "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(dir.join("seneschal"), PermissionsExt::from_mode(0o755)).unwrap();
+    assert_eq!(
+        claude_state(dir, &system, "./seneschal").0,
+        "not_this_binary"
+    );
+    // A repository-relative symlink to this binary is this binary.
+    std::fs::remove_file(dir.join("seneschal")).unwrap();
+    symlink(&exe, dir.join("seneschal")).unwrap();
+    assert_eq!(claude_state(dir, &system, "./seneschal").0, "wired");
+
+    // A bare `seneschal` is looked up on PATH, first match wins: a planted impostor first is
+    // not this binary; this binary first is.
+    let impostor = tempfile::tempdir().unwrap();
+    std::fs::write(impostor.path().join("seneschal"), "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(
+        impostor.path().join("seneschal"),
+        PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let real = tempfile::tempdir().unwrap();
+    symlink(&exe, real.path().join("seneschal")).unwrap();
+    let path = |dirs: &[&Path]| std::env::join_paths(dirs).unwrap().into_string().unwrap();
+    let (state, c) = claude_state(dir, &path(&[impostor.path(), real.path()]), "seneschal");
+    assert_eq!(state, "not_this_binary", "{c}");
+    let (state, c) = claude_state(dir, &path(&[real.path(), impostor.path()]), "seneschal");
+    assert_eq!(state, "wired", "{c}");
+    // Not on PATH at all.
+    let (state, c) = claude_state(
+        dir,
+        &path(&[impostor.path().join("none").as_path()]),
+        "seneschal",
+    );
+    assert_eq!(state, "unresolved", "{c}");
+
+    // A runner cannot be checked to start this binary.
+    std::fs::write(
+        dir.join(".mcp.json"),
+        json!({"mcpServers": {"s": {"command": "/bin/true", "args": ["run", "--bin", "seneschal", "--", "mcp"]}}}).to_string(),
+    )
+    .unwrap();
+    assert_eq!(
+        inspect(dir, &system)["clients"][0]["state"],
+        "not_this_binary"
+    );
+
+    // The terminal rendering names the state.
+    let (_, _) = claude_state(dir, &system, "seneschal-nonexistent");
+    let o = Command::new(bin())
+        .args(["mcp", "--inspect"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let p: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let text = seneschal::mcp::inspect::human(&p);
+    assert!(text.contains("unresolved"), "{text}");
 }
