@@ -49,7 +49,7 @@ impl<'r> Tools<'r> {
     pub fn of(&self, max_effect: Effect) -> impl Iterator<Item = (&'r Capability, &Value)> {
         self.all
             .iter()
-            .filter(move |(c, _)| c.effect <= max_effect)
+            .filter(move |(c, _)| c.served_by(max_effect))
             .map(|(c, t)| (*c, t))
     }
 

@@ -167,7 +167,7 @@ impl<'r> Operations<'r> {
     /// binary, the same contract, whatever the profile.
     pub fn render(&self, reg: &Registry, digest: &str, max_effect: Effect) -> String {
         let mut paths: BTreeMap<String, Part> = BTreeMap::new();
-        for (c, op) in self.all.iter().filter(|(c, _)| c.effect <= max_effect) {
+        for (c, op) in self.all.iter().filter(|(c, _)| c.served_by(max_effect)) {
             let h = c.expose.http.as_ref().expect("only routed operations");
             let entry = paths
                 .entry(h.path.clone())
