@@ -201,12 +201,13 @@ pub struct Projections {
     pub digest: String,
 }
 
-/// Renders every projection. Each tool and each operation is rendered once; a profile's
-/// document borrows the ones it serves, so a narrowed profile costs its serialization only.
+/// Renders every projection. Each tool and each operation is rendered once; the contract lock
+/// hashes those, and a profile's document borrows the ones it serves, so a narrowed profile
+/// costs its serialization only.
 pub fn projections(reg: &Registry) -> Projections {
-    let (lock, digest) = project::contract::render(reg);
     let tools = project::mcp_tools::Tools::new(reg);
     let operations = project::openapi::Operations::new(reg);
+    let (lock, digest) = project::contract::render_with(reg, &tools, &operations);
     let full = Effect::RepositoryWrite;
     let committed = vec![
         ("capabilities.md", project::reference::render(reg, &digest)),

@@ -1,6 +1,8 @@
 //! `generated/mcp-tools.json`: exactly the MCP `tools/list` result, built at build time, and
 //! the narrower lists of `--allow-effects read` and `process_state` (OUT_DIR only).
 
+use std::collections::HashMap;
+
 use serde_json::{json, Value};
 
 use super::{json_text, part_text, Part, GENERATED_BY};
@@ -51,6 +53,11 @@ impl<'r> Tools<'r> {
             .iter()
             .filter(move |(c, _)| c.served_by(max_effect))
             .map(|(c, t)| (*c, t))
+    }
+
+    /// Every tool entry by capability id.
+    pub fn by_id(&self) -> HashMap<&'r str, &Value> {
+        self.all.iter().map(|(c, t)| (c.id.as_str(), t)).collect()
     }
 
     /// The `tools/list` result of a profile.

@@ -1,7 +1,7 @@
 //! `generated/openapi.json`: OpenAPI 3.1 of every HTTP route the registry declares, and the
 //! narrower documents of `--allow-effects read` and `process_state` (OUT_DIR only).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Map, Value};
 
@@ -159,6 +159,11 @@ impl<'r> Operations<'r> {
                 .map(|c| (c, operation(c)))
                 .collect(),
         }
+    }
+
+    /// Every operation by capability id.
+    pub fn by_id(&self) -> HashMap<&'r str, &Value> {
+        self.all.iter().map(|(c, op)| (c.id.as_str(), op)).collect()
     }
 
     /// The document of a process started with `--allow-effects max_effect`: the operations of
