@@ -508,6 +508,21 @@ mod tests {
     }
 
     #[test]
+    fn each_profile_has_its_own_cockpit_page() {
+        use crate::policy::Effect;
+        let pages: Vec<String> = Effect::ALL.iter().map(|e| cockpit_page(*e)).collect();
+        for (page, effect) in pages.iter().zip(Effect::ALL) {
+            assert!(
+                !page.contains(COCKPIT_MARKER),
+                "{effect:?}: the marker is replaced"
+            );
+            assert_eq!(page.matches("id=\"surface\"").count(), 1, "{effect:?}");
+            assert!(page.contains(projections::cockpit(effect)), "{effect:?}");
+        }
+        assert_ne!(pages[0], pages[2], "read and the full profile differ");
+    }
+
+    #[test]
     fn etags_are_quoted_and_follow_the_bytes() {
         let a = etag(b"one");
         assert!(
