@@ -87,6 +87,13 @@ impl Descriptor {
         self.stability != Stability::Planned
     }
 
+    /// Whether a process started with `--allow-effects max_effect` executes this capability:
+    /// executable, and its effect at most `max_effect`. The run-time surfaces ([`served`],
+    /// `capabilities.list`, `capabilities.projections`) decide by this alone.
+    pub fn served_by(&self, max_effect: Effect) -> bool {
+        self.executable() && self.effect <= max_effect
+    }
+
     /// The review sentence with `{field}` replaced by the arguments.
     pub fn render_review(&self, input: &serde_json::Value) -> String {
         let mut out = String::new();
@@ -157,7 +164,7 @@ pub fn served(max_effect: Effect) -> impl Iterator<Item = (usize, &'static Descr
     CAPABILITIES
         .iter()
         .enumerate()
-        .filter(move |(_, d)| d.executable() && d.effect <= max_effect)
+        .filter(move |(_, d)| d.served_by(max_effect))
 }
 
 /// The projection bytes produced at build time: the committed ones (the full profile),

@@ -161,6 +161,21 @@ fn every_surface_lists_only_what_its_profile_executes() {
         assert_eq!(set(executable), ids, "cockpit of {profile}");
         names_none_of("/", profile, &html);
 
+        // The registry's own catalogs list every capability, and call executable only what
+        // this process executes.
+        for path in ["/api/v1/capabilities", "/api/v1/capabilities/projections"] {
+            let r = s.get(path);
+            assert_eq!(r.status, 200, "{path}");
+            let all = r.json();
+            let all = all["capabilities"].as_array().expect("capabilities");
+            assert_eq!(all.len(), CAPABILITIES.len(), "{path}");
+            let executable = all
+                .iter()
+                .filter(|c| c["executable"] == true)
+                .map(|c| c["id"].as_str().unwrap());
+            assert_eq!(set(executable), ids, "{path} of {profile}");
+        }
+
         // mcp.projection over HTTP.
         let r = s.get("/api/v1/mcp/projection");
         assert_eq!(r.status, 200);
