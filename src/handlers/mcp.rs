@@ -350,6 +350,63 @@ fn parse_codex_toml(text: &str) -> Result<Vec<Entry>, String> {
     Ok(entries)
 }
 
+/// The largest client configuration read; a larger one is `foreign`.
+pub const CONFIG_CAP: u64 = 1024 * 1024;
+
+/// Why a client configuration could not be read.
+enum Unreadable {
+    /// Nothing is there.
+    Absent,
+    /// Something is there that is not read: why.
+    Refused(String),
+}
+
+/// Reads a client configuration of the repository as untrusted content: the path is confined
+/// (`confine::confine`: no `..`, no symbolic link out of the repository, no `.git/`, no
+/// secret-bearing name), the file is opened without following a link swapped in since and
+/// without blocking on a FIFO, and only a regular file of at most [`CONFIG_CAP`] bytes is
+/// read (checked on the open handle, so a swap after the check reads nothing else).
+fn read_config(repo: &Path, file: &str) -> Result<String, Unreadable> {
+    use std::io::Read as _;
+    let confined = crate::confine::confine(repo, file, "")
+        .map_err(|e| Unreadable::Refused(format!("is not read: {}", e.message)))?;
+    if !confined.exists {
+        return Err(Unreadable::Absent);
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+    }
+    let f = options.open(&confined.abs).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Unreadable::Absent,
+        _ => Unreadable::Refused(format!("cannot be read: {e}")),
+    })?;
+    let meta = f
+        .metadata()
+        .map_err(|e| Unreadable::Refused(format!("cannot be examined: {e}")))?;
+    if !meta.is_file() {
+        return Err(Unreadable::Refused("is not a regular file".into()));
+    }
+    if meta.len() > CONFIG_CAP {
+        return Err(Unreadable::Refused(format!(
+            "is larger than {CONFIG_CAP} bytes"
+        )));
+    }
+    let mut bytes = Vec::new();
+    f.take(CONFIG_CAP + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Unreadable::Refused(format!("cannot be read: {e}")))?;
+    if bytes.len() as u64 > CONFIG_CAP {
+        return Err(Unreadable::Refused(format!(
+            "is larger than {CONFIG_CAP} bytes"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| Unreadable::Refused("is not UTF-8".into()))
+}
+
 /// The fix of a configuration whose seneschal entry does not start this binary.
 fn point_at_this_binary(c: &Client, e: &Entry, this: Option<&ThisBinary>) -> String {
     match this {
@@ -368,15 +425,14 @@ fn point_at_this_binary(c: &Client, e: &Entry, this: Option<&ThisBinary>) -> Str
 /// entry meant for seneschal starts nothing or another program; `foreign` or `absent`
 /// otherwise.
 fn client_state(repo: &Path, c: &Client, this: Option<&ThisBinary>) -> Value {
-    let path = repo.join(c.file);
     let path_var = std::env::var_os("PATH");
-    let (state, detail, fix) = match std::fs::read_to_string(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (
+    let (state, detail, fix) = match read_config(repo, c.file) {
+        Err(Unreadable::Absent) => (
             "absent",
             format!("{} does not exist", c.file),
             Some(c.fix.to_string()),
         ),
-        Err(e) => ("foreign", format!("{} cannot be read: {e}", c.file), Some(c.fix.to_string())),
+        Err(Unreadable::Refused(why)) => ("foreign", format!("{} {why}", c.file), Some(c.fix.to_string())),
         Ok(text) => match (c.parse)(&text) {
             Err(why) => ("foreign", format!("{} {why}", c.file), Some(c.fix.to_string())),
             Ok(entries) => {

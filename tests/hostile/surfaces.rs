@@ -347,3 +347,76 @@ fn inspect_calls_wired_only_the_command_that_is_this_binary() {
     let text = seneschal::mcp::inspect::human(&p);
     assert!(text.contains("unresolved"), "{text}");
 }
+
+/// `seneschal mcp --inspect --json` in `dir`, which must answer within `wait`.
+fn inspect_within(dir: &Path, wait: std::time::Duration) -> Value {
+    use std::process::Stdio;
+    let mut child = Command::new(bin())
+        .args(["mcp", "--inspect", "--json"])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let deadline = std::time::Instant::now() + wait;
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mcp --inspect did not answer within {wait:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().expect("output");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+#[test]
+fn inspect_reads_client_configurations_as_untrusted_files() {
+    let repo = scratch_repo();
+    let dir = repo.path();
+    let wired = json!({"mcpServers": {"seneschal": {"command": bin(), "args": ["mcp"]}}});
+    let state = |p: &Value, i: usize| {
+        (
+            p["clients"][i]["state"].as_str().unwrap().to_string(),
+            p["clients"][i]["detail"].as_str().unwrap().to_string(),
+        )
+    };
+    let wait = std::time::Duration::from_secs(5);
+
+    // A FIFO in place of .mcp.json: never opened for a blocking read.
+    let fifo = Command::new("mkfifo")
+        .arg(dir.join(".mcp.json"))
+        .status()
+        .expect("mkfifo runs");
+    assert!(fifo.success());
+    let (s, detail) = state(&inspect_within(dir, wait), 0);
+    assert_eq!(s, "foreign", "{detail}");
+    assert!(detail.contains("not a regular file"), "{detail}");
+    std::fs::remove_file(dir.join(".mcp.json")).unwrap();
+
+    // A symbolic link out of the repository, to a configuration that would be wired: refused.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("mcp.json"), wired.to_string()).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("mcp.json"), dir.join(".mcp.json")).unwrap();
+    let (s, detail) = state(&inspect_within(dir, wait), 0);
+    assert_eq!(s, "foreign", "{detail}");
+    assert!(detail.contains("is not read"), "{detail}");
+    std::fs::remove_file(dir.join(".mcp.json")).unwrap();
+    // The same file inside the repository is read (so the refusal above is the link's).
+    std::fs::write(dir.join(".mcp.json"), wired.to_string()).unwrap();
+    assert_eq!(state(&inspect_within(dir, wait), 0).0, "wired");
+
+    // A device through a link, and an oversized file: answered at once, never read whole.
+    std::fs::create_dir_all(dir.join(".gemini")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.join(".gemini/settings.json")).unwrap();
+    assert_eq!(state(&inspect_within(dir, wait), 2).0, "foreign");
+    std::fs::remove_file(dir.join(".gemini/settings.json")).unwrap();
+    let f = std::fs::File::create(dir.join(".gemini/settings.json")).unwrap();
+    f.set_len(64 * 1024 * 1024).unwrap();
+    let (s, detail) = state(&inspect_within(dir, wait), 2);
+    assert_eq!(s, "foreign", "{detail}");
+    assert!(detail.contains("larger than"), "{detail}");
+}
