@@ -390,11 +390,7 @@ fn read_config(repo: &Path, file: &str) -> Result<String, Unreadable> {
     if !meta.is_file() {
         return Err(Unreadable::Refused("is not a regular file".into()));
     }
-    if meta.len() > CONFIG_CAP {
-        return Err(Unreadable::Refused(format!(
-            "is larger than {CONFIG_CAP} bytes"
-        )));
-    }
+    // Bounded by what is read, not by the length examined: the file may grow meanwhile.
     let mut bytes = Vec::new();
     f.take(CONFIG_CAP + 1)
         .read_to_end(&mut bytes)
