@@ -87,6 +87,13 @@ impl Descriptor {
         self.stability != Stability::Planned
     }
 
+    /// Whether a process started with `--allow-effects max_effect` executes this capability:
+    /// executable, and its effect at most `max_effect`. The run-time surfaces ([`served`],
+    /// `capabilities.list`, `capabilities.projections`) decide by this alone.
+    pub fn served_by(&self, max_effect: Effect) -> bool {
+        self.executable() && self.effect <= max_effect
+    }
+
     /// The review sentence with `{field}` replaced by the arguments.
     pub fn render_review(&self, input: &serde_json::Value) -> String {
         let mut out = String::new();
@@ -149,8 +156,23 @@ pub fn by_route(method: &str, path: &str) -> Option<(usize, &'static Descriptor)
     })
 }
 
-/// The projection bytes produced at build time, byte-identical to `generated/`.
+/// What a process started with `--allow-effects max_effect` executes: the executable
+/// capabilities whose effect is at most `max_effect`, with their index in the table. Every
+/// surface computed at run time (`mcp.projection`, `resources/list`) lists these and nothing
+/// else; the surfaces computed at build time are in [`projections`].
+pub fn served(max_effect: Effect) -> impl Iterator<Item = (usize, &'static Descriptor)> {
+    CAPABILITIES
+        .iter()
+        .enumerate()
+        .filter(move |(_, d)| d.served_by(max_effect))
+}
+
+/// The projection bytes produced at build time: the committed ones (the full profile),
+/// byte-identical to `generated/`, and those of the narrowed profiles, which list only what a
+/// process started with `--allow-effects read` or `process_state` executes.
 pub mod projections {
+    use crate::policy::Effect;
+
     /// `tools/list` result for the full profile.
     pub const MCP_TOOLS: &str = include_str!(concat!(env!("OUT_DIR"), "/mcp-tools.json"));
     /// `tools/list` result for `--allow-effects read`.
@@ -160,16 +182,35 @@ pub mod projections {
         include_str!(concat!(env!("OUT_DIR"), "/mcp-tools.process_state.json"));
     /// OpenAPI 3.1 document.
     pub const OPENAPI: &str = include_str!(concat!(env!("OUT_DIR"), "/openapi.json"));
+    /// OpenAPI 3.1 document for `--allow-effects read`.
+    pub const OPENAPI_READ: &str = include_str!(concat!(env!("OUT_DIR"), "/openapi.read.json"));
+    /// OpenAPI 3.1 document for `--allow-effects process_state`.
+    pub const OPENAPI_PROCESS_STATE: &str =
+        include_str!(concat!(env!("OUT_DIR"), "/openapi.process_state.json"));
     /// The Markdown reference.
     pub const REFERENCE: &str = include_str!(concat!(env!("OUT_DIR"), "/capabilities.md"));
     /// The command-line reference.
     pub const CLI_REFERENCE: &str = include_str!(concat!(env!("OUT_DIR"), "/cli.md"));
     /// The contract lock.
     pub const CONTRACT_LOCK: &str = include_str!(concat!(env!("OUT_DIR"), "/contract.lock"));
-    /// The server digest recorded in the contract lock.
+    /// The server digest recorded in the contract lock: the same for every profile (one
+    /// binary, one contract; refusing an effect is part of that contract).
     pub const DIGEST: &str = include_str!(concat!(env!("OUT_DIR"), "/digest.txt"));
     /// The MCP server card.
     pub const SERVER_CARD: &str = include_str!(concat!(env!("OUT_DIR"), "/server-card.json"));
+    /// The MCP server card for `--allow-effects read`.
+    pub const SERVER_CARD_READ: &str =
+        include_str!(concat!(env!("OUT_DIR"), "/server-card.read.json"));
+    /// The MCP server card for `--allow-effects process_state`.
+    pub const SERVER_CARD_PROCESS_STATE: &str =
+        include_str!(concat!(env!("OUT_DIR"), "/server-card.process_state.json"));
+    /// The cockpit's surface (the rows of its capability table, JSON) for the full profile.
+    pub const COCKPIT: &str = include_str!(concat!(env!("OUT_DIR"), "/cockpit.json"));
+    /// The cockpit's surface for `--allow-effects read`.
+    pub const COCKPIT_READ: &str = include_str!(concat!(env!("OUT_DIR"), "/cockpit.read.json"));
+    /// The cockpit's surface for `--allow-effects process_state`.
+    pub const COCKPIT_PROCESS_STATE: &str =
+        include_str!(concat!(env!("OUT_DIR"), "/cockpit.process_state.json"));
 
     /// Every committed projection: `(file name under generated/, bytes)`.
     pub const COMMITTED: &[(&str, &str)] = &[
@@ -180,4 +221,40 @@ pub mod projections {
         ("openapi.json", OPENAPI),
         ("server-card.json", SERVER_CARD),
     ];
+
+    /// The `tools/list` result of a profile.
+    pub fn mcp_tools(max_effect: Effect) -> &'static str {
+        match max_effect {
+            Effect::Read => MCP_TOOLS_READ,
+            Effect::ProcessState => MCP_TOOLS_PROCESS_STATE,
+            Effect::RepositoryWrite => MCP_TOOLS,
+        }
+    }
+
+    /// The OpenAPI document of a profile.
+    pub fn openapi(max_effect: Effect) -> &'static str {
+        match max_effect {
+            Effect::Read => OPENAPI_READ,
+            Effect::ProcessState => OPENAPI_PROCESS_STATE,
+            Effect::RepositoryWrite => OPENAPI,
+        }
+    }
+
+    /// The server card of a profile.
+    pub fn server_card(max_effect: Effect) -> &'static str {
+        match max_effect {
+            Effect::Read => SERVER_CARD_READ,
+            Effect::ProcessState => SERVER_CARD_PROCESS_STATE,
+            Effect::RepositoryWrite => SERVER_CARD,
+        }
+    }
+
+    /// The cockpit's surface of a profile.
+    pub fn cockpit(max_effect: Effect) -> &'static str {
+        match max_effect {
+            Effect::Read => COCKPIT_READ,
+            Effect::ProcessState => COCKPIT_PROCESS_STATE,
+            Effect::RepositoryWrite => COCKPIT,
+        }
+    }
 }

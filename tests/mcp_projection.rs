@@ -27,9 +27,12 @@ fn clients(projection: &Value) -> Vec<(String, String)> {
 fn inspect_reports_each_client_configuration() {
     let repo = scratch_repo();
     let dir = repo.path();
+    // Wired: the command is this binary (tests/hostile/surfaces.rs covers the commands that
+    // are not).
     std::fs::write(
         dir.join(".mcp.json"),
-        r#"{"mcpServers": {"seneschal": {"command": "/opt/bin/seneschal", "args": ["mcp", "--allow-effects", "read"]}}}"#,
+        json!({"mcpServers": {"seneschal": {"command": common::bin(), "args": ["mcp", "--allow-effects", "read"]}}})
+            .to_string(),
     )
     .unwrap();
     std::fs::create_dir_all(dir.join(".codex")).unwrap();

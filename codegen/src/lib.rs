@@ -159,22 +159,82 @@ pub fn parallel_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -
 /// card, and is itself computed from per-capability renderings that do not include it.
 /// Returns the projections and the digest.
 pub fn committed_projections(reg: &Registry) -> (Vec<(&'static str, String)>, String) {
-    let (lock, digest) = project::contract::render(reg);
-    let files = vec![
+    let p = projections(reg);
+    (p.committed, p.digest)
+}
+
+/// The OUT_DIR files of the narrowed profiles: `(profile, mcp tools, OpenAPI, card, cockpit)`.
+/// The full profile's are the committed files (its cockpit is [`FULL_COCKPIT`]).
+pub const NARROWED: [(Effect, [&str; 4]); 2] = [
+    (
+        Effect::Read,
+        [
+            "mcp-tools.read.json",
+            "openapi.read.json",
+            "server-card.read.json",
+            "cockpit.read.json",
+        ],
+    ),
+    (
+        Effect::ProcessState,
+        [
+            "mcp-tools.process_state.json",
+            "openapi.process_state.json",
+            "server-card.process_state.json",
+            "cockpit.process_state.json",
+        ],
+    ),
+];
+
+/// The cockpit surface of the full profile (OUT_DIR only, like every cockpit surface: it is
+/// a part of a page, not a projection a client reads).
+pub const FULL_COCKPIT: &str = "cockpit.json";
+
+/// Every projection of a registry.
+#[derive(Debug, Clone)]
+pub struct Projections {
+    /// The committed files (the full profile): `(file name under generated/, content)`.
+    pub committed: Vec<(&'static str, String)>,
+    /// The surfaces of the narrowed profiles and every cockpit surface, for OUT_DIR.
+    pub profiles: Vec<(&'static str, String)>,
+    /// The server digest.
+    pub digest: String,
+}
+
+/// Renders every projection. Each tool and each operation is rendered once; the contract lock
+/// hashes those, and a profile's document borrows the ones it serves, so a narrowed profile
+/// costs its serialization only.
+pub fn projections(reg: &Registry) -> Projections {
+    let tools = project::mcp_tools::Tools::new(reg);
+    let operations = project::openapi::Operations::new(reg);
+    let (lock, digest) = project::contract::render_with(reg, &tools, &operations);
+    let full = Effect::RepositoryWrite;
+    let committed = vec![
         ("capabilities.md", project::reference::render(reg, &digest)),
         ("cli.md", project::cli_reference::render(reg)),
         ("contract.lock", lock),
-        (
-            "mcp-tools.json",
-            project::mcp_tools::render(reg, Effect::RepositoryWrite),
-        ),
-        ("openapi.json", project::openapi::render(reg, &digest)),
+        ("mcp-tools.json", tools.render(full)),
+        ("openapi.json", operations.render(reg, &digest, full)),
         (
             "server-card.json",
-            project::server_card::render(reg, &digest),
+            project::server_card::render_profile(reg, &digest, &tools, full),
         ),
     ];
-    (files, digest)
+    let mut profiles = vec![(FULL_COCKPIT, project::cockpit::render(reg, full))];
+    for (effect, [mcp, openapi, card, cockpit]) in NARROWED {
+        profiles.push((mcp, tools.render(effect)));
+        profiles.push((openapi, operations.render(reg, &digest, effect)));
+        profiles.push((
+            card,
+            project::server_card::render_profile(reg, &digest, &tools, effect),
+        ));
+        profiles.push((cockpit, project::cockpit::render(reg, effect)));
+    }
+    Projections {
+        committed,
+        profiles,
+        digest,
+    }
 }
 
 /// Writes `content` to `path` only when it differs (stable mtimes; prost-build's rule).
@@ -212,7 +272,8 @@ pub struct Outputs {
     pub registry: Registry,
     /// Committed projections: `(file name under generated/, content)`.
     pub committed: Vec<(&'static str, String)>,
-    /// Files for OUT_DIR only: the Rust registry, the handler tree, per-profile tool lists.
+    /// Files for OUT_DIR only: the Rust registry, the handler tree, the surfaces of the
+    /// narrowed profiles ([`NARROWED`]) and the cockpit surfaces.
     pub out_dir: Vec<(&'static str, String)>,
 }
 
@@ -224,10 +285,11 @@ pub fn generate(inputs: &Inputs) -> Result<Outputs, Vec<Diagnostic>> {
 /// [`generate`] with the extra folders of [`load_registry_with`].
 pub fn generate_with(inputs: &Inputs, extra: &[PathBuf]) -> Result<Outputs, Vec<Diagnostic>> {
     let registry = load_registry_with(inputs, extra)?;
-    // The committed projections (JSON, Markdown, the hashed lock) do not depend on the Rust
-    // projection: render them on a thread of their own while typify runs on the others.
-    let (registry_rs, (committed, digest)) = std::thread::scope(|scope| {
-        let committed = scope.spawn(|| committed_projections(&registry));
+    // The projections (JSON, Markdown, the hashed lock, every profile's surfaces) do not
+    // depend on the Rust projection: render them on a thread of their own while typify runs on
+    // the others.
+    let (registry_rs, rendered) = std::thread::scope(|scope| {
+        let committed = scope.spawn(|| projections(&registry));
         let rust = project::rust::render_registry(&registry, &inputs.root);
         (
             rust,
@@ -248,18 +310,11 @@ pub fn generate_with(inputs: &Inputs, extra: &[PathBuf]) -> Result<Outputs, Vec<
         })?;
         out_dir.push(("handlers.rs", handlers_rs));
     }
-    out_dir.push((
-        "mcp-tools.read.json",
-        project::mcp_tools::render(&registry, Effect::Read),
-    ));
-    out_dir.push((
-        "mcp-tools.process_state.json",
-        project::mcp_tools::render(&registry, Effect::ProcessState),
-    ));
-    out_dir.push(("digest.txt", digest));
+    out_dir.extend(rendered.profiles);
+    out_dir.push(("digest.txt", rendered.digest));
     Ok(Outputs {
         registry,
-        committed,
+        committed: rendered.committed,
         out_dir,
     })
 }

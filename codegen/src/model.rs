@@ -123,6 +123,18 @@ impl Capability {
         self.stability != Stability::Planned
     }
 
+    /// Whether the surfaces of a process started with `--allow-effects max` may mention this
+    /// capability: its effect is at most `max`. The one test of an effect against a profile
+    /// in every per-profile projection (tools, card, OpenAPI, cockpit).
+    pub fn within(&self, max: Effect) -> bool {
+        self.effect <= max
+    }
+
+    /// Whether a process started with `--allow-effects max` executes this capability.
+    pub fn served_by(&self, max: Effect) -> bool {
+        self.executable() && self.within(max)
+    }
+
     /// Every error code a call can return: the universal ones plus the declared ones.
     pub fn all_errors(&self) -> Vec<ErrorCode> {
         let mut all: Vec<ErrorCode> = ErrorCode::UNIVERSAL.to_vec();
@@ -205,5 +217,18 @@ impl Registry {
     /// Capabilities that are executable through some projection.
     pub fn executable(&self) -> impl Iterator<Item = &Capability> {
         self.capabilities.iter().filter(|c| c.executable())
+    }
+
+    /// What a process started with `--allow-effects max` executes: the executable
+    /// capabilities whose effect is at most `max`. Every per-profile projection (tools, card,
+    /// OpenAPI, cockpit) lists these and nothing else.
+    pub fn served(&self, max: Effect) -> impl Iterator<Item = &Capability> {
+        self.capabilities.iter().filter(move |c| c.served_by(max))
+    }
+
+    /// What a profile may mention: the capabilities whose effect is at most `max`, planned
+    /// ones included (listed as planned, never as executable).
+    pub fn within(&self, max: Effect) -> impl Iterator<Item = &Capability> {
+        self.capabilities.iter().filter(move |c| c.within(max))
     }
 }

@@ -30,12 +30,67 @@ fn fixture_registry_projections() {
     for (name, content) in &out.committed {
         insta::assert_snapshot!(format!("registry__{name}"), content);
     }
-    let tools = out
-        .out_dir
-        .iter()
-        .find(|(n, _)| *n == "mcp-tools.read.json")
-        .expect("read profile");
-    insta::assert_snapshot!("registry__mcp-tools.read.json", tools.1);
+    // Every narrowed surface and every cockpit surface (OUT_DIR only).
+    let mut profiles: Vec<&str> = Vec::new();
+    for (name, content) in &out.out_dir {
+        if name.starts_with("mcp-tools.")
+            || name.starts_with("openapi.")
+            || name.starts_with("server-card.")
+            || name.starts_with("cockpit.")
+        {
+            insta::assert_snapshot!(format!("registry__{name}"), content);
+            profiles.push(name);
+        }
+    }
+    assert_eq!(profiles.len(), 9, "{profiles:?}");
+}
+
+#[test]
+fn a_narrowed_surface_lists_nothing_above_its_profile() {
+    let root = fixtures().join("registry");
+    let out = generate(&inputs(&root)).unwrap_or_else(|d| panic!("{}", report(&d)));
+    let file = |name: &str| {
+        out.out_dir
+            .iter()
+            .chain(out.committed.iter())
+            .find(|(n, _)| *n == name)
+            .map(|(_, c)| c.as_str())
+            .unwrap_or_else(|| panic!("{name}"))
+    };
+    // demo.forget writes to the repository, demo.later (planned) changes the process: the
+    // narrowed surfaces never name what their profile refuses; the full ones do.
+    for profile in ["read", "process_state"] {
+        for kind in ["mcp-tools", "openapi", "server-card", "cockpit"] {
+            let name = format!("{kind}.{profile}.json");
+            assert!(
+                !file(&name).contains("demo.forget"),
+                "{name} lists demo.forget"
+            );
+            assert!(file(&name).contains("demo.echo"), "{name} lacks demo.echo");
+        }
+        let mentions_later = file(&format!("cockpit.{profile}.json")).contains("demo.later");
+        assert_eq!(mentions_later, profile == "process_state");
+    }
+    for name in [
+        "mcp-tools.json",
+        "openapi.json",
+        "server-card.json",
+        "cockpit.json",
+    ] {
+        assert!(
+            file(name).contains("demo.forget"),
+            "{name} lacks demo.forget"
+        );
+    }
+    // One digest, whatever the profile.
+    let digest = |name: &str| -> String {
+        let v: serde_json::Value = serde_json::from_str(file(name)).unwrap();
+        v["info"]["x-seneschal-digest"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(digest("openapi.read.json"), digest("openapi.json"));
 }
 
 #[test]

@@ -20,8 +20,9 @@ fn cli_path(d: &Descriptor) -> Value {
     }
 }
 
-/// `capabilities.list`: every capability, filtered by tag, effect or stability.
-pub fn list(_ctx: &Context, input: capabilities_list::Input) -> Result<capabilities_list::Output, CapabilityError> {
+/// `capabilities.list`: every capability, filtered by tag, effect or stability; executable
+/// when this process executes it (a narrowed process lists what it refuses as not executable).
+pub fn list(ctx: &Context, input: capabilities_list::Input) -> Result<capabilities_list::Output, CapabilityError> {
     let items: Vec<Value> = CAPABILITIES
         .iter()
         .filter(|d| input.tag.as_ref().is_none_or(|t| d.tags.contains(&t.as_str())))
@@ -34,7 +35,7 @@ pub fn list(_ctx: &Context, input: capabilities_list::Input) -> Result<capabilit
                 "kind": match d.kind { crate::registry::Kind::Query => "query", crate::registry::Kind::Resource => "resource" },
                 "effect": d.effect.as_str(),
                 "stability": d.stability.as_str(),
-                "executable": d.executable(),
+                "executable": d.served_by(ctx.max_effect),
                 "tags": d.tags,
                 "mcp_tool": d.mcp_tool,
                 "http": route(d),
@@ -54,9 +55,10 @@ pub fn show(_ctx: &Context, input: capabilities_show::Input) -> Result<capabilit
     typed(descriptor)
 }
 
-/// `capabilities.projections`: where each interface exposes each capability.
+/// `capabilities.projections`: where each interface exposes each capability; executable when
+/// this process executes it.
 pub fn projections(
-    _ctx: &Context,
+    ctx: &Context,
     _input: capabilities_projections::Input,
 ) -> Result<capabilities_projections::Output, CapabilityError> {
     let items: Vec<Value> = CAPABILITIES
@@ -65,7 +67,7 @@ pub fn projections(
             let h = d.hints();
             json!({
                 "id": d.id,
-                "executable": d.executable(),
+                "executable": d.served_by(ctx.max_effect),
                 "effect": d.effect.as_str(),
                 "approval": d.approval().as_str(),
                 "readOnlyHint": h.read_only,

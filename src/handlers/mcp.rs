@@ -2,9 +2,12 @@
 //! MCP client configurations launch it.
 //!
 //! The eras, methods and hints are read from the MCP module's tables and the registry, never
-//! restated; the client configurations are read from the repository's files.
+//! restated; the tools and resources are those the process's effect profile executes
+//! (`registry::served`); the client configurations are read from the repository's files, and
+//! a configuration is `wired` only when its command resolves to this very binary.
 
-use std::path::Path;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
@@ -14,7 +17,7 @@ use crate::error::CapabilityError;
 use crate::mcp::protocol::{LEGACY_METHODS, MODERN_METHODS, NOT_SERVED};
 use crate::policy::Effect;
 use crate::registry::types::mcp_projection;
-use crate::registry::{Kind, CAPABILITIES};
+use crate::registry::{self, Kind};
 use crate::versions::{MCP_HTTP_PATH, MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS, SERVER_NAME};
 
 /// One MCP server entry of a client configuration.
@@ -25,17 +28,158 @@ struct Entry {
     args: Vec<String>,
 }
 
+/// True when `s` names the seneschal program: its last path component is `seneschal`.
+fn is_seneschal(s: &str) -> bool {
+    let base = s.rsplit(['/', '\\']).next().unwrap_or(s);
+    base == SERVER_NAME || base == format!("{SERVER_NAME}.exe")
+}
+
 impl Entry {
-    /// True when the entry starts `seneschal mcp` (directly, or through a runner that names
-    /// the seneschal binary, e.g. `cargo run --bin seneschal -- mcp`).
-    fn launches_seneschal(&self) -> bool {
-        let is_seneschal = |s: &str| {
-            let base = s.rsplit(['/', '\\']).next().unwrap_or(s);
-            base == SERVER_NAME || base == format!("{SERVER_NAME}.exe")
-        };
-        (is_seneschal(&self.command) || self.args.iter().any(|a| is_seneschal(a)))
-            && self.args.iter().any(|a| a == "mcp")
+    /// True when the entry means to start seneschal: it is named `seneschal`, or its command
+    /// or one of its arguments names the program (a runner such as
+    /// `cargo run --bin seneschal -- mcp`).
+    fn aims_at_seneschal(&self) -> bool {
+        self.name == SERVER_NAME
+            || is_seneschal(&self.command)
+            || self.args.iter().any(|a| is_seneschal(a))
     }
+
+    /// True when the arguments ask for the MCP server.
+    fn runs_mcp(&self) -> bool {
+        self.args.iter().any(|a| a == "mcp")
+    }
+
+    /// The command line as configured, for messages.
+    fn command_line(&self) -> String {
+        std::iter::once(self.command.as_str())
+            .chain(self.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// This binary, as a file: its canonical path and, on Unix, its device and inode (a hard link
+/// to it is it).
+#[derive(Debug, Clone)]
+struct ThisBinary {
+    path: PathBuf,
+    #[cfg(unix)]
+    file: (u64, u64),
+}
+
+impl ThisBinary {
+    /// The running executable (`std::env::current_exe`), canonicalized; `None` when it cannot
+    /// be known (e.g. the file was removed since the process started).
+    fn current() -> Option<ThisBinary> {
+        let path = std::env::current_exe().ok()?.canonicalize().ok()?;
+        ThisBinary::at(&path)
+    }
+
+    fn at(path: &Path) -> Option<ThisBinary> {
+        let meta = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
+        #[cfg(not(unix))]
+        let _ = meta;
+        Some(ThisBinary {
+            path: path.to_path_buf(),
+            #[cfg(unix)]
+            file: {
+                use std::os::unix::fs::MetadataExt;
+                (meta.dev(), meta.ino())
+            },
+        })
+    }
+
+    fn is(&self, path: &Path, meta: &std::fs::Metadata) -> bool {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            if (meta.dev(), meta.ino()) == self.file {
+                return true;
+            }
+        }
+        let _ = meta;
+        path == self.path
+    }
+}
+
+/// Where a configured command leads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Resolved {
+    /// This binary, found at that path.
+    This(PathBuf),
+    /// An existing executable file that is not this binary (canonical path).
+    Other(PathBuf),
+    /// Nothing that can be executed: why.
+    Unresolved(String),
+}
+
+/// True when `meta` is a file with an execute bit (on Unix; any file elsewhere).
+fn executable(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        meta.is_file()
+    }
+}
+
+/// Resolves `command` the way a shell would start it: a command with a `/` is a path
+/// (relative ones from the repository root, where clients start their servers); any other is
+/// looked up in the directories of `path_var` (this process's `PATH`), first executable file
+/// wins. Symlinks are followed; the file found is compared with `this`. Nothing is executed or
+/// opened: only metadata is read.
+fn resolve(
+    command: &str,
+    repo: &Path,
+    path_var: Option<&OsStr>,
+    this: Option<&ThisBinary>,
+) -> Resolved {
+    let classify = |candidate: &Path| -> Result<Resolved, String> {
+        let meta = std::fs::metadata(candidate).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => format!("{} does not exist", candidate.display()),
+            _ => format!("{} cannot be examined: {e}", candidate.display()),
+        })?;
+        if !executable(&meta) {
+            return Err(format!("{} is not an executable file", candidate.display()));
+        }
+        let real = candidate
+            .canonicalize()
+            .unwrap_or_else(|_| candidate.to_path_buf());
+        Ok(match this {
+            Some(t) if t.is(&real, &meta) => Resolved::This(real),
+            _ => Resolved::Other(real),
+        })
+    };
+    if command.is_empty() {
+        return Resolved::Unresolved("the command is empty".into());
+    }
+    if command.contains('/') {
+        let path = Path::new(command);
+        let path = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            repo.join(path)
+        };
+        return classify(&path).unwrap_or_else(Resolved::Unresolved);
+    }
+    let Some(dirs) = path_var else {
+        return Resolved::Unresolved(format!("`{command}` is not a path and PATH is not set"));
+    };
+    for dir in std::env::split_paths(dirs) {
+        // An empty PATH entry means the working directory: the repository root.
+        let dir = if dir.as_os_str().is_empty() {
+            repo.to_path_buf()
+        } else {
+            dir
+        };
+        if let Ok(found) = classify(&dir.join(command)) {
+            return found;
+        }
+    }
+    Resolved::Unresolved(format!("`{command}` is not found on PATH"))
 }
 
 /// A client whose configuration file may wire seneschal.
@@ -206,39 +350,150 @@ fn parse_codex_toml(text: &str) -> Result<Vec<Entry>, String> {
     Ok(entries)
 }
 
-/// The state of one client configuration of the repository.
-fn client_state(repo: &Path, c: &Client) -> Value {
-    let path = repo.join(c.file);
-    let (state, detail, fix) = match std::fs::read_to_string(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (
+/// The largest client configuration read; a larger one is `foreign`.
+pub const CONFIG_CAP: u64 = 1024 * 1024;
+
+/// Why a client configuration could not be read.
+enum Unreadable {
+    /// Nothing is there.
+    Absent,
+    /// Something is there that is not read: why.
+    Refused(String),
+}
+
+/// Reads a client configuration of the repository as untrusted content: the path is confined
+/// (`confine::confine`: no `..`, no symbolic link out of the repository, no `.git/`, no
+/// secret-bearing name), the file is opened without following a link swapped in since and
+/// without blocking on a FIFO, and only a regular file of at most [`CONFIG_CAP`] bytes is
+/// read (checked on the open handle, so a swap after the check reads nothing else).
+fn read_config(repo: &Path, file: &str) -> Result<String, Unreadable> {
+    use std::io::Read as _;
+    let confined = crate::confine::confine(repo, file, "")
+        .map_err(|e| Unreadable::Refused(format!("is not read: {}", e.message)))?;
+    if !confined.exists {
+        return Err(Unreadable::Absent);
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
+    }
+    let f = options.open(&confined.abs).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Unreadable::Absent,
+        _ => Unreadable::Refused(format!("cannot be read: {e}")),
+    })?;
+    let meta = f
+        .metadata()
+        .map_err(|e| Unreadable::Refused(format!("cannot be examined: {e}")))?;
+    if !meta.is_file() {
+        return Err(Unreadable::Refused("is not a regular file".into()));
+    }
+    // Bounded by what is read, not by the length examined: the file may grow meanwhile.
+    let mut bytes = Vec::new();
+    f.take(CONFIG_CAP + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Unreadable::Refused(format!("cannot be read: {e}")))?;
+    if bytes.len() as u64 > CONFIG_CAP {
+        return Err(Unreadable::Refused(format!(
+            "is larger than {CONFIG_CAP} bytes"
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| Unreadable::Refused("is not UTF-8".into()))
+}
+
+/// The fix of a configuration whose seneschal entry does not start this binary.
+fn point_at_this_binary(c: &Client, e: &Entry, this: Option<&ThisBinary>) -> String {
+    match this {
+        Some(t) => format!(
+            "set the command of server \"{}\" in {} to {} (this binary), or put this binary on PATH as `{SERVER_NAME}`",
+            e.name,
+            c.file,
+            serde_json::to_string(&t.path.to_string_lossy()).expect("strings serialize"),
+        ),
+        None => c.fix.to_string(),
+    }
+}
+
+/// The state of one client configuration of the repository: `wired` when an entry's command
+/// resolves to this binary and asks for `mcp`; `unresolved` or `not_this_binary` when the
+/// entry meant for seneschal starts nothing or another program; `foreign` or `absent`
+/// otherwise.
+fn client_state(repo: &Path, c: &Client, this: Option<&ThisBinary>) -> Value {
+    let path_var = std::env::var_os("PATH");
+    let (state, detail, fix) = match read_config(repo, c.file) {
+        Err(Unreadable::Absent) => (
             "absent",
             format!("{} does not exist", c.file),
             Some(c.fix.to_string()),
         ),
-        Err(e) => ("foreign", format!("{} cannot be read: {e}", c.file), Some(c.fix.to_string())),
+        Err(Unreadable::Refused(why)) => ("foreign", format!("{} {why}", c.file), Some(c.fix.to_string())),
         Ok(text) => match (c.parse)(&text) {
             Err(why) => ("foreign", format!("{} {why}", c.file), Some(c.fix.to_string())),
-            Ok(entries) => match entries.iter().find(|e| e.launches_seneschal()) {
-                Some(e) => (
-                    "wired",
-                    format!("server \"{}\" runs `{} {}`", e.name, e.command, e.args.join(" ")),
-                    None,
-                ),
-                None => {
-                    let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
-                    let detail = match entries.iter().find(|e| e.name == SERVER_NAME) {
-                        Some(e) => format!(
-                            "server \"{}\" runs `{} {}`, not `seneschal mcp`",
+            Ok(entries) => {
+                let resolved: Vec<(&Entry, Resolved)> = entries
+                    .iter()
+                    .map(|e| (e, resolve(&e.command, repo, path_var.as_deref(), this)))
+                    .collect();
+                let wired = resolved
+                    .iter()
+                    .find(|(e, r)| e.runs_mcp() && matches!(r, Resolved::This(_)));
+                let aimed = resolved.iter().find(|(e, _)| e.aims_at_seneschal());
+                match (wired, aimed) {
+                    (Some((e, Resolved::This(at))), _) => (
+                        "wired",
+                        format!(
+                            "server \"{}\" runs `{}`; `{}` is this binary ({})",
                             e.name,
+                            e.command_line(),
                             e.command,
-                            e.args.join(" ")
+                            at.display()
                         ),
-                        None if names.is_empty() => "no MCP server is configured".to_string(),
-                        None => format!("configures other servers only: {}", names.join(", ")),
-                    };
-                    ("foreign", detail, Some(c.fix.to_string()))
+                        None,
+                    ),
+                    (_, Some((e, r))) if e.runs_mcp() => {
+                        let runner = if is_seneschal(&e.command) {
+                            ""
+                        } else {
+                            "; a runner that builds or finds seneschal itself cannot be checked to start this binary"
+                        };
+                        match r {
+                            Resolved::Unresolved(why) => (
+                                "unresolved",
+                                format!("server \"{}\" runs `{}`, but {why}", e.name, e.command_line()),
+                                Some(point_at_this_binary(c, e, this)),
+                            ),
+                            Resolved::Other(at) | Resolved::This(at) => (
+                                "not_this_binary",
+                                format!(
+                                    "server \"{}\" runs `{}`, but `{}` is {}, not this binary ({}){runner}",
+                                    e.name,
+                                    e.command_line(),
+                                    e.command,
+                                    at.display(),
+                                    this.map_or_else(|| "whose path is unknown".to_string(), |t| t.path.display().to_string()),
+                                ),
+                                Some(point_at_this_binary(c, e, this)),
+                            ),
+                        }
+                    }
+                    (_, Some((e, _))) => (
+                        "foreign",
+                        format!("server \"{}\" runs `{}`, not `seneschal mcp`", e.name, e.command_line()),
+                        Some(c.fix.to_string()),
+                    ),
+                    (_, None) => {
+                        let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+                        let detail = if names.is_empty() {
+                            "no MCP server is configured".to_string()
+                        } else {
+                            format!("configures other servers only: {}", names.join(", "))
+                        };
+                        ("foreign", detail, Some(c.fix.to_string()))
+                    }
                 }
-            },
+            }
         },
     };
     json!({"client": c.name, "file": c.file, "state": state, "detail": detail, "fix": fix})
@@ -255,9 +510,10 @@ pub fn projection(
     if std::env::var("SENESCHAL_MCP_DEBUG_PANIC").as_deref() == Ok("mcp.projection") {
         panic!("SENESCHAL_MCP_DEBUG_PANIC asked mcp.projection to panic");
     }
-    let tools: Vec<Value> = CAPABILITIES
-        .iter()
-        .filter(|d| d.executable())
+    // Only what this process executes: a narrowed process (`--allow-effects`) does not list
+    // the tools it would refuse.
+    let served = || registry::served(ctx.max_effect).map(|(_, d)| d);
+    let tools: Vec<Value> = served()
         .filter_map(|d| {
             let name = d.mcp_tool?;
             let h = d.hints();
@@ -273,14 +529,11 @@ pub fn projection(
             Some(Value::Object(t))
         })
         .collect();
-    let writers: Vec<&str> = CAPABILITIES
-        .iter()
-        .filter(|d| d.executable() && d.effect == Effect::RepositoryWrite)
+    let writers: Vec<&str> = served()
+        .filter(|d| d.effect == Effect::RepositoryWrite)
         .filter_map(|d| d.mcp_tool)
         .collect();
-    let resources: Vec<Value> = CAPABILITIES
-        .iter()
-        .filter(|d| d.executable())
+    let resources: Vec<Value> = served()
         .filter_map(|d| {
             let uri = d.mcp_resource?;
             let mime = match d.kind {
@@ -294,7 +547,11 @@ pub fn projection(
         .iter()
         .map(|(m, why)| json!({"method": m, "reason": why}))
         .collect();
-    let clients: Vec<Value> = CLIENTS.iter().map(|c| client_state(&ctx.repo, c)).collect();
+    let this = ThisBinary::current();
+    let clients: Vec<Value> = CLIENTS
+        .iter()
+        .map(|c| client_state(&ctx.repo, c, this.as_ref()))
+        .collect();
     typed(json!({
         "server": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
         "eras": [
@@ -347,27 +604,96 @@ command = "ignored"
 "#;
         let entries = parse_codex_toml(text).unwrap();
         assert_eq!(entries.len(), 2);
-        assert!(!entries[0].launches_seneschal());
+        assert!(!entries[0].aims_at_seneschal());
         assert_eq!(entries[1].name, "seneschal");
         assert_eq!(entries[1].args, ["mcp", "--allow-effects", "read"]);
-        assert!(entries[1].launches_seneschal());
+        assert!(entries[1].aims_at_seneschal() && entries[1].runs_mcp());
         assert!(parse_codex_toml("[mcp_servers.x]\ncommand = \"unterminated\n").is_err());
         assert!(parse_codex_toml("[mcp_servers.x]\nnot a pair\n").is_err());
     }
 
     #[test]
-    fn runners_that_name_the_binary_count_as_wired() {
+    fn runners_that_name_the_binary_aim_at_it() {
         let e = Entry {
             name: "s".into(),
             command: "cargo".into(),
             args: ["run", "--bin", "seneschal", "--", "mcp"].map(String::from).to_vec(),
         };
-        assert!(e.launches_seneschal());
+        assert!(e.aims_at_seneschal() && e.runs_mcp());
         let e = Entry {
             name: "s".into(),
             command: "seneschal".into(),
             args: vec!["serve".into()],
         };
-        assert!(!e.launches_seneschal());
+        assert!(e.aims_at_seneschal() && !e.runs_mcp());
+    }
+
+    /// A scratch folder with an executable `prog`, a link `link` to it, a hard link `hard`,
+    /// a plain file `data` and a folder `bin` holding `tool`.
+    fn layout() -> (tempfile::TempDir, ThisBinary) {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let exec = |p: &Path| {
+            std::fs::write(p, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        exec(&d.join("prog"));
+        std::os::unix::fs::symlink(d.join("prog"), d.join("link")).unwrap();
+        std::fs::hard_link(d.join("prog"), d.join("hard")).unwrap();
+        std::fs::write(d.join("data"), "x").unwrap();
+        std::fs::create_dir(d.join("bin")).unwrap();
+        exec(&d.join("bin/tool"));
+        let this = ThisBinary::at(&d.join("prog").canonicalize().unwrap()).unwrap();
+        (dir, this)
+    }
+
+    #[test]
+    fn a_command_resolves_like_a_shell_and_is_compared_with_this_binary() {
+        let (dir, this) = layout();
+        let d = dir.path().canonicalize().unwrap();
+        let path = std::env::join_paths([d.join("bin"), d.clone()]).unwrap();
+        let r = |cmd: &str| resolve(cmd, &d, Some(&path), Some(&this));
+        assert_eq!(r(d.join("prog").to_str().unwrap()), Resolved::This(d.join("prog")));
+        // Relative paths start at the repository; symlinks and hard links are the same file.
+        assert_eq!(r("./link"), Resolved::This(d.join("prog")));
+        assert!(matches!(r("./hard"), Resolved::This(_)));
+        // A bare name is looked up on PATH, first match wins.
+        assert_eq!(r("prog"), Resolved::This(d.join("prog")));
+        assert_eq!(r("tool"), Resolved::Other(d.join("bin/tool")));
+        assert_eq!(r("./bin/tool"), Resolved::Other(d.join("bin/tool")));
+        for missing in ["", "nonexistent", "./nonexistent", "/nonexistent/seneschal", "./data", "./bin"] {
+            assert!(matches!(r(missing), Resolved::Unresolved(_)), "{missing:?}: {:?}", r(missing));
+        }
+        // Without PATH a bare name starts nothing; without this binary nothing is it.
+        assert!(matches!(resolve("prog", &d, None, Some(&this)), Resolved::Unresolved(_)));
+        assert_eq!(
+            resolve("./prog", &d, None, None),
+            Resolved::Other(d.join("prog"))
+        );
+    }
+
+    #[test]
+    fn only_a_command_that_is_this_binary_is_wired() {
+        let (dir, this) = layout();
+        let d = dir.path().canonicalize().unwrap();
+        let state = |command: &str, args: &str| {
+            std::fs::write(
+                d.join(".mcp.json"),
+                format!(r#"{{"mcpServers": {{"seneschal": {{"command": {command:?}, "args": {args}}}}}}}"#),
+            )
+            .unwrap();
+            let v = client_state(&d, &CLIENTS[0], Some(&this));
+            (v["state"].as_str().unwrap().to_string(), v)
+        };
+        assert_eq!(state("./prog", r#"["mcp"]"#).0, "wired");
+        assert_eq!(state("./prog", r#"["serve"]"#).0, "foreign");
+        assert_eq!(state("./missing", r#"["mcp"]"#).0, "unresolved");
+        let (s, v) = state("./bin/tool", r#"["mcp"]"#);
+        assert_eq!(s, "not_this_binary");
+        assert!(v["fix"].as_str().unwrap().contains(d.join("prog").to_str().unwrap()), "{v}");
+        // Without a known binary, nothing is wired.
+        let v = client_state(&d, &CLIENTS[0], None);
+        assert_eq!(v["state"], "not_this_binary", "{v}");
     }
 }

@@ -4,6 +4,10 @@
 //! `/openapi.json`, `/docs` (Swagger UI, offline), the MCP server card at
 //! `/.well-known/mcp/server-card.json` and `/mcp/server-card`, and `/mcp` (Streamable HTTP,
 //! answered by `crate::mcp`). Every byte served for a fixed page is computed once at start-up.
+//!
+//! The cockpit, OpenAPI and the card are those of the process's effect profile
+//! (`--allow-effects`), pre-derived at build time: a narrowed process lists only what it
+//! executes, never a capability it would refuse.
 
 use std::borrow::Cow;
 use std::io::{Cursor, Read};
@@ -25,8 +29,11 @@ use crate::execute::{execute_index, Transport};
 use crate::registry::{self, projections, CAPABILITIES};
 use crate::versions::MCP_HTTP_PATH;
 
-/// The cockpit page: plain HTML and a little JavaScript, no build step.
+/// The cockpit page: plain HTML and a little JavaScript, no build step. The surface of the
+/// process's profile is spliced in at the marker.
 const COCKPIT_HTML: &str = include_str!("../../share/cockpit/index.html");
+/// Where the cockpit template takes the surface (codegen's `project::cockpit::MARKER`).
+const COCKPIT_MARKER: &str = "<!-- seneschal:surface -->";
 /// The media type of the server card.
 pub const CARD_MEDIA_TYPE: &str = "application/mcp-server-card+json";
 /// The cache policy of the server card: public, five minutes.
@@ -42,9 +49,29 @@ pub struct State {
     max_body: usize,
     /// Input schemas by capability index, parsed once for query binding.
     input_schemas: Vec<Value>,
+    /// The server card of the process's profile.
+    card: &'static str,
     card_etag: String,
+    /// The OpenAPI document of the process's profile.
+    openapi: &'static str,
     openapi_etag: String,
+    /// The cockpit page, with the surface of the process's profile.
+    cockpit_html: &'static str,
     docs_html: &'static str,
+}
+
+/// The cockpit page of a profile: the template with the profile's surface at the marker, in
+/// a `<script type="application/json" id="surface">` the page's script reads.
+pub fn cockpit_page(max_effect: crate::policy::Effect) -> String {
+    let island = format!(
+        "<script type=\"application/json\" id=\"surface\">{}</script>",
+        projections::cockpit(max_effect)
+    );
+    assert!(
+        COCKPIT_HTML.matches(COCKPIT_MARKER).count() == 1,
+        "share/cockpit/index.html holds the surface marker once"
+    );
+    COCKPIT_HTML.replacen(COCKPIT_MARKER, &island, 1)
 }
 
 impl State {
@@ -67,6 +94,10 @@ impl State {
                 .expect("the Swagger UI configuration serializes")
                 .into_boxed_str(),
         );
+        let profile = ctx.max_effect;
+        let card = projections::server_card(profile);
+        let openapi = projections::openapi(profile);
+        let cockpit_html: &'static str = Box::leak(cockpit_page(profile).into_boxed_str());
         State {
             ctx,
             allowed: Allowed::for_addr(addr),
@@ -75,8 +106,11 @@ impl State {
                 .iter()
                 .map(|d| serde_json::from_str(d.input_schema).expect("compiled schema parses"))
                 .collect(),
-            card_etag: etag(projections::SERVER_CARD.as_bytes()),
-            openapi_etag: etag(projections::OPENAPI.as_bytes()),
+            card,
+            card_etag: etag(card.as_bytes()),
+            openapi,
+            openapi_etag: etag(openapi.as_bytes()),
+            cockpit_html,
             docs_html,
         }
     }
@@ -273,8 +307,12 @@ fn answer(
 
     match path {
         "/" => page(&|| {
-            Reply::new(200, "text/html; charset=utf-8", COCKPIT_HTML.as_bytes())
-                .header("Cache-Control", "no-cache")
+            Reply::new(
+                200,
+                "text/html; charset=utf-8",
+                state.cockpit_html.as_bytes(),
+            )
+            .header("Cache-Control", "no-cache")
         }),
         "/openapi.json" => page(&|| {
             cached(
@@ -282,7 +320,7 @@ fn answer(
                 &state.openapi_etag,
                 "application/json",
                 "no-cache",
-                projections::OPENAPI.as_bytes(),
+                state.openapi.as_bytes(),
             )
         }),
         "/docs" | "/docs/" => {
@@ -294,7 +332,7 @@ fn answer(
                 &state.card_etag,
                 CARD_MEDIA_TYPE,
                 CARD_CACHE,
-                projections::SERVER_CARD.as_bytes(),
+                state.card.as_bytes(),
             )
         }),
         p if p == MCP_HTTP_PATH => match method {
@@ -467,6 +505,21 @@ mod tests {
         let e = json_body(&ct("text/plain"), br#"{"a":1}"#).unwrap_err();
         assert_eq!(e.code.as_str(), "invalid_input");
         assert!(e.message.contains("text/plain"), "{}", e.message);
+    }
+
+    #[test]
+    fn each_profile_has_its_own_cockpit_page() {
+        use crate::policy::Effect;
+        let pages: Vec<String> = Effect::ALL.iter().map(|e| cockpit_page(*e)).collect();
+        for (page, effect) in pages.iter().zip(Effect::ALL) {
+            assert!(
+                !page.contains(COCKPIT_MARKER),
+                "{effect:?}: the marker is replaced"
+            );
+            assert_eq!(page.matches("id=\"surface\"").count(), 1, "{effect:?}");
+            assert!(page.contains(projections::cockpit(effect)), "{effect:?}");
+        }
+        assert_ne!(pages[0], pages[2], "read and the full profile differ");
     }
 
     #[test]

@@ -117,7 +117,7 @@ pub fn human(p: &Value) -> String {
     for c in p["clients"].as_array().into_iter().flatten() {
         let _ = writeln!(
             s,
-            "  {:<12} {:<24} {:<8} {}",
+            "  {:<12} {:<24} {:<15} {}",
             c["client"].as_str().unwrap_or_default(),
             c["file"].as_str().unwrap_or_default(),
             c["state"].as_str().unwrap_or_default(),

@@ -5,6 +5,8 @@
 //! keeps each section's material beside its hash, so `seneschal contract diff` can classify a
 //! change from two locks alone.
 
+use std::collections::HashMap;
+
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -31,8 +33,9 @@ fn section(value: Value) -> Value {
     json!({ "sha256": hash_json(&value), "value": value })
 }
 
-/// The sections of one capability.
-pub fn capability_entry(c: &Capability) -> Value {
+/// The sections of one capability, given its tool entry and OpenAPI operation as the other
+/// projections rendered them (`None` when it has none: not exposed, or planned).
+pub fn capability_entry(c: &Capability, tool: Option<&Value>, operation: Option<&Value>) -> Value {
     let e = &c.expose;
     let surface = json!({
         "name": c.id,
@@ -63,8 +66,8 @@ pub fn capability_entry(c: &Capability) -> Value {
     let examples = json!({ "review": c.review, "examples": c.examples });
     let executable = c.executable();
     let projections = json!({
-        "mcp_tool": e.mcp_tool.as_ref().filter(|_| executable).map(|t| hash_json(&mcp_tools::tool(c, t))),
-        "openapi": e.http.as_ref().filter(|_| executable).map(|_| hash_json(&openapi::operation(c))),
+        "mcp_tool": tool.map(hash_json),
+        "openapi": operation.map(hash_json),
         "cli": e.cli.as_ref().filter(|_| executable).map(|_| hash_bytes(cli_reference::section(c).as_bytes())),
         "reference": hash_bytes(reference::section(c).as_bytes()),
     });
@@ -99,10 +102,30 @@ pub fn digest(entries: &Map<String, Value>) -> String {
 
 /// The lock and its digest.
 pub fn render(reg: &Registry) -> (String, String) {
+    render_with(
+        reg,
+        &mcp_tools::Tools::new(reg),
+        &openapi::Operations::new(reg),
+    )
+}
+
+/// [`render`] hashing the tool entries and operations already rendered for the other
+/// projections instead of rendering them again.
+pub fn render_with(
+    reg: &Registry,
+    tools: &mcp_tools::Tools,
+    operations: &openapi::Operations,
+) -> (String, String) {
+    let tools: HashMap<&str, &Value> = tools.by_id();
+    let operations: HashMap<&str, &Value> = operations.by_id();
     let entries: Map<String, Value> = reg
         .capabilities
         .iter()
-        .map(|c| (c.id.clone(), capability_entry(c)))
+        .map(|c| {
+            let id = c.id.as_str();
+            let entry = capability_entry(c, tools.get(id).copied(), operations.get(id).copied());
+            (c.id.clone(), entry)
+        })
         .collect();
     let digest = digest(&entries);
     let text = json_text(&json!({

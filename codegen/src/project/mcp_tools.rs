@@ -1,8 +1,11 @@
-//! `generated/mcp-tools.json`: exactly the MCP `tools/list` result, built at build time.
+//! `generated/mcp-tools.json`: exactly the MCP `tools/list` result, built at build time, and
+//! the narrower lists of `--allow-effects read` and `process_state` (OUT_DIR only).
+
+use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
-use super::{json_text, GENERATED_BY};
+use super::{json_text, part_text, Part, GENERATED_BY};
 use crate::model::{hints_json, Capability, Registry};
 use crate::policy::Effect;
 
@@ -28,10 +31,53 @@ pub fn tool(c: &Capability, tool_name: &str) -> Value {
     })
 }
 
+/// Every tool of the full profile, each rendered once; a profile's list borrows from it.
+pub struct Tools<'r> {
+    all: Vec<(&'r Capability, Value)>,
+}
+
+impl<'r> Tools<'r> {
+    /// Renders every executable capability's tool entry once.
+    pub fn new(reg: &'r Registry) -> Tools<'r> {
+        Tools {
+            all: reg
+                .served(Effect::RepositoryWrite)
+                .filter_map(|c| c.expose.mcp_tool.as_ref().map(|t| (c, tool(c, t))))
+                .collect(),
+        }
+    }
+
+    /// The tools a profile serves, in registry order: those of [`Registry::served`].
+    pub fn of(&self, max_effect: Effect) -> impl Iterator<Item = (&'r Capability, &Value)> {
+        self.all
+            .iter()
+            .filter(move |(c, _)| c.served_by(max_effect))
+            .map(|(c, t)| (*c, t))
+    }
+
+    /// Every tool entry by capability id.
+    pub fn by_id(&self) -> HashMap<&'r str, &Value> {
+        self.all.iter().map(|(c, t)| (c.id.as_str(), t)).collect()
+    }
+
+    /// The `tools/list` result of a profile.
+    pub fn render(&self, max_effect: Effect) -> String {
+        let mut doc = Part::object(json!({"_meta": { "seneschal/generated-by": GENERATED_BY }}));
+        doc.insert(
+            "tools".into(),
+            Part::List(
+                self.of(max_effect)
+                    .map(|(_, t)| Part::Borrowed(t))
+                    .collect(),
+            ),
+        );
+        part_text(&Part::Map(doc))
+    }
+}
+
 /// The tools a profile allows: those whose effect is at most `max_effect`.
 pub fn tools(reg: &Registry, max_effect: Effect) -> Vec<Value> {
-    reg.executable()
-        .filter(|c| c.effect <= max_effect)
+    reg.served(max_effect)
         .filter_map(|c| c.expose.mcp_tool.as_ref().map(|t| tool(c, t)))
         .collect()
 }

@@ -1,10 +1,14 @@
-//! `generated/openapi.json`: OpenAPI 3.1 of every HTTP route the registry declares.
+//! `generated/openapi.json`: OpenAPI 3.1 of every HTTP route the registry declares, and the
+//! narrower documents of `--allow-effects read` and `process_state` (OUT_DIR only).
+
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Map, Value};
 
-use super::{json_text, GENERATED_BY};
+use super::{allowed_effects, part_text, Part, GENERATED_BY};
 use crate::codes::ErrorCode;
 use crate::model::{hints_json, Capability, Registry};
+use crate::policy::Effect;
 
 /// The operation object of one capability.
 pub fn operation(c: &Capability) -> Value {
@@ -139,38 +143,75 @@ fn components() -> Value {
     })
 }
 
-/// The whole document.
-pub fn render(reg: &Registry, digest: &str) -> String {
-    let mut paths: Map<String, Value> = Map::new();
-    for c in reg.executable() {
-        if let Some(h) = &c.expose.http {
-            let entry = paths.entry(h.path.clone()).or_insert_with(|| json!({}));
-            entry[h.method.to_lowercase()] = operation(c);
+/// Every routed, executable capability's operation, rendered once; a profile's document
+/// borrows from it.
+pub struct Operations<'r> {
+    all: Vec<(&'r Capability, Value)>,
+}
+
+impl<'r> Operations<'r> {
+    /// Renders every routed, executable capability's operation once.
+    pub fn new(reg: &'r Registry) -> Operations<'r> {
+        Operations {
+            all: reg
+                .served(Effect::RepositoryWrite)
+                .filter(|c| c.expose.http.is_some())
+                .map(|c| (c, operation(c)))
+                .collect(),
         }
     }
-    let planned: Vec<&str> = reg
-        .capabilities
-        .iter()
-        .filter(|c| !c.executable())
-        .map(|c| c.id.as_str())
-        .collect();
-    json_text(&json!({
-        "openapi": "3.1.0",
-        "info": {
-            "title": "seneschal",
-            "version": reg.version,
-            "description": "The HTTP projection of seneschal's capability registry. Every operation is declared once, in a manifest under capabilities/; its operationId is the capability's canonical id.",
-            "license": {"name": "Apache-2.0", "identifier": "Apache-2.0"},
-            "x-seneschal-planned": planned,
-            "x-seneschal-digest": digest,
-        },
-        // Relative: the document is served by the server it describes, on whatever port it was
-        // bound, so Swagger UI's "Try it out" reaches the right origin.
-        "servers": [{"url": "/", "description": "the server that serves this document (`seneschal serve`, by default http://127.0.0.1:7878)"}],
-        // No authentication, said explicitly: the server binds loopback and guards Host and Origin.
-        "security": [],
-        "paths": paths,
-        "components": components(),
-        "x-generated-by": GENERATED_BY,
-    }))
+
+    /// Every operation by capability id.
+    pub fn by_id(&self) -> HashMap<&'r str, &Value> {
+        self.all.iter().map(|(c, op)| (c.id.as_str(), op)).collect()
+    }
+
+    /// The document of a process started with `--allow-effects max_effect`: the operations of
+    /// [`Registry::served`], the planned capabilities within the profile, and the effects it
+    /// executes (`info.x-seneschal-allowed-effects`). The digest is the server's: the same
+    /// binary, the same contract, whatever the profile.
+    pub fn render(&self, reg: &Registry, digest: &str, max_effect: Effect) -> String {
+        let mut paths: BTreeMap<String, Part> = BTreeMap::new();
+        for (c, op) in self.all.iter().filter(|(c, _)| c.served_by(max_effect)) {
+            let h = c.expose.http.as_ref().expect("only routed operations");
+            let entry = paths
+                .entry(h.path.clone())
+                .or_insert_with(|| Part::Map(BTreeMap::new()));
+            if let Part::Map(methods) = entry {
+                methods.insert(h.method.to_lowercase(), Part::Borrowed(op));
+            }
+        }
+        let planned: Vec<&str> = reg
+            .within(max_effect)
+            .filter(|c| !c.executable())
+            .map(|c| c.id.as_str())
+            .collect();
+        let mut doc = Part::object(json!({
+            "openapi": "3.1.0",
+            "info": {
+                "title": "seneschal",
+                "version": reg.version,
+                "description": "The HTTP projection of seneschal's capability registry. Every operation is declared once, in a manifest under capabilities/; its operationId is the capability's canonical id.",
+                "license": {"name": "Apache-2.0", "identifier": "Apache-2.0"},
+                "x-seneschal-planned": planned,
+                "x-seneschal-digest": digest,
+                "x-seneschal-allowed-effects": allowed_effects(max_effect),
+            },
+            // Relative: the document is served by the server it describes, on whatever port it
+            // was bound, so Swagger UI's "Try it out" reaches the right origin.
+            "servers": [{"url": "/", "description": "the server that serves this document (`seneschal serve`, by default http://127.0.0.1:7878)"}],
+            // No authentication, said explicitly: the server binds loopback and guards Host and
+            // Origin.
+            "security": [],
+            "components": components(),
+            "x-generated-by": GENERATED_BY,
+        }));
+        doc.insert("paths".into(), Part::Map(paths));
+        part_text(&Part::Map(doc))
+    }
+}
+
+/// The whole document of the full profile (the committed one).
+pub fn render(reg: &Registry, digest: &str) -> String {
+    Operations::new(reg).render(reg, digest, Effect::RepositoryWrite)
 }

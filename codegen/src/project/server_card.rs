@@ -1,38 +1,38 @@
-//! `generated/server-card.json`: the MCP server card (SEP-2127 shape), from the registry.
+//! `generated/server-card.json`: the MCP server card (SEP-2127 shape), from the registry, and
+//! the narrower cards of `--allow-effects read` and `process_state` (OUT_DIR only).
 
 use serde_json::json;
 
-use super::{json_text, mcp_tools, GENERATED_BY};
+use super::{allowed_effects, mcp_tools::Tools, part_text, Part, GENERATED_BY};
 use crate::model::Registry;
 use crate::policy::Effect;
 use crate::versions::{MCP_ALL_VERSIONS, MCP_HTTP_PATH, SERVER_CARD_NAME, SERVER_NAME};
 
-/// The card. It lists only tools and resources the registry holds, so it cannot announce a
-/// surface that does not exist.
-pub fn render(reg: &Registry, digest: &str) -> String {
-    let tools = mcp_tools::tools(reg, Effect::RepositoryWrite);
-    let summary: Vec<_> = reg
-        .executable()
-        .filter_map(|c| {
-            c.expose.mcp_tool.as_ref().map(|t| {
-                json!({"name": t, "id": c.id, "effect": c.effect.as_str(), "approval": c.approval().as_str()})
-            })
+/// The card of a process started with `--allow-effects max_effect`. It lists only tools and
+/// resources that process executes ([`Registry::served`]), so it cannot announce a surface
+/// that does not exist or that the process refuses. The digest is the server's, whatever the
+/// profile; `_meta["seneschal/allowed-effects"]` says which profile the card describes.
+pub fn render_profile(reg: &Registry, digest: &str, tools: &Tools, max_effect: Effect) -> String {
+    let summary: Vec<_> = tools
+        .of(max_effect)
+        .map(|(c, t)| {
+            json!({"name": t["name"], "id": c.id, "effect": c.effect.as_str(), "approval": c.approval().as_str()})
         })
         .collect();
     let resources: Vec<_> = reg
-        .executable()
+        .served(max_effect)
         .filter_map(|c| {
             c.expose.mcp_resource.as_ref().map(|u| {
                 json!({"uri": u, "name": c.id, "title": c.title, "description": c.description, "mimeType": if c.content.is_some() { c.mime_type.as_str() } else { "application/json" }})
             })
         })
         .collect();
-    let writers: Vec<_> = reg
-        .executable()
-        .filter(|c| c.effect == Effect::RepositoryWrite)
-        .filter_map(|c| c.expose.mcp_tool.clone())
+    let writers: Vec<_> = tools
+        .of(max_effect)
+        .filter(|(c, _)| c.effect == Effect::RepositoryWrite)
+        .map(|(_, t)| t["name"].clone())
         .collect();
-    json_text(&json!({
+    let mut card = Part::object(json!({
         "$schema": "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json",
         "name": SERVER_CARD_NAME,
         "title": SERVER_NAME,
@@ -47,7 +47,6 @@ pub fn render(reg: &Registry, digest: &str) -> String {
             "tools": {"listChanged": false},
             "resources": {"listChanged": false, "subscribe": false},
         },
-        "tools": tools,
         "resources": resources,
         "prompts": [],
         "_meta": {
@@ -55,7 +54,23 @@ pub fn render(reg: &Registry, digest: &str) -> String {
             "seneschal/digest": digest,
             "seneschal/tools": summary,
             "seneschal/writers": writers,
-            "seneschal/capabilities": reg.capabilities.len(),
+            "seneschal/capabilities": reg.within(max_effect).count(),
+            "seneschal/allowed-effects": allowed_effects(max_effect),
         },
-    }))
+    }));
+    card.insert(
+        "tools".into(),
+        Part::List(
+            tools
+                .of(max_effect)
+                .map(|(_, t)| Part::Borrowed(t))
+                .collect(),
+        ),
+    );
+    part_text(&Part::Map(card))
+}
+
+/// The card of the full profile (the committed one).
+pub fn render(reg: &Registry, digest: &str) -> String {
+    render_profile(reg, digest, &Tools::new(reg), Effect::RepositoryWrite)
 }
