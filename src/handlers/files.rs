@@ -1,10 +1,12 @@
 //! Handlers of the `files.*` group: confined reading and searching of repository files.
 //!
-//! Both go through [`crate::confine`]: `files.read` refuses a path that breaks a rule, and
-//! `files.search` never enters `.git`, never opens a secret-bearing file and never follows a
-//! symbolic link. Text leaves through [`crate::redact`]. The search walks the tree with
-//! ripgrep's `ignore` crate (so `.gitignore`, `.ignore` and `.git/info/exclude` are
-//! honoured) on every core, and matches with ripgrep's `grep-searcher` and `grep-regex`.
+//! Both open every file through the confined root ([`crate::rootfs::Root`]) and read it through
+//! the handle it was checked on: `files.read` refuses a path that breaks a rule
+//! ([`crate::confine`]), and `files.search` never enters `.git`, never opens a secret-bearing
+//! file and never follows a symbolic link. Text leaves through [`crate::redact`]; the search
+//! matches the redacted text. The search walks the tree with ripgrep's `ignore` crate (so
+//! `.gitignore`, `.ignore` and `.git/info/exclude` are honoured) on every core, and matches with
+//! ripgrep's `grep-searcher` and `grep-regex`.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,6 +23,7 @@ use crate::confine::{self, refusal, Rule};
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::redact::{holds_private_key, redact};
+use crate::rootfs::{Denied, Follow, Root};
 use crate::registry::types::{files_read, files_search};
 
 /// The largest file `files.read` opens.
@@ -53,34 +56,36 @@ fn cut(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
+/// The repository root, held open for one call.
+fn open_root(ctx: &Context) -> Result<Root, CapabilityError> {
+    Root::open(&ctx.repo).map_err(|e| {
+        CapabilityError::internal(format!("the repository root cannot be opened: {e}"))
+    })
+}
+
 /// `files.read`: a window of lines of one confined file.
 pub fn read(ctx: &Context, input: files_read::Input) -> Result<files_read::Output, CapabilityError> {
     let path = input.path.as_str();
-    let c = confine::confine(&ctx.repo, path, "/path")?;
-    if !c.exists {
-        return Err(CapabilityError::not_found(format!("`{path}` does not exist")).at("/path"));
-    }
-    let meta = std::fs::metadata(&c.abs)
-        .map_err(|e| CapabilityError::not_found(format!("`{path}` cannot be read: {e}")).at("/path"))?;
-    if meta.is_dir() {
-        return Err(CapabilityError::invalid_input(format!(
-            "`{path}` is a directory; files.search or repo.status list files"
-        ))
-        .at("/path"));
-    }
-    if !meta.is_file() {
-        return Err(CapabilityError::invalid_input(format!("`{path}` is not a regular file")).at("/path"));
-    }
-    if meta.len() > FILE_CAP {
-        return Err(refusal(
-            Rule::SizeCap,
-            path,
-            &format!("it holds {} bytes, above the cap of {FILE_CAP}", meta.len()),
-            "/path",
-        ));
-    }
-    let bytes = std::fs::read(&c.abs)
-        .map_err(|e| CapabilityError::internal(format!("`{path}` cannot be read: {e}")))?;
+    let rel = confine::check_lexical(path, "/path")?
+        .iter()
+        .map(|n| n.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/");
+    let root = open_root(ctx)?;
+    let mut bytes = Vec::new();
+    root.open_file(&rel, Follow::Inside)
+        .and_then(|mut file| file.read_capped(FILE_CAP, &mut bytes))
+        .map_err(|denied| match denied {
+            Denied::Refused(rule, why) => refusal(rule, path, &why, "/path"),
+            Denied::NotFound => {
+                CapabilityError::not_found(format!("`{path}` does not exist")).at("/path")
+            }
+            Denied::IsDir => CapabilityError::invalid_input(format!(
+                "`{path}` is a directory; files.search or repo.status list files"
+            ))
+            .at("/path"),
+            other => CapabilityError::not_found(format!("`{path}` {other}")).at("/path"),
+        })?;
     if holds_private_key(&bytes) {
         return Err(refusal(
             Rule::SecretContent,
@@ -89,10 +94,11 @@ pub fn read(ctx: &Context, input: files_read::Input) -> Result<files_read::Outpu
             "/path",
         ));
     }
+    let size = bytes.len() as u64;
     let offset = input.offset.get();
     if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_PROBE)]).is_some() {
         return typed(json!({
-            "path": c.rel, "size": meta.len(), "binary": true, "content": null,
+            "path": rel, "size": size, "binary": true, "content": null,
             "offset": offset, "lines": 0, "total_lines": null, "truncated": false,
             "next_offset": null, "redactions": 0,
         }));
@@ -127,8 +133,8 @@ pub fn read(ctx: &Context, input: files_read::Input) -> Result<files_read::Outpu
         (c.into_owned(), n)
     };
     typed(json!({
-        "path": c.rel,
-        "size": meta.len(),
+        "path": rel,
+        "size": size,
         "binary": false,
         "content": content,
         "offset": offset,
@@ -166,7 +172,7 @@ impl Sink for Collect {
         let raw = String::from_utf8_lossy(m.bytes());
         let line = raw.trim_end_matches(['\n', '\r']);
         self.lines
-            .push((m.line_number().unwrap_or(0), cut(line, LINE_CAP + REDACT_MARGIN).to_string()));
+            .push((m.line_number().unwrap_or(0), cut(line, LINE_CAP).to_string()));
         Ok(true)
     }
 }
@@ -185,14 +191,29 @@ fn rel_path(root: &Path, p: &Path) -> String {
         .join("/")
 }
 
+/// The counts of one search, which depend on the files and never on the pattern.
+#[derive(Default)]
+struct Tally {
+    searched: AtomicU64,
+    secret: AtomicU64,
+    large: AtomicU64,
+}
+
 /// `files.search`: matching lines of every searchable file, sorted by path and line.
+///
+/// Each file is opened through the confined root ([`Root::open_file`], no symbolic link
+/// followed), read whole through that handle (at most [`FILE_CAP`] bytes: a larger file is
+/// never read, only counted), and redacted before it is matched: every figure of the answer
+/// depends on the redacted text only, so the pattern cannot probe a secret. A file holding a
+/// private key block is counted whatever the pattern.
 pub fn search(
     ctx: &Context,
     input: files_search::Input,
 ) -> Result<files_search::Output, CapabilityError> {
-    let root = ctx.repo.canonicalize().map_err(|e| {
+    let root_path = ctx.repo.canonicalize().map_err(|e| {
         CapabilityError::internal(format!("the repository root cannot be resolved: {e}"))
     })?;
+    let root = open_root(ctx)?;
     let matcher = RegexMatcherBuilder::new()
         .line_terminator(Some(b'\n'))
         .build(input.pattern.as_str())
@@ -201,13 +222,13 @@ pub fn search(
                 .at("/pattern")
         })?;
     let limit = usize::try_from(input.limit.get()).unwrap_or(usize::MAX);
-    let mut walk = WalkBuilder::new(&root);
+    let mut walk = WalkBuilder::new(&root_path);
     walk.hidden(false)
         .follow_links(false)
         .require_git(false)
         .filter_entry(|e| e.depth() == 0 || !excluded(e.file_name()));
     if let Some(glob) = input.glob.as_deref() {
-        let mut ob = OverrideBuilder::new(&root);
+        let mut ob = OverrideBuilder::new(&root_path);
         ob.add(glob).map_err(|e| {
             CapabilityError::invalid_input(format!("the glob does not compile: {e}")).at("/glob")
         })?;
@@ -220,15 +241,15 @@ pub fn search(
     walk.threads(threads);
 
     let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
-    let searched = AtomicU64::new(0);
-    let secret = AtomicU64::new(0);
+    let tally = Tally::default();
     walk.build_parallel().run(|| {
         let matcher = matcher.clone();
         let mut searcher = SearcherBuilder::new()
-            .binary_detection(BinaryDetection::quit(0))
+            .binary_detection(BinaryDetection::none())
             .line_number(true)
             .build();
-        let (hits, searched, secret, root) = (&hits, &searched, &secret, &root);
+        let (hits, tally, root, root_path) = (&hits, &tally, &root, &root_path);
+        let mut buf: Vec<u8> = Vec::new();
         Box::new(move |entry| {
             let Ok(entry) = entry else {
                 return WalkState::Continue;
@@ -237,22 +258,44 @@ pub fn search(
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
-            searched.fetch_add(1, Ordering::Relaxed);
+            let rel = rel_path(root_path, entry.path());
+            let read = root
+                .open_file(&rel, Follow::Never)
+                .and_then(|mut f| f.read_capped(FILE_CAP, &mut buf));
+            match read {
+                Ok(()) => {}
+                Err(Denied::Refused(Rule::SizeCap, _)) => {
+                    tally.large.fetch_add(1, Ordering::Relaxed);
+                    return WalkState::Continue;
+                }
+                // A link, a FIFO, a hard link, a secret name, a file gone: never read.
+                Err(_) => return WalkState::Continue,
+            }
+            // A file holding a private key block is a secret, whatever its name.
+            if holds_private_key(&buf) {
+                tally.secret.fetch_add(1, Ordering::Relaxed);
+                return WalkState::Continue;
+            }
+            tally.searched.fetch_add(1, Ordering::Relaxed);
+            if memchr::memchr(0, &buf).is_some() {
+                return WalkState::Continue;
+            }
+            let text = String::from_utf8_lossy(&buf);
+            let (text, _) = redact(&text);
             let mut sink = Collect {
                 cap: limit,
                 lines: Vec::new(),
                 more: false,
             };
-            if searcher.search_path(&matcher, entry.path(), &mut sink).is_err() || sink.lines.is_empty() {
-                return WalkState::Continue;
-            }
-            // A file holding a private key block is a secret, whatever its name.
-            if std::fs::read(entry.path()).map_or(true, |b| holds_private_key(&b)) {
-                secret.fetch_add(1, Ordering::Relaxed);
+            if searcher
+                .search_slice(&matcher, text.as_bytes(), &mut sink)
+                .is_err()
+                || sink.lines.is_empty()
+            {
                 return WalkState::Continue;
             }
             let found = FileHits {
-                path: rel_path(root, entry.path()),
+                path: rel,
                 lines: sink.lines,
                 more: sink.more,
             };
@@ -273,16 +316,17 @@ pub fn search(
                 truncated = true;
                 break;
             }
-            let (text, n) = redact_cut(text, LINE_CAP);
-            redactions += n;
+            let text = cut(text, LINE_CAP);
+            redactions += text.matches(crate::redact::MARKER).count();
             matches.push(json!({ "path": f.path, "line": line, "text": text }));
         }
     }
     typed(json!({
         "matches": matches,
-        "files_searched": searched.load(Ordering::Relaxed),
+        "files_searched": tally.searched.into_inner(),
         "files_matched": files_matched,
-        "skipped_secret_files": secret.load(Ordering::Relaxed),
+        "skipped_secret_files": tally.secret.into_inner(),
+        "skipped_large_files": tally.large.into_inner(),
         "truncated": truncated,
         "redactions": redactions,
     }))
