@@ -146,6 +146,7 @@ impl File {
     /// Reads at most `max` bytes (from the current position) into `buf`, cleared first.
     pub fn read_at_most(&mut self, max: u64, buf: &mut Vec<u8>) -> Result<(), Denied> {
         buf.clear();
+        buf.reserve(max.min(16 << 20) as usize);
         (&mut self.file)
             .take(max)
             .read_to_end(buf)

@@ -149,15 +149,16 @@ pub fn read(ctx: &Context, input: files_read::Input) -> Result<files_read::Outpu
 /// The matches of one file.
 struct FileHits {
     path: String,
-    lines: Vec<(u64, String)>,
+    lines: Vec<(u64, String, usize)>,
     /// More lines matched than were kept.
     more: bool,
 }
 
-/// Collects up to `cap` matching lines of one file.
+/// Collects up to `cap` matching lines of one file: number, text cut at [`LINE_CAP`], and how
+/// many redaction markers the whole line carries.
 struct Collect {
     cap: usize,
-    lines: Vec<(u64, String)>,
+    lines: Vec<(u64, String, usize)>,
     more: bool,
 }
 
@@ -171,8 +172,10 @@ impl Sink for Collect {
         }
         let raw = String::from_utf8_lossy(m.bytes());
         let line = raw.trim_end_matches(['\n', '\r']);
+        // The line is already redacted: its markers are the secrets it held.
+        let markers = line.matches(crate::redact::MARKER).count();
         self.lines
-            .push((m.line_number().unwrap_or(0), cut(line, LINE_CAP).to_string()));
+            .push((m.line_number().unwrap_or(0), cut(line, LINE_CAP).to_string(), markers));
         Ok(true)
     }
 }
@@ -311,13 +314,12 @@ pub fn search(
     let mut matches: Vec<Value> = Vec::new();
     for f in &files {
         truncated |= f.more;
-        for (line, text) in &f.lines {
+        for (line, text, markers) in &f.lines {
             if matches.len() >= limit {
                 truncated = true;
                 break;
             }
-            let text = cut(text, LINE_CAP);
-            redactions += text.matches(crate::redact::MARKER).count();
+            redactions += markers;
             matches.push(json!({ "path": f.path, "line": line, "text": text }));
         }
     }
