@@ -48,11 +48,7 @@ impl Watcher {
             | libc::IN_MOVED_FROM
             | libc::IN_MOVED_TO
             | libc::IN_DELETE_SELF
-            | libc::IN_MOVE_SELF
-            // A folder swapped for a symbolic link is not watched through it: the watch fails
-            // and the index keeps sweeping.
-            | libc::IN_ONLYDIR
-            | libc::IN_DONT_FOLLOW;
+            | libc::IN_MOVE_SELF;
         // SAFETY: the descriptor is open and `path` is a NUL-terminated string that outlives
         // the call.
         let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), path.as_ptr(), mask) };

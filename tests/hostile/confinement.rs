@@ -306,13 +306,11 @@ fn a_swap_race_never_returns_an_outside_byte() {
         let (_, body) = http_call(&server, "GET", &route, &args);
         http_leaked += usize::from(body.to_string().contains(RACE_MARKER));
     }
-    eprintln!("DEBUG after http {:?}", started.elapsed());
     let mut cli_leaked = 0;
     for (name, args) in race_calls().into_iter().cycle().take(10) {
         cli_leaked += usize::from(cli(r, &name.replacen('_', ".", 1), args).contains(RACE_MARKER));
     }
     let swaps = swapper.swaps.load(Ordering::Relaxed);
-    eprintln!("DEBUG mcp {elapsed:?} total {:?}", started.elapsed());
     drop(swapper);
     assert!(swaps > 1000, "the neighbour swapped only {swaps} times");
     assert!(
@@ -347,6 +345,7 @@ fn planted_secrets_and_outside_files_reach_no_answer() {
         "PEM-PLANT-9f0a",
         "SCHEMA-PLANT-1b2c",
         "HARD-PLANT-3d4e",
+        "KEY-PLANT-5f6a",
     ];
     write(
         r,
@@ -382,6 +381,13 @@ fn planted_secrets_and_outside_files_reach_no_answer() {
     write(o, "hard.txt", "HARD-PLANT-3d4e needle\n");
     std::fs::hard_link(o.join("hard.txt"), r.join("notes/hard.txt")).unwrap();
     write(r, "notes/plain.txt", "needle inside\n");
+    // A guide holding a private key block (built at run time: this file holds none).
+    let kind = "EC PRIVATE KEY";
+    write(
+        r,
+        "docs/guides/key.md",
+        format!("---\ntitle: KEY-PLANT-5f6a\n---\n-----BEGIN {kind}-----\nMHcCAQEEIBkXo0pJ5SmE3tKe9lgXwCnuyFqJtUp8cWrzZkVbVBnPoAoGCCqGSM49\n-----END {kind}-----\n"),
+    );
 
     let reads = [
         ".env.production",
@@ -402,6 +408,7 @@ fn planted_secrets_and_outside_files_reach_no_answer() {
         "seneschal://knowledge/loot/.env.production",
         "seneschal://knowledge/adr/0002",
         "seneschal://knowledge/guide/hard",
+        "seneschal://knowledge/guide/key",
     ];
     let mut calls: Vec<(&str, Value)> = vec![
         ("knowledge_list", json!({})),
@@ -443,6 +450,7 @@ fn planted_secrets_and_outside_files_reach_no_answer() {
         (".env.production", "secret_file"),
         ("docs/adr/0002-env.md", "secret_file"),
         ("docs/guides/hard.md", "hard_link"),
+        ("docs/guides/key.md", "secret_content"),
         (".seneschal/kinds.yaml", "symlink_escape"),
     ] {
         assert!(
