@@ -135,11 +135,16 @@ const SECRET_SUFFIXES: &[&str] = &[
 /// `.htpasswd`, `credentials`, `secrets.{json,yml,yaml,toml}`, ...) and the folders `.ssh`,
 /// `.gnupg` and `.aws`.
 pub fn is_secret_name(name: &OsStr) -> bool {
-    let lower = name.to_string_lossy().to_ascii_lowercase();
-    SECRET_DIRS.contains(&lower.as_str())
-        || SECRET_NAMES.contains(&lower.as_str())
-        || SECRET_PREFIXES.iter().any(|p| lower.starts_with(p))
-        || SECRET_SUFFIXES.iter().any(|s| lower.ends_with(s))
+    // Compared without allocating: every name of every path a reader opens comes here.
+    let b = name.as_encoded_bytes();
+    let is = |s: &&str| b.eq_ignore_ascii_case(s.as_bytes());
+    let starts = |p: &&str| b.len() >= p.len() && b[..p.len()].eq_ignore_ascii_case(p.as_bytes());
+    let ends =
+        |s: &&str| b.len() >= s.len() && b[b.len() - s.len()..].eq_ignore_ascii_case(s.as_bytes());
+    SECRET_DIRS.iter().any(is)
+        || SECRET_NAMES.iter().any(is)
+        || SECRET_PREFIXES.iter().any(starts)
+        || SECRET_SUFFIXES.iter().any(ends)
 }
 
 /// The rule a single name breaks, if any.

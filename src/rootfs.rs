@@ -318,13 +318,22 @@ impl Root {
     /// Opens the regular file at `rel` (repository-relative, `/`-separated) under every rule
     /// of this module.
     pub fn open_file(&self, rel: &str, follow: Follow) -> Result<File, Denied> {
-        let fd = self.walk(&names_of(rel), Want::File, follow)?;
+        let fd = self.walk(&names_of(rel), Want::File, follow, false)?;
+        checked_file(fd)
+    }
+
+    /// Opens `rel` under the repository's `.git` folder (e.g. `info/exclude`) under the same
+    /// rules, `.git` itself excepted, and no link followed.
+    pub fn open_git_file(&self, rel: &str) -> Result<File, Denied> {
+        let mut names = vec![OsStr::new(".git")];
+        names.extend(names_of(rel));
+        let fd = self.walk(&names, Want::File, Follow::Never, true)?;
         checked_file(fd)
     }
 
     /// Opens the folder at `rel` (`""`: the root itself) for listing.
     pub fn open_dir(&self, rel: &str, follow: Follow) -> Result<Dir, Denied> {
-        let fd = self.walk(&names_of(rel), Want::Dir, follow)?;
+        let fd = self.walk(&names_of(rel), Want::Dir, follow, false)?;
         Ok(Dir { fd })
     }
 
@@ -358,16 +367,26 @@ impl Root {
     /// Whether `rel` resolves under every rule: `Ok(true)` when something is there,
     /// `Ok(false)` when the rest of the path does not exist (a writer may create it).
     pub fn probe(&self, rel: &str) -> Result<bool, Denied> {
-        match self.walk(&names_of(rel), Want::File, Follow::Inside) {
+        match self.walk(&names_of(rel), Want::File, Follow::Inside, false) {
             Ok(_) | Err(Denied::IsDir) => Ok(true),
             Err(Denied::NotFound) => Ok(false),
             Err(e) => Err(e),
         }
     }
 
-    /// Walks `names` from the root and opens the last one.
-    fn walk(&self, names: &[&OsStr], want: Want, follow: Follow) -> Result<OwnedFd, Denied> {
-        for name in names {
+    /// Walks `names` from the root and opens the last one; `git_ok`: the first name may be
+    /// `.git`.
+    fn walk(
+        &self,
+        names: &[&OsStr],
+        want: Want,
+        follow: Follow,
+        git_ok: bool,
+    ) -> Result<OwnedFd, Denied> {
+        for (i, name) in names.iter().enumerate() {
+            if git_ok && i == 0 && crate::confine::is_git_name(name) {
+                continue;
+            }
             if let Some(rule) = name_rule(name) {
                 return Err(Denied::Refused(rule, why_name(rule, false)));
             }
@@ -412,11 +431,17 @@ impl Root {
                 Err(_) => {}
             }
         }
-        self.walk_slowly(names, want, follow)
+        self.walk_slowly(names, want, follow, git_ok)
     }
 
     /// The walk one name at a time (see the module documentation).
-    fn walk_slowly(&self, names: &[&OsStr], want: Want, follow: Follow) -> Result<OwnedFd, Denied> {
+    fn walk_slowly(
+        &self,
+        names: &[&OsStr],
+        want: Want,
+        follow: Follow,
+        git_ok: bool,
+    ) -> Result<OwnedFd, Denied> {
         let mut queue: VecDeque<Step> = names
             .iter()
             .map(|n| Step {
@@ -447,7 +472,8 @@ impl Root {
                 }
                 continue;
             }
-            if let Some(rule) = name_rule(name) {
+            let git_first = git_ok && stack.is_empty() && !step.from_link && name == ".git";
+            if let Some(rule) = name_rule(name).filter(|_| !git_first) {
                 return Err(Denied::Refused(rule, why_name(rule, through_link)));
             }
             let last = queue.is_empty();

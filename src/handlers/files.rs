@@ -8,12 +8,14 @@
 //! `.gitignore`, `.ignore` and `.git/info/exclude` are honoured) on every core, and matches with
 //! ripgrep's `grep-searcher` and `grep-regex`.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::OverrideBuilder;
 use ignore::{WalkBuilder, WalkState};
 use serde_json::{json, Value};
@@ -180,6 +182,95 @@ impl Sink for Collect {
     }
 }
 
+/// The largest ignore file read (`.gitignore`, `.ignore`, `.git/info/exclude`).
+const IGNORE_FILE_CAP: u64 = 1024 * 1024;
+
+/// The ignore files of the repository, read through the confined root (never by the walker,
+/// which would open them by path and wait forever on a FIFO): `.ignore` and `.gitignore` of
+/// every folder, loaded once per folder, and `.git/info/exclude`. A path is decided by the
+/// deepest `.ignore` that matches it, else the deepest `.gitignore`, else the exclude file, as
+/// ripgrep decides; nothing above the repository root is read.
+struct IgnoreRules {
+    root: Arc<Root>,
+    root_path: std::path::PathBuf,
+    folders: Mutex<HashMap<String, Arc<[Option<Gitignore>; 2]>>>,
+    exclude: Option<Gitignore>,
+}
+
+impl IgnoreRules {
+    fn new(root: Arc<Root>, root_path: std::path::PathBuf) -> IgnoreRules {
+        let exclude = read_rules(&root_path, root.open_git_file("info/exclude"));
+        IgnoreRules {
+            root,
+            root_path,
+            folders: Mutex::new(HashMap::new()),
+            exclude,
+        }
+    }
+
+    /// The `.ignore` and `.gitignore` rules of the folder at `rel`.
+    fn folder(&self, rel: &str) -> Arc<[Option<Gitignore>; 2]> {
+        if let Some(f) = self.folders.lock().unwrap_or_else(|p| p.into_inner()).get(rel) {
+            return f.clone();
+        }
+        let base = self.root_path.join(rel);
+        let load = |name: &str| {
+            let file = if rel.is_empty() {
+                name.to_string()
+            } else {
+                format!("{rel}/{name}")
+            };
+            read_rules(&base, self.root.open_file(&file, Follow::Never))
+        };
+        let rules = Arc::new([load(".ignore"), load(".gitignore")]);
+        self.folders
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(rel.to_string(), rules.clone());
+        rules
+    }
+
+    /// Whether the walked entry at `path` (under the root) is ignored.
+    fn ignored(&self, path: &Path, is_dir: bool) -> bool {
+        let rel = rel_path(&self.root_path, path);
+        // The folders holding the entry, deepest first.
+        let mut dirs: Vec<&str> = rel.match_indices('/').map(|(i, _)| &rel[..i]).collect();
+        dirs.insert(0, "");
+        dirs.reverse();
+        let folders: Vec<_> = dirs.iter().map(|d| self.folder(d)).collect();
+        for kind in 0..2 {
+            for f in &folders {
+                if let Some(rules) = &f[kind] {
+                    let m = rules.matched(path, is_dir);
+                    if m.is_ignore() {
+                        return true;
+                    }
+                    if m.is_whitelist() {
+                        return false;
+                    }
+                }
+            }
+        }
+        self.exclude
+            .as_ref()
+            .is_some_and(|rules| rules.matched(path, is_dir).is_ignore())
+    }
+}
+
+/// Gitignore rules read from a confined open (`None`: no such file, or one that is refused).
+fn read_rules(base: &Path, opened: Result<crate::rootfs::File, Denied>) -> Option<Gitignore> {
+    let mut bytes = Vec::new();
+    opened
+        .and_then(|mut f| f.read_capped(IGNORE_FILE_CAP, &mut bytes))
+        .ok()?;
+    let mut builder = GitignoreBuilder::new(base);
+    for line in String::from_utf8_lossy(&bytes).lines() {
+        // A line that does not compile is skipped, as git and ripgrep skip it.
+        let _ = builder.add_line(None, line);
+    }
+    builder.build().ok()
+}
+
 /// True for a walked entry the search must never enter or open, by name.
 fn excluded(name: &std::ffi::OsStr) -> bool {
     confine::name_rule(name).is_some()
@@ -216,7 +307,7 @@ pub fn search(
     let root_path = ctx.repo.canonicalize().map_err(|e| {
         CapabilityError::internal(format!("the repository root cannot be resolved: {e}"))
     })?;
-    let root = open_root(ctx)?;
+    let root = Arc::new(open_root(ctx)?);
     let matcher = RegexMatcherBuilder::new()
         .line_terminator(Some(b'\n'))
         .build(input.pattern.as_str())
@@ -225,11 +316,16 @@ pub fn search(
                 .at("/pattern")
         })?;
     let limit = usize::try_from(input.limit.get()).unwrap_or(usize::MAX);
+    // The walker lists folders only: it reads no ignore file itself (see IgnoreRules).
+    let rules = IgnoreRules::new(root.clone(), root_path.clone());
     let mut walk = WalkBuilder::new(&root_path);
-    walk.hidden(false)
+    walk.standard_filters(false)
         .follow_links(false)
-        .require_git(false)
-        .filter_entry(|e| e.depth() == 0 || !excluded(e.file_name()));
+        .filter_entry(move |e| {
+            e.depth() == 0
+                || !(excluded(e.file_name())
+                    || rules.ignored(e.path(), e.file_type().is_some_and(|t| t.is_dir())))
+        });
     if let Some(glob) = input.glob.as_deref() {
         let mut ob = OverrideBuilder::new(&root_path);
         ob.add(glob).map_err(|e| {
@@ -251,7 +347,7 @@ pub fn search(
             .binary_detection(BinaryDetection::none())
             .line_number(true)
             .build();
-        let (hits, tally, root, root_path) = (&hits, &tally, &root, &root_path);
+        let (hits, tally, root, root_path) = (&hits, &tally, &*root, &root_path);
         let mut buf: Vec<u8> = Vec::new();
         Box::new(move |entry| {
             let Ok(entry) = entry else {

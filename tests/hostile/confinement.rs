@@ -484,8 +484,9 @@ fn planted_secrets_and_outside_files_reach_no_answer() {
     }
 }
 
-/// FIFOs in a knowledge folder, in the working tree and as `.seneschal/kinds.yaml`: every
-/// reader answers within a second, and the session still answers afterwards.
+/// FIFOs in a knowledge folder, in the working tree, as `.seneschal/kinds.yaml` and as ignore
+/// files (`.gitignore`, `.ignore`, `.git/info/exclude`): every reader answers within a second,
+/// and the session still answers afterwards.
 #[test]
 fn fifos_never_make_a_reader_wait() {
     let repo = scratch_repo();
@@ -495,6 +496,13 @@ fn fifos_never_make_a_reader_wait() {
     mkfifo(&r.join("pipe.txt"));
     std::fs::create_dir_all(r.join(".seneschal")).unwrap();
     mkfifo(&r.join(".seneschal/kinds.yaml"));
+    // Ignore files too: the search reads them itself, through the same confined opens.
+    write(r, "sub/found.txt", "x marks\n");
+    mkfifo(&r.join(".gitignore"));
+    mkfifo(&r.join("sub/.ignore"));
+    std::fs::remove_file(r.join(".git/info/exclude")).ok();
+    std::fs::create_dir_all(r.join(".git/info")).unwrap();
+    mkfifo(&r.join(".git/info/exclude"));
     let mut mcp = Session::start(r);
     let _guard = mcp.watchdog(Duration::from_secs(20));
     for (name, args) in [
@@ -507,6 +515,9 @@ fn fifos_never_make_a_reader_wait() {
         let t = Instant::now();
         let a = mcp.tool(name, args);
         assert!(t.elapsed() < Duration::from_secs(1), "{name} took {:?}", t.elapsed());
+        if name == "files_search" {
+            assert_eq!(content(&a)["files_matched"], 1, "{a}");
+        }
         if name == "files_read" {
             assert_eq!(a["result"]["_meta"]["seneschal/error"]["code"], "refused", "{a}");
             assert!(a.to_string().contains("special_file"), "{a}");
