@@ -233,7 +233,9 @@ pub fn confine(root: &Path, input: &str, field: &str) -> Result<Confined, Capabi
     match handle.probe(&rel) {
         Ok(_) => Ok(Confined { rel }),
         Err(crate::rootfs::Denied::Refused(rule, why)) => Err(refusal(rule, input, &why, field)),
-        Err(e) => Err(CapabilityError::internal(format!("`{input}` cannot be resolved: {e}"))),
+        Err(e) => Err(CapabilityError::internal(format!(
+            "`{input}` cannot be resolved: {e}"
+        ))),
     }
 }
 

@@ -62,7 +62,9 @@ impl std::fmt::Display for Denied {
             Denied::NotFound => f.write_str("does not exist"),
             Denied::IsDir => f.write_str("is a folder"),
             Denied::NotDir => f.write_str("is not a folder"),
-            Denied::Link => f.write_str("is reached through a symbolic link, which is not followed"),
+            Denied::Link => {
+                f.write_str("is reached through a symbolic link, which is not followed")
+            }
             Denied::Io(e) => write!(f, "cannot be read: {e}"),
         }
     }
@@ -478,7 +480,11 @@ impl Root {
             }
             let last = queue.is_empty();
             let cur: BorrowedFd<'_> = stack.last().map_or(self.dir.as_fd(), |f| f.as_fd());
-            let flags = if last { final_flags(want) } else { middle_flags() };
+            let flags = if last {
+                final_flags(want)
+            } else {
+                middle_flags()
+            };
             let err = match rfs::openat(cur, name, flags, Mode::empty()) {
                 Ok(fd) if last => return Ok(fd),
                 Ok(fd) => {
@@ -546,7 +552,12 @@ impl Root {
             Want::File => Err(Denied::IsDir),
             Want::Dir => {
                 let cur = stack.last().map_or(self.dir.as_fd(), |f| f.as_fd());
-                Ok(rfs::openat(cur, ".", final_flags(Want::Dir), Mode::empty())?)
+                Ok(rfs::openat(
+                    cur,
+                    ".",
+                    final_flags(Want::Dir),
+                    Mode::empty(),
+                )?)
             }
         }
     }

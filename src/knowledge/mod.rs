@@ -204,7 +204,13 @@ fn config_stamps(root: &Root) -> Vec<(String, Option<Stamp>)> {
         {
             let mut names: Vec<(String, Option<Stamp>)> = entries
                 .iter()
-                .map(|e| stamp(&format!("{}/{}", kinds::REPO_SCHEMAS, e.name.to_string_lossy())))
+                .map(|e| {
+                    stamp(&format!(
+                        "{}/{}",
+                        kinds::REPO_SCHEMAS,
+                        e.name.to_string_lossy()
+                    ))
+                })
                 .collect();
             names.sort_by(|a, b| a.0.cmp(&b.0));
             out.extend(names);
@@ -273,8 +279,7 @@ impl Index {
             }
         }
         let old_results = std::mem::take(&mut state.parsed);
-        let (snapshot, results) =
-            build(&handle, &kinds, &mut listing, &state.listing, old_results);
+        let (snapshot, results) = build(&handle, &kinds, &mut listing, &state.listing, old_results);
         let snapshot = Arc::new(snapshot);
         state.parsed = results;
         state.listing = listing;
@@ -416,10 +421,7 @@ fn build(
                         ),
                     }],
                 };
-                let stamp = l
-                    .file
-                    .stamp
-                    .or_else(|| Stamp::of_file(root, &l.file.rel));
+                let stamp = l.file.stamp.or_else(|| Stamp::of_file(root, &l.file.rel));
                 (Arc::new(result), stamp)
             }
             Ok(name) => {

@@ -7,7 +7,8 @@
 //! inside the repository or refused; a link escape, a secret-bearing name (whatever name or
 //! link leads there), a FIFO, socket or device, a file with several names (hard link), a file
 //! holding a private key block or over the cap is a finding naming the file, never content and
-//! never a wait. A folder that a link leads out of the repository is not listed.
+//! never a wait. A folder that a link leads out of the repository, and a secret-bearing folder
+//! (`.ssh`, `.aws`, `.gnupg`, whose files are secret by the folder's name), is not listed.
 //!
 //! Nothing here returns an error: whatever is wrong with a file becomes a [`Finding`].
 
@@ -207,7 +208,15 @@ impl Expand<'_> {
             }
             let link = entry.kind == FileType::Symlink;
             if last {
-                self.entry(dir, join(&lossy), &entry.name, entry.kind, name_utf8, via, false);
+                self.entry(
+                    dir,
+                    join(&lossy),
+                    &entry.name,
+                    entry.kind,
+                    name_utf8,
+                    via,
+                    false,
+                );
             } else if entry.kind == FileType::Directory || link {
                 if let Ok(sub) = self.root.open_dir_in(dir, rel, &entry.name, Follow::Inside) {
                     self.folder(&sub, &join(&lossy), name_utf8, via || link, rest);
@@ -442,7 +451,9 @@ fn over_cap(len: u64) -> String {
 /// A finding's message for a file the confined file system would not open.
 pub fn denied_message(denied: &Denied) -> String {
     match denied {
-        Denied::Refused(Rule::SizeCap, _) => "is over the 1 MiB cap for knowledge objects; it is not read".into(),
+        Denied::Refused(Rule::SizeCap, _) => {
+            "is over the 1 MiB cap for knowledge objects; it is not read".into()
+        }
         Denied::Refused(rule, why) => format!("is not read: {why} (rule {})", rule.as_str()),
         Denied::IsDir => "is a folder, not a file".into(),
         other => other.to_string(),

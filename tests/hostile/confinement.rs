@@ -64,7 +64,10 @@ impl Session {
     fn recv(&mut self) -> Value {
         let mut line = String::new();
         let n = self.stdout.read_line(&mut line).expect("read stdout");
-        assert!(n > 0, "seneschal mcp closed stdout (killed by the watchdog?)");
+        assert!(
+            n > 0,
+            "seneschal mcp closed stdout (killed by the watchdog?)"
+        );
         serde_json::from_str(&line).expect("one JSON answer per line")
     }
 
@@ -228,7 +231,11 @@ const RACE_MARKER: &str = "OUTSIDE-RACE-9c41";
 
 /// A repository whose folder `data`, file `file.txt`, guide `race.md` and skill folder
 /// `skills/race` each have a twin symbolic link to an outside copy holding [`RACE_MARKER`].
-fn race_repo() -> (tempfile::TempDir, tempfile::TempDir, Vec<(PathBuf, PathBuf)>) {
+fn race_repo() -> (
+    tempfile::TempDir,
+    tempfile::TempDir,
+    Vec<(PathBuf, PathBuf)>,
+) {
     let repo = scratch_repo();
     let outside = tempfile::tempdir().unwrap();
     let (r, o) = (repo.path(), outside.path());
@@ -236,9 +243,21 @@ fn race_repo() -> (tempfile::TempDir, tempfile::TempDir, Vec<(PathBuf, PathBuf)>
     write(o, "data/x.txt", format!("{RACE_MARKER} needle\n"));
     write(r, "file.txt", "inside needle\n");
     write(o, "file.txt", format!("{RACE_MARKER} needle\n"));
-    write(r, "docs/guides/race.md", "---\ntitle: Inside\n---\nInside.\n");
-    write(o, "race.md", format!("---\ntitle: {RACE_MARKER}\n---\n{RACE_MARKER}\n"));
-    write(r, "skills/race/SKILL.md", "---\nname: race\ndescription: Inside.\n---\nInside.\n");
+    write(
+        r,
+        "docs/guides/race.md",
+        "---\ntitle: Inside\n---\nInside.\n",
+    );
+    write(
+        o,
+        "race.md",
+        format!("---\ntitle: {RACE_MARKER}\n---\n{RACE_MARKER}\n"),
+    );
+    write(
+        r,
+        "skills/race/SKILL.md",
+        "---\nname: race\ndescription: Inside.\n---\nInside.\n",
+    );
     write(
         o,
         "skill/SKILL.md",
@@ -251,7 +270,10 @@ fn race_repo() -> (tempfile::TempDir, tempfile::TempDir, Vec<(PathBuf, PathBuf)>
     let pairs = vec![
         (r.join("data"), r.join("data-link")),
         (r.join("file.txt"), r.join("file-link")),
-        (r.join("docs/guides/race.md"), r.join("docs/guides/race-link.md")),
+        (
+            r.join("docs/guides/race.md"),
+            r.join("docs/guides/race-link.md"),
+        ),
         (r.join("skills/race"), r.join("skills/race-link")),
     ];
     (repo, outside, pairs)
@@ -352,9 +374,17 @@ fn planted_secrets_and_outside_files_reach_no_answer() {
         ".env.production",
         "---\ntitle: ENV-PLANT-1d2e\nstatus: accepted\ndate: 2026-11-30\n---\nTOKEN=ENV-PLANT-1d2e\n",
     );
-    write(r, "client_secret.json", r#"{"client_secret": "CLIENT-PLANT-3f4a"}"#);
+    write(
+        r,
+        "client_secret.json",
+        r#"{"client_secret": "CLIENT-PLANT-3f4a"}"#,
+    );
     write(r, "prod.tfvars", "db_password: TFVARS-PLANT-5b6c\n");
-    write(r, "credentials", "aws_secret_access_key: CREDS-PLANT-7d8e\n");
+    write(
+        r,
+        "credentials",
+        "aws_secret_access_key: CREDS-PLANT-7d8e\n",
+    );
     write(r, "server.pem", "cert: PEM-PLANT-9f0a\n");
     std::fs::create_dir_all(r.join("docs/adr")).unwrap();
     symlink("../../.env.production", r.join("docs/adr/0002-env.md")).unwrap();
@@ -363,7 +393,11 @@ fn planted_secrets_and_outside_files_reach_no_answer() {
         ".seneschal/kinds.yaml",
         "kinds:\n  loot:\n    description: Every root file.\n    files: [\"*\", \".env*\"]\n    format: yaml\n    id: { file_pattern: \"^(.+)$\" }\n    schema: loot.schema.json\n  stolen:\n    description: A kind whose schema lies outside.\n    files: [\"stolen/*.md\"]\n    id: { file_pattern: \"^(.+)\\\\.md$\" }\n    schema: stolen.schema.json\n",
     );
-    write(r, ".seneschal/schemas/loot.schema.json", r#"{"type": "object"}"#);
+    write(
+        r,
+        ".seneschal/schemas/loot.schema.json",
+        r#"{"type": "object"}"#,
+    );
     write(
         o,
         "schema.json",
@@ -374,7 +408,11 @@ fn planted_secrets_and_outside_files_reach_no_answer() {
         r.join(".seneschal/schemas/stolen.schema.json"),
     )
     .unwrap();
-    write(o, "hard.md", "---\ntitle: HARD-PLANT-3d4e\n---\nHARD-PLANT-3d4e needle\n");
+    write(
+        o,
+        "hard.md",
+        "---\ntitle: HARD-PLANT-3d4e\n---\nHARD-PLANT-3d4e needle\n",
+    );
     std::fs::create_dir_all(r.join("docs/guides")).unwrap();
     std::fs::create_dir_all(r.join("notes")).unwrap();
     std::fs::hard_link(o.join("hard.md"), r.join("docs/guides/hard.md")).unwrap();
@@ -440,7 +478,13 @@ fn planted_secrets_and_outside_files_reach_no_answer() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|f| format!("{}: {}", f["file"].as_str().unwrap(), f["message"].as_str().unwrap()))
+        .map(|f| {
+            format!(
+                "{}: {}",
+                f["file"].as_str().unwrap(),
+                f["message"].as_str().unwrap()
+            )
+        })
         .collect();
     for (file, rule) in [
         ("client_secret.json", "secret_file"),
@@ -491,7 +535,11 @@ fn planted_secrets_and_outside_files_reach_no_answer() {
 fn fifos_never_make_a_reader_wait() {
     let repo = scratch_repo();
     let r = repo.path();
-    write(r, "docs/adr/0001-real.md", "---\ntitle: Real\nstatus: accepted\ndate: 2026-11-30\n---\nReal.\n");
+    write(
+        r,
+        "docs/adr/0001-real.md",
+        "---\ntitle: Real\nstatus: accepted\ndate: 2026-11-30\n---\nReal.\n",
+    );
     mkfifo(&r.join("docs/adr/0002-fifo.md"));
     mkfifo(&r.join("pipe.txt"));
     std::fs::create_dir_all(r.join(".seneschal")).unwrap();
@@ -514,17 +562,27 @@ fn fifos_never_make_a_reader_wait() {
     ] {
         let t = Instant::now();
         let a = mcp.tool(name, args);
-        assert!(t.elapsed() < Duration::from_secs(1), "{name} took {:?}", t.elapsed());
+        assert!(
+            t.elapsed() < Duration::from_secs(1),
+            "{name} took {:?}",
+            t.elapsed()
+        );
         if name == "files_search" {
             assert_eq!(content(&a)["files_matched"], 1, "{a}");
         }
         if name == "files_read" {
-            assert_eq!(a["result"]["_meta"]["seneschal/error"]["code"], "refused", "{a}");
+            assert_eq!(
+                a["result"]["_meta"]["seneschal/error"]["code"], "refused",
+                "{a}"
+            );
             assert!(a.to_string().contains("special_file"), "{a}");
         }
         if name == "knowledge_check" {
             let text = a.to_string();
-            assert!(text.contains("0002-fifo.md") && text.contains("FIFO"), "{a}");
+            assert!(
+                text.contains("0002-fifo.md") && text.contains("FIFO"),
+                "{a}"
+            );
             assert!(text.contains(".seneschal/kinds.yaml"), "{a}");
         }
     }
@@ -537,7 +595,12 @@ fn fifos_never_make_a_reader_wait() {
     let t = Instant::now();
     let (status, _) = http_call(&server, "GET", "/api/v1/knowledge/list", &json!({}));
     assert_eq!(status, 200);
-    let (status, _) = http_call(&server, "GET", "/api/v1/files/search", &json!({"pattern": "x"}));
+    let (status, _) = http_call(
+        &server,
+        "GET",
+        "/api/v1/files/search",
+        &json!({"pattern": "x"}),
+    );
     assert_eq!(status, 200);
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
 }
@@ -574,7 +637,11 @@ fn search_answers_do_not_depend_on_secrets() {
     let repo = scratch_repo();
     let r = repo.path();
     let token = format!("ghp_{}", "Zq7Lm2Xp".repeat(4) + "Wd9K");
-    write(r, "config.txt", format!("github_token = {token}\nother line\n"));
+    write(
+        r,
+        "config.txt",
+        format!("github_token = {token}\nother line\n"),
+    );
     // Built at run time so that this source file holds no key block.
     let kind = "RSA PRIVATE KEY";
     write(
