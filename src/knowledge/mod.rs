@@ -824,6 +824,35 @@ mod tests {
         assert_eq!(index.snapshot(root).findings.len(), 1);
     }
 
+    /// A kinds.yaml planted as a link out of the repository (or any file the confined file
+    /// system refuses) is a finding from the next call on, and its target is never read.
+    #[test]
+    #[cfg(unix)]
+    fn a_refused_kinds_file_is_seen_and_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "docs/guides/a.md", "---\ntitle: A\n---\nA.\n");
+        fs::write(
+            outside.path().join("kinds.yaml"),
+            "kinds:\n  loot:\n    description: OUTSIDE\n    files: [\"*\"]\n    id: { field: id }\n    schema: x.json\n",
+        )
+        .unwrap();
+        let index = Index::default();
+        assert!(index.snapshot(root).findings.is_empty());
+        fs::create_dir_all(root.join(".seneschal")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("kinds.yaml"),
+            root.join(kinds::REPO_KINDS),
+        )
+        .unwrap();
+        let s = index.snapshot(root);
+        assert_eq!(s.findings.len(), 1, "{:?}", s.findings);
+        assert_eq!(s.findings[0].file, kinds::REPO_KINDS);
+        assert!(s.findings[0].message.contains("symlink_escape"), "{:?}", s.findings);
+        assert!(s.kinds.get("loot").is_none());
+    }
+
     #[test]
     fn repository_kinds_are_reloaded_when_declared() {
         let dir = tempfile::tempdir().unwrap();
