@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
@@ -193,7 +193,7 @@ const IGNORE_FILE_CAP: u64 = 1024 * 1024;
 struct IgnoreRules {
     root: Arc<Root>,
     root_path: std::path::PathBuf,
-    folders: Mutex<HashMap<String, Arc<[Option<Gitignore>; 2]>>>,
+    folders: RwLock<HashMap<String, Arc<[Option<Gitignore>; 2]>>>,
     exclude: Option<Gitignore>,
 }
 
@@ -203,14 +203,14 @@ impl IgnoreRules {
         IgnoreRules {
             root,
             root_path,
-            folders: Mutex::new(HashMap::new()),
+            folders: RwLock::new(HashMap::new()),
             exclude,
         }
     }
 
     /// The `.ignore` and `.gitignore` rules of the folder at `rel`.
     fn folder(&self, rel: &str) -> Arc<[Option<Gitignore>; 2]> {
-        if let Some(f) = self.folders.lock().unwrap_or_else(|p| p.into_inner()).get(rel) {
+        if let Some(f) = self.folders.read().unwrap_or_else(|p| p.into_inner()).get(rel) {
             return f.clone();
         }
         let base = self.root_path.join(rel);
@@ -224,7 +224,7 @@ impl IgnoreRules {
         };
         let rules = Arc::new([load(".ignore"), load(".gitignore")]);
         self.folders
-            .lock()
+            .write()
             .unwrap_or_else(|p| p.into_inner())
             .insert(rel.to_string(), rules.clone());
         rules
@@ -234,10 +234,12 @@ impl IgnoreRules {
     fn ignored(&self, path: &Path, is_dir: bool) -> bool {
         let rel = rel_path(&self.root_path, path);
         // The folders holding the entry, deepest first.
-        let mut dirs: Vec<&str> = rel.match_indices('/').map(|(i, _)| &rel[..i]).collect();
-        dirs.insert(0, "");
-        dirs.reverse();
-        let folders: Vec<_> = dirs.iter().map(|d| self.folder(d)).collect();
+        let folders: Vec<_> = rel
+            .rmatch_indices('/')
+            .map(|(i, _)| &rel[..i])
+            .chain(std::iter::once(""))
+            .map(|d| self.folder(d))
+            .collect();
         for kind in 0..2 {
             for f in &folders {
                 if let Some(rules) = &f[kind] {
@@ -379,7 +381,11 @@ pub fn search(
             if memchr::memchr(0, &buf).is_some() {
                 return WalkState::Continue;
             }
-            let text = String::from_utf8_lossy(&buf);
+            // Valid UTF-8 is checked on the fast path; only invalid text is copied.
+            let text = match std::str::from_utf8(&buf) {
+                Ok(t) => std::borrow::Cow::Borrowed(t),
+                Err(_) => String::from_utf8_lossy(&buf),
+            };
             let (text, _) = redact(&text);
             let mut sink = Collect {
                 cap: limit,

@@ -849,7 +849,11 @@ mod tests {
         let s = index.snapshot(root);
         assert_eq!(s.findings.len(), 1, "{:?}", s.findings);
         assert_eq!(s.findings[0].file, kinds::REPO_KINDS);
-        assert!(s.findings[0].message.contains("symlink_escape"), "{:?}", s.findings);
+        assert!(
+            s.findings[0].message.contains("symlink_escape"),
+            "{:?}",
+            s.findings
+        );
         assert!(s.kinds.get("loot").is_none());
     }
 
