@@ -324,6 +324,29 @@ impl Root {
         checked_file(fd)
     }
 
+    /// [`Root::open_file`] for a relative path whose names need not be UTF-8 (as a walker
+    /// lists them).
+    pub fn open_path(&self, rel: &Path, follow: Follow) -> Result<File, Denied> {
+        let names: Vec<&OsStr> = rel
+            .components()
+            .filter_map(|c| match c {
+                std::path::Component::Normal(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        if names.len()
+            != rel
+                .components()
+                .filter(|c| !matches!(c, std::path::Component::CurDir))
+                .count()
+        {
+            // `..`, a root or a prefix: not a path under the root.
+            return Err(Denied::NotFound);
+        }
+        let fd = self.walk(&names, Want::File, follow, false)?;
+        checked_file(fd)
+    }
+
     /// Opens `rel` under the repository's `.git` folder (e.g. `info/exclude`) under the same
     /// rules, `.git` itself excepted, and no link followed.
     pub fn open_git_file(&self, rel: &str) -> Result<File, Denied> {
@@ -662,6 +685,21 @@ mod tests {
             root.open_dir("outdir", Follow::Inside),
             Err(Denied::Refused(Rule::SymlinkEscape, _))
         ));
+        // A walker's path: names that are not UTF-8 open; `..` or an absolute path do not.
+        let latin1 = OsStr::from_bytes(b"caf\xe9.txt");
+        std::fs::write(r.join("docs").join(latin1), "x").unwrap();
+        assert!(root
+            .open_path(&Path::new("docs").join(latin1), Follow::Never)
+            .is_ok());
+        for p in ["docs/../big.txt", "/etc/passwd"] {
+            assert!(
+                matches!(
+                    root.open_path(Path::new(p), Follow::Never),
+                    Err(Denied::NotFound)
+                ),
+                "{p}"
+            );
+        }
         let docs = root.open_dir("docs", Follow::Never).unwrap();
         assert!(root
             .open_dir_in(&docs, "docs", OsStr::new("adr-link"), Follow::Inside)

@@ -359,9 +359,9 @@ pub fn search(
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
-            let rel = rel_path(root_path, entry.path());
+            let path = entry.path();
             let read = root
-                .open_file(&rel, Follow::Never)
+                .open_path(path.strip_prefix(root_path).unwrap_or(path), Follow::Never)
                 .and_then(|mut f| f.read_capped(FILE_CAP, &mut buf));
             match read {
                 Ok(()) => {}
@@ -400,7 +400,7 @@ pub fn search(
                 return WalkState::Continue;
             }
             let found = FileHits {
-                path: rel,
+                path: rel_path(root_path, path),
                 lines: sink.lines,
                 more: sink.more,
             };
