@@ -208,14 +208,23 @@ fn parse_codex_toml(text: &str) -> Result<Vec<Entry>, String> {
 
 /// The state of one client configuration of the repository.
 fn client_state(repo: &Path, c: &Client) -> Value {
-    let path = repo.join(c.file);
-    let (state, detail, fix) = match std::fs::read_to_string(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (
+    // Through the confined file system, as every reader of repository files: no link out of the
+    // repository, no FIFO to wait on, 1 MiB at most.
+    let read = crate::rootfs::Root::open(repo)
+        .map_err(crate::rootfs::Denied::Io)
+        .and_then(|root| {
+            let mut bytes = Vec::new();
+            root.open_file(c.file, crate::rootfs::Follow::Inside)
+                .and_then(|mut f| f.read_capped(1024 * 1024, &mut bytes))
+                .map(|()| String::from_utf8_lossy(&bytes).into_owned())
+        });
+    let (state, detail, fix) = match read {
+        Err(crate::rootfs::Denied::NotFound) => (
             "absent",
             format!("{} does not exist", c.file),
             Some(c.fix.to_string()),
         ),
-        Err(e) => ("foreign", format!("{} cannot be read: {e}", c.file), Some(c.fix.to_string())),
+        Err(e) => ("foreign", format!("{} is not read: {e}", c.file), Some(c.fix.to_string())),
         Ok(text) => match (c.parse)(&text) {
             Err(why) => ("foreign", format!("{} {why}", c.file), Some(c.fix.to_string())),
             Ok(entries) => match entries.iter().find(|e| e.launches_seneschal()) {

@@ -677,3 +677,39 @@ fn search_answers_do_not_depend_on_secrets() {
     assert_eq!(v["redactions"], 1, "{v}");
     assert!(!v.to_string().contains(&token[4..]), "{v}");
 }
+
+/// The client configurations `mcp.projection` inspects (`.mcp.json`, `.codex/config.toml`,
+/// `.gemini/settings.json`) are read under the same rules: a FIFO does not make it wait, and a
+/// link or a hard link to an outside file is not read.
+#[test]
+fn client_configurations_are_read_confined() {
+    let repo = scratch_repo();
+    let outside = tempfile::tempdir_in(repo.path().parent().unwrap()).unwrap();
+    let (r, o) = (repo.path(), outside.path());
+    let marker = "OUTSIDE-CLIENT-5e6f";
+    write(
+        o,
+        "settings.json",
+        format!(r#"{{"mcpServers": {{"x": {{"command": "{marker}"}}}}}}"#),
+    );
+    write(
+        o,
+        "config.toml",
+        format!("[mcp_servers.x]\ncommand = \"{marker}\"\n"),
+    );
+    mkfifo(&r.join(".mcp.json"));
+    std::fs::create_dir_all(r.join(".gemini")).unwrap();
+    symlink(o.join("settings.json"), r.join(".gemini/settings.json")).unwrap();
+    std::fs::create_dir_all(r.join(".codex")).unwrap();
+    std::fs::hard_link(o.join("config.toml"), r.join(".codex/config.toml")).unwrap();
+    let mut mcp = Session::start(r);
+    let _guard = mcp.watchdog(Duration::from_secs(20));
+    let t = Instant::now();
+    let a = mcp.tool("mcp_projection", json!({}));
+    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+    let text = content(&a).to_string();
+    assert!(!text.contains(marker), "{text}");
+    for rule in ["special_file", "symlink_escape", "hard_link"] {
+        assert!(text.contains(rule), "no {rule}: {text}");
+    }
+}
