@@ -13,12 +13,16 @@
 //!   [`is_secret_name`]).
 //!
 //! Names are compared without regard to ASCII case, so `.GIT/config` and `.ENV` are refused on
-//! case-insensitive file systems too. Readers add [`Rule::SecretContent`] (a file holding a
-//! private key block) and [`Rule::SizeCap`]. Hard links cannot be told from ordinary files and
-//! are not detected.
+//! case-insensitive file systems too. The readers, which open every file through
+//! [`crate::rootfs`], add [`Rule::SpecialFile`] (a FIFO, socket or device), [`Rule::HardLink`] (a
+//! file with more than one name), [`Rule::SecretContent`] (a file holding a private key block)
+//! and [`Rule::SizeCap`].
+//!
+//! [`confine`] only answers whether a path passes; nothing opens the path it checked. Readers
+//! open through [`crate::rootfs::Root`], which applies the same rules on the handles it reads.
 
 use std::ffi::OsStr;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Component, Path};
 
 use serde_json::json;
 
@@ -41,6 +45,10 @@ pub enum Rule {
     SecretContent,
     /// A file above the size a reader accepts.
     SizeCap,
+    /// A FIFO, socket or device: only regular files are read.
+    SpecialFile,
+    /// A regular file with more than one name: another may lie outside the repository.
+    HardLink,
 }
 
 impl Rule {
@@ -54,6 +62,8 @@ impl Rule {
             Rule::SecretFile => "secret_file",
             Rule::SecretContent => "secret_content",
             Rule::SizeCap => "size_cap",
+            Rule::SpecialFile => "special_file",
+            Rule::HardLink => "hard_link",
         }
     }
 }
@@ -73,10 +83,6 @@ pub fn refusal(rule: Rule, path: &str, why: &str, field: &str) -> CapabilityErro
 pub struct Confined {
     /// The normalized repository-relative path, `/`-separated (`""` for the root).
     pub rel: String,
-    /// The file system path: resolved through links as far as the path exists.
-    pub abs: PathBuf,
-    /// False when some component does not exist (writes may create it; reads answer not_found).
-    pub exists: bool,
 }
 
 /// True for a `.git` entry name (folder, or the file of a worktree or submodule).
@@ -129,11 +135,16 @@ const SECRET_SUFFIXES: &[&str] = &[
 /// `.htpasswd`, `credentials`, `secrets.{json,yml,yaml,toml}`, ...) and the folders `.ssh`,
 /// `.gnupg` and `.aws`.
 pub fn is_secret_name(name: &OsStr) -> bool {
-    let lower = name.to_string_lossy().to_ascii_lowercase();
-    SECRET_DIRS.contains(&lower.as_str())
-        || SECRET_NAMES.contains(&lower.as_str())
-        || SECRET_PREFIXES.iter().any(|p| lower.starts_with(p))
-        || SECRET_SUFFIXES.iter().any(|s| lower.ends_with(s))
+    // Compared without allocating: every name of every path a reader opens comes here.
+    let b = name.as_encoded_bytes();
+    let is = |s: &&str| b.eq_ignore_ascii_case(s.as_bytes());
+    let starts = |p: &&str| b.len() >= p.len() && b[..p.len()].eq_ignore_ascii_case(p.as_bytes());
+    let ends =
+        |s: &&str| b.len() >= s.len() && b[b.len() - s.len()..].eq_ignore_ascii_case(s.as_bytes());
+    SECRET_DIRS.iter().any(is)
+        || SECRET_NAMES.iter().any(is)
+        || SECRET_PREFIXES.iter().any(starts)
+        || SECRET_SUFFIXES.iter().any(ends)
 }
 
 /// The rule a single name breaks, if any.
@@ -207,83 +218,25 @@ fn has_drive(input: &str) -> bool {
 }
 
 /// Confines `input` to the repository at `root`: the lexical rules, then every component
-/// resolved on disk (a symbolic link must resolve inside the repository, and not into `.git`
-/// or a secret-bearing file). `field` is the JSON pointer of the input, for the error.
-/// A path whose remaining `names` below `base` do not exist on disk.
-fn absent(rel: String, mut base: PathBuf, names: &[&OsStr]) -> Confined {
-    for name in names {
-        base.push(name);
-    }
-    Confined {
-        rel,
-        abs: base,
-        exists: false,
-    }
-}
-
+/// walked on disk through [`crate::rootfs::Root`] (a symbolic link must resolve inside the
+/// repository, and not into `.git` or a secret-bearing file). A path whose rest does not exist
+/// passes (a writer may create it). `field` is the JSON pointer of the input, for the error.
 pub fn confine(root: &Path, input: &str, field: &str) -> Result<Confined, CapabilityError> {
-    let names = check_lexical(input, field)?;
-    let root = root.canonicalize().map_err(|e| {
-        CapabilityError::internal(format!("the repository root cannot be resolved: {e}"))
-    })?;
-    let rel = names
+    let rel = check_lexical(input, field)?
         .iter()
         .map(|n| n.to_string_lossy())
         .collect::<Vec<_>>()
         .join("/");
-    let mut cur = root.clone();
-    for (i, name) in names.iter().enumerate() {
-        let next = cur.join(name);
-        let meta = match std::fs::symlink_metadata(&next) {
-            Ok(m) => m,
-            Err(_) => {
-                // The rest does not exist: nothing on disk can redirect it, and its names
-                // passed the lexical rules.
-                return Ok(absent(rel, next, &names[i + 1..]));
-            }
-        };
-        if meta.file_type().is_symlink() {
-            let target = next.canonicalize().map_err(|_| {
-                refusal(
-                    Rule::SymlinkEscape,
-                    input,
-                    "it passes through a symbolic link that cannot be resolved",
-                    field,
-                )
-            })?;
-            let inside = target.strip_prefix(&root).map_err(|_| {
-                refusal(
-                    Rule::SymlinkEscape,
-                    input,
-                    "it passes through a symbolic link that leads outside the repository",
-                    field,
-                )
-            })?;
-            for c in inside.components() {
-                if let Component::Normal(n) = c {
-                    if let Some(rule) = name_rule(n) {
-                        return Err(refusal(
-                            rule,
-                            input,
-                            &format!("through a symbolic link: {}", name_why(rule)),
-                            field,
-                        ));
-                    }
-                }
-            }
-            cur = target;
-        } else {
-            cur = next;
-        }
-        if i + 1 < names.len() && !cur.is_dir() {
-            return Ok(absent(rel, cur, &names[i + 1..]));
-        }
+    let handle = crate::rootfs::Root::open(root).map_err(|e| {
+        CapabilityError::internal(format!("the repository root cannot be opened: {e}"))
+    })?;
+    match handle.probe(&rel) {
+        Ok(_) => Ok(Confined { rel }),
+        Err(crate::rootfs::Denied::Refused(rule, why)) => Err(refusal(rule, input, &why, field)),
+        Err(e) => Err(CapabilityError::internal(format!(
+            "`{input}` cannot be resolved: {e}"
+        ))),
     }
-    Ok(Confined {
-        rel,
-        abs: cur,
-        exists: true,
-    })
 }
 
 #[cfg(test)]
@@ -376,11 +329,9 @@ mod tests {
         link(Path::new("nowhere"), "dangling");
 
         let ok = confine(root, "docs-link/a.md", "/path").unwrap();
-        assert!(ok.exists);
         assert_eq!(ok.rel, "docs-link/a.md");
-        assert!(ok.abs.ends_with("docs/a.md"));
         let missing = confine(root, "docs/none/deeper.md", "/path").unwrap();
-        assert!(!missing.exists);
+        assert_eq!(missing.rel, "docs/none/deeper.md");
         for (p, rule) in [
             ("outdir/secret.txt", "symlink_escape"),
             ("outfile", "symlink_escape"),

@@ -26,5 +26,6 @@ pub mod policy;
 pub mod prose;
 pub mod redact;
 pub mod registry;
+pub mod rootfs;
 pub mod store;
 pub mod versions;

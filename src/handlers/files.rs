@@ -1,17 +1,21 @@
 //! Handlers of the `files.*` group: confined reading and searching of repository files.
 //!
-//! Both go through [`crate::confine`]: `files.read` refuses a path that breaks a rule, and
-//! `files.search` never enters `.git`, never opens a secret-bearing file and never follows a
-//! symbolic link. Text leaves through [`crate::redact`]. The search walks the tree with
-//! ripgrep's `ignore` crate (so `.gitignore`, `.ignore` and `.git/info/exclude` are
-//! honoured) on every core, and matches with ripgrep's `grep-searcher` and `grep-regex`.
+//! Both open every file through the confined root ([`crate::rootfs::Root`]) and read it through
+//! the handle it was checked on: `files.read` refuses a path that breaks a rule
+//! ([`crate::confine`]), and `files.search` never enters `.git`, never opens a secret-bearing
+//! file and never follows a symbolic link. Text leaves through [`crate::redact`]; the search
+//! matches the redacted text. The search walks the tree with ripgrep's `ignore` crate (so
+//! `.gitignore`, `.ignore` and `.git/info/exclude` are honoured) on every core, and matches with
+//! ripgrep's `grep-searcher` and `grep-regex`.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, RwLock};
 
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::OverrideBuilder;
 use ignore::{WalkBuilder, WalkState};
 use serde_json::{json, Value};
@@ -21,6 +25,7 @@ use crate::confine::{self, refusal, Rule};
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::redact::{holds_private_key, redact};
+use crate::rootfs::{Denied, Follow, Root};
 use crate::registry::types::{files_read, files_search};
 
 /// The largest file `files.read` opens.
@@ -53,34 +58,36 @@ fn cut(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
+/// The repository root, held open for one call.
+fn open_root(ctx: &Context) -> Result<Root, CapabilityError> {
+    Root::open(&ctx.repo).map_err(|e| {
+        CapabilityError::internal(format!("the repository root cannot be opened: {e}"))
+    })
+}
+
 /// `files.read`: a window of lines of one confined file.
 pub fn read(ctx: &Context, input: files_read::Input) -> Result<files_read::Output, CapabilityError> {
     let path = input.path.as_str();
-    let c = confine::confine(&ctx.repo, path, "/path")?;
-    if !c.exists {
-        return Err(CapabilityError::not_found(format!("`{path}` does not exist")).at("/path"));
-    }
-    let meta = std::fs::metadata(&c.abs)
-        .map_err(|e| CapabilityError::not_found(format!("`{path}` cannot be read: {e}")).at("/path"))?;
-    if meta.is_dir() {
-        return Err(CapabilityError::invalid_input(format!(
-            "`{path}` is a directory; files.search or repo.status list files"
-        ))
-        .at("/path"));
-    }
-    if !meta.is_file() {
-        return Err(CapabilityError::invalid_input(format!("`{path}` is not a regular file")).at("/path"));
-    }
-    if meta.len() > FILE_CAP {
-        return Err(refusal(
-            Rule::SizeCap,
-            path,
-            &format!("it holds {} bytes, above the cap of {FILE_CAP}", meta.len()),
-            "/path",
-        ));
-    }
-    let bytes = std::fs::read(&c.abs)
-        .map_err(|e| CapabilityError::internal(format!("`{path}` cannot be read: {e}")))?;
+    let rel = confine::check_lexical(path, "/path")?
+        .iter()
+        .map(|n| n.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/");
+    let root = open_root(ctx)?;
+    let mut bytes = Vec::new();
+    root.open_file(&rel, Follow::Inside)
+        .and_then(|mut file| file.read_capped(FILE_CAP, &mut bytes))
+        .map_err(|denied| match denied {
+            Denied::Refused(rule, why) => refusal(rule, path, &why, "/path"),
+            Denied::NotFound => {
+                CapabilityError::not_found(format!("`{path}` does not exist")).at("/path")
+            }
+            Denied::IsDir => CapabilityError::invalid_input(format!(
+                "`{path}` is a directory; files.search or repo.status list files"
+            ))
+            .at("/path"),
+            other => CapabilityError::not_found(format!("`{path}` {other}")).at("/path"),
+        })?;
     if holds_private_key(&bytes) {
         return Err(refusal(
             Rule::SecretContent,
@@ -89,10 +96,11 @@ pub fn read(ctx: &Context, input: files_read::Input) -> Result<files_read::Outpu
             "/path",
         ));
     }
+    let size = bytes.len() as u64;
     let offset = input.offset.get();
     if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_PROBE)]).is_some() {
         return typed(json!({
-            "path": c.rel, "size": meta.len(), "binary": true, "content": null,
+            "path": rel, "size": size, "binary": true, "content": null,
             "offset": offset, "lines": 0, "total_lines": null, "truncated": false,
             "next_offset": null, "redactions": 0,
         }));
@@ -127,8 +135,8 @@ pub fn read(ctx: &Context, input: files_read::Input) -> Result<files_read::Outpu
         (c.into_owned(), n)
     };
     typed(json!({
-        "path": c.rel,
-        "size": meta.len(),
+        "path": rel,
+        "size": size,
         "binary": false,
         "content": content,
         "offset": offset,
@@ -143,15 +151,16 @@ pub fn read(ctx: &Context, input: files_read::Input) -> Result<files_read::Outpu
 /// The matches of one file.
 struct FileHits {
     path: String,
-    lines: Vec<(u64, String)>,
+    lines: Vec<(u64, String, usize)>,
     /// More lines matched than were kept.
     more: bool,
 }
 
-/// Collects up to `cap` matching lines of one file.
+/// Collects up to `cap` matching lines of one file: number, text cut at [`LINE_CAP`], and how
+/// many redaction markers the whole line carries.
 struct Collect {
     cap: usize,
-    lines: Vec<(u64, String)>,
+    lines: Vec<(u64, String, usize)>,
     more: bool,
 }
 
@@ -165,10 +174,103 @@ impl Sink for Collect {
         }
         let raw = String::from_utf8_lossy(m.bytes());
         let line = raw.trim_end_matches(['\n', '\r']);
+        // The line is already redacted: its markers are the secrets it held.
+        let markers = line.matches(crate::redact::MARKER).count();
         self.lines
-            .push((m.line_number().unwrap_or(0), cut(line, LINE_CAP + REDACT_MARGIN).to_string()));
+            .push((m.line_number().unwrap_or(0), cut(line, LINE_CAP).to_string(), markers));
         Ok(true)
     }
+}
+
+/// The largest ignore file read (`.gitignore`, `.ignore`, `.git/info/exclude`).
+const IGNORE_FILE_CAP: u64 = 1024 * 1024;
+
+/// The ignore files of the repository, read through the confined root (never by the walker,
+/// which would open them by path and wait forever on a FIFO): `.ignore` and `.gitignore` of
+/// every folder, loaded once per folder, and `.git/info/exclude`. A path is decided by the
+/// deepest `.ignore` that matches it, else the deepest `.gitignore`, else the exclude file, as
+/// ripgrep decides; nothing above the repository root is read.
+struct IgnoreRules {
+    root: Arc<Root>,
+    root_path: std::path::PathBuf,
+    folders: RwLock<HashMap<String, Arc<[Option<Gitignore>; 2]>>>,
+    exclude: Option<Gitignore>,
+}
+
+impl IgnoreRules {
+    fn new(root: Arc<Root>, root_path: std::path::PathBuf) -> IgnoreRules {
+        let exclude = read_rules(&root_path, root.open_git_file("info/exclude"));
+        IgnoreRules {
+            root,
+            root_path,
+            folders: RwLock::new(HashMap::new()),
+            exclude,
+        }
+    }
+
+    /// The `.ignore` and `.gitignore` rules of the folder at `rel`.
+    fn folder(&self, rel: &str) -> Arc<[Option<Gitignore>; 2]> {
+        if let Some(f) = self.folders.read().unwrap_or_else(|p| p.into_inner()).get(rel) {
+            return f.clone();
+        }
+        let base = self.root_path.join(rel);
+        let load = |name: &str| {
+            let file = if rel.is_empty() {
+                name.to_string()
+            } else {
+                format!("{rel}/{name}")
+            };
+            read_rules(&base, self.root.open_file(&file, Follow::Never))
+        };
+        let rules = Arc::new([load(".ignore"), load(".gitignore")]);
+        self.folders
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(rel.to_string(), rules.clone());
+        rules
+    }
+
+    /// Whether the walked entry at `path` (under the root) is ignored.
+    fn ignored(&self, path: &Path, is_dir: bool) -> bool {
+        let rel = rel_path(&self.root_path, path);
+        // The folders holding the entry, deepest first.
+        let folders: Vec<_> = rel
+            .rmatch_indices('/')
+            .map(|(i, _)| &rel[..i])
+            .chain(std::iter::once(""))
+            .map(|d| self.folder(d))
+            .collect();
+        for kind in 0..2 {
+            for f in &folders {
+                if let Some(rules) = &f[kind] {
+                    let m = rules.matched(path, is_dir);
+                    if m.is_ignore() {
+                        return true;
+                    }
+                    if m.is_whitelist() {
+                        return false;
+                    }
+                }
+            }
+        }
+        self.exclude
+            .as_ref()
+            .is_some_and(|rules| rules.matched(path, is_dir).is_ignore())
+    }
+}
+
+/// Gitignore rules read from a confined open (`None`: no such file, or one that is refused).
+fn read_rules(base: &Path, opened: Result<crate::rootfs::File, Denied>) -> Option<Gitignore> {
+    let mut bytes = Vec::new();
+    opened
+        .and_then(|mut f| f.read_capped(IGNORE_FILE_CAP, &mut bytes))
+        .ok()?;
+    let mut builder = GitignoreBuilder::new(base);
+    for line in String::from_utf8_lossy(&bytes).lines() {
+        // A line that does not compile is skipped, as git and ripgrep skip it.
+        let _ = builder.add_line(None, line);
+    }
+    builder.build().ok()
 }
 
 /// True for a walked entry the search must never enter or open, by name.
@@ -185,14 +287,29 @@ fn rel_path(root: &Path, p: &Path) -> String {
         .join("/")
 }
 
+/// The counts of one search, which depend on the files and never on the pattern.
+#[derive(Default)]
+struct Tally {
+    searched: AtomicU64,
+    secret: AtomicU64,
+    large: AtomicU64,
+}
+
 /// `files.search`: matching lines of every searchable file, sorted by path and line.
+///
+/// Each file is opened through the confined root ([`Root::open_file`], no symbolic link
+/// followed), read whole through that handle (at most [`FILE_CAP`] bytes: a larger file is
+/// never read, only counted), and redacted before it is matched: every figure of the answer
+/// depends on the redacted text only, so the pattern cannot probe a secret. A file holding a
+/// private key block is counted whatever the pattern.
 pub fn search(
     ctx: &Context,
     input: files_search::Input,
 ) -> Result<files_search::Output, CapabilityError> {
-    let root = ctx.repo.canonicalize().map_err(|e| {
+    let root_path = ctx.repo.canonicalize().map_err(|e| {
         CapabilityError::internal(format!("the repository root cannot be resolved: {e}"))
     })?;
+    let root = Arc::new(open_root(ctx)?);
     let matcher = RegexMatcherBuilder::new()
         .line_terminator(Some(b'\n'))
         .build(input.pattern.as_str())
@@ -201,13 +318,18 @@ pub fn search(
                 .at("/pattern")
         })?;
     let limit = usize::try_from(input.limit.get()).unwrap_or(usize::MAX);
-    let mut walk = WalkBuilder::new(&root);
-    walk.hidden(false)
+    // The walker lists folders only: it reads no ignore file itself (see IgnoreRules).
+    let rules = IgnoreRules::new(root.clone(), root_path.clone());
+    let mut walk = WalkBuilder::new(&root_path);
+    walk.standard_filters(false)
         .follow_links(false)
-        .require_git(false)
-        .filter_entry(|e| e.depth() == 0 || !excluded(e.file_name()));
+        .filter_entry(move |e| {
+            e.depth() == 0
+                || !(excluded(e.file_name())
+                    || rules.ignored(e.path(), e.file_type().is_some_and(|t| t.is_dir())))
+        });
     if let Some(glob) = input.glob.as_deref() {
-        let mut ob = OverrideBuilder::new(&root);
+        let mut ob = OverrideBuilder::new(&root_path);
         ob.add(glob).map_err(|e| {
             CapabilityError::invalid_input(format!("the glob does not compile: {e}")).at("/glob")
         })?;
@@ -220,15 +342,15 @@ pub fn search(
     walk.threads(threads);
 
     let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
-    let searched = AtomicU64::new(0);
-    let secret = AtomicU64::new(0);
+    let tally = Tally::default();
     walk.build_parallel().run(|| {
         let matcher = matcher.clone();
         let mut searcher = SearcherBuilder::new()
-            .binary_detection(BinaryDetection::quit(0))
+            .binary_detection(BinaryDetection::none())
             .line_number(true)
             .build();
-        let (hits, searched, secret, root) = (&hits, &searched, &secret, &root);
+        let (hits, tally, root, root_path) = (&hits, &tally, &*root, &root_path);
+        let mut buf: Vec<u8> = Vec::new();
         Box::new(move |entry| {
             let Ok(entry) = entry else {
                 return WalkState::Continue;
@@ -237,22 +359,48 @@ pub fn search(
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
-            searched.fetch_add(1, Ordering::Relaxed);
+            let path = entry.path();
+            let read = root
+                .open_path(path.strip_prefix(root_path).unwrap_or(path), Follow::Never)
+                .and_then(|mut f| f.read_capped(FILE_CAP, &mut buf));
+            match read {
+                Ok(()) => {}
+                Err(Denied::Refused(Rule::SizeCap, _)) => {
+                    tally.large.fetch_add(1, Ordering::Relaxed);
+                    return WalkState::Continue;
+                }
+                // A link, a FIFO, a hard link, a secret name, a file gone: never read.
+                Err(_) => return WalkState::Continue,
+            }
+            // A file holding a private key block is a secret, whatever its name.
+            if holds_private_key(&buf) {
+                tally.secret.fetch_add(1, Ordering::Relaxed);
+                return WalkState::Continue;
+            }
+            tally.searched.fetch_add(1, Ordering::Relaxed);
+            if memchr::memchr(0, &buf).is_some() {
+                return WalkState::Continue;
+            }
+            // Valid UTF-8 is checked on the fast path; only invalid text is copied.
+            let text = match std::str::from_utf8(&buf) {
+                Ok(t) => std::borrow::Cow::Borrowed(t),
+                Err(_) => String::from_utf8_lossy(&buf),
+            };
+            let (text, _) = redact(&text);
             let mut sink = Collect {
                 cap: limit,
                 lines: Vec::new(),
                 more: false,
             };
-            if searcher.search_path(&matcher, entry.path(), &mut sink).is_err() || sink.lines.is_empty() {
-                return WalkState::Continue;
-            }
-            // A file holding a private key block is a secret, whatever its name.
-            if std::fs::read(entry.path()).map_or(true, |b| holds_private_key(&b)) {
-                secret.fetch_add(1, Ordering::Relaxed);
+            if searcher
+                .search_slice(&matcher, text.as_bytes(), &mut sink)
+                .is_err()
+                || sink.lines.is_empty()
+            {
                 return WalkState::Continue;
             }
             let found = FileHits {
-                path: rel_path(root, entry.path()),
+                path: rel_path(root_path, path),
                 lines: sink.lines,
                 more: sink.more,
             };
@@ -268,21 +416,21 @@ pub fn search(
     let mut matches: Vec<Value> = Vec::new();
     for f in &files {
         truncated |= f.more;
-        for (line, text) in &f.lines {
+        for (line, text, markers) in &f.lines {
             if matches.len() >= limit {
                 truncated = true;
                 break;
             }
-            let (text, n) = redact_cut(text, LINE_CAP);
-            redactions += n;
+            redactions += markers;
             matches.push(json!({ "path": f.path, "line": line, "text": text }));
         }
     }
     typed(json!({
         "matches": matches,
-        "files_searched": searched.load(Ordering::Relaxed),
+        "files_searched": tally.searched.into_inner(),
         "files_matched": files_matched,
-        "skipped_secret_files": secret.load(Ordering::Relaxed),
+        "skipped_secret_files": tally.secret.into_inner(),
+        "skipped_large_files": tally.large.into_inner(),
         "truncated": truncated,
         "redactions": redactions,
     }))

@@ -361,46 +361,22 @@ enum Unreadable {
     Refused(String),
 }
 
-/// Reads a client configuration of the repository as untrusted content: the path is confined
-/// (`confine::confine`: no `..`, no symbolic link out of the repository, no `.git/`, no
-/// secret-bearing name), the file is opened without following a link swapped in since and
-/// without blocking on a FIFO, and only a regular file of at most [`CONFIG_CAP`] bytes is
-/// read (checked on the open handle, so a swap after the check reads nothing else).
+/// Reads a client configuration of the repository as untrusted content, through the confined
+/// file system as every reader of repository files: no link out of the repository, no secret
+/// or `.git` name, no FIFO to wait on, a regular file of one name and at most [`CONFIG_CAP`]
+/// bytes, read through the handle that was checked.
 fn read_config(repo: &Path, file: &str) -> Result<String, Unreadable> {
-    use std::io::Read as _;
-    let confined = crate::confine::confine(repo, file, "")
-        .map_err(|e| Unreadable::Refused(format!("is not read: {}", e.message)))?;
-    if !confined.exists {
-        return Err(Unreadable::Absent);
-    }
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC);
-    }
-    let f = options.open(&confined.abs).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Unreadable::Absent,
-        _ => Unreadable::Refused(format!("cannot be read: {e}")),
-    })?;
-    let meta = f
-        .metadata()
-        .map_err(|e| Unreadable::Refused(format!("cannot be examined: {e}")))?;
-    if !meta.is_file() {
-        return Err(Unreadable::Refused("is not a regular file".into()));
-    }
-    // Bounded by what is read, not by the length examined: the file may grow meanwhile.
+    use crate::rootfs::{Denied, Follow, Root};
     let mut bytes = Vec::new();
-    f.take(CONFIG_CAP + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Unreadable::Refused(format!("cannot be read: {e}")))?;
-    if bytes.len() as u64 > CONFIG_CAP {
-        return Err(Unreadable::Refused(format!(
-            "is larger than {CONFIG_CAP} bytes"
-        )));
+    let read = Root::open(repo).map_err(Denied::Io).and_then(|root| {
+        root.open_file(file, Follow::Inside)
+            .and_then(|mut f| f.read_capped(CONFIG_CAP, &mut bytes))
+    });
+    match read {
+        Err(Denied::NotFound) => Err(Unreadable::Absent),
+        Err(e) => Err(Unreadable::Refused(format!("is not read: {e}"))),
+        Ok(()) => String::from_utf8(bytes).map_err(|_| Unreadable::Refused("is not UTF-8".into())),
     }
-    String::from_utf8(bytes).map_err(|_| Unreadable::Refused("is not UTF-8".into()))
 }
 
 /// The fix of a configuration whose seneschal entry does not start this binary.

@@ -5,13 +5,14 @@
 //! redefine a distributed kind) is a [`Finding`] against the declaring file; loading never fails.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::Finding;
+use crate::confine::Rule;
+use crate::rootfs::{Denied, Follow, Root};
 
 /// The distributed kind declarations.
 pub const KINDS_YAML: &str = include_str!("../../share/kinds.yaml");
@@ -360,42 +361,60 @@ pub fn distributed() -> &'static [Arc<Kind>] {
     })
 }
 
-/// Loads every kind of the repository at `root`.
-pub fn load(root: &Path) -> Kinds {
+/// Reads a repository configuration file under the root, as text: through the confined
+/// file system (no link out, no secret name, regular files only, 1 MiB at most) and never a
+/// file holding a private key block. `Ok(None)`: there is no such file.
+fn read_config(root: &Root, rel: &str) -> Result<Option<String>, String> {
+    let mut bytes = Vec::new();
+    match root
+        .open_file(rel, Follow::Inside)
+        .and_then(|mut f| f.read_capped(super::MAX_FILE_BYTES, &mut bytes))
+    {
+        Ok(()) => {}
+        Err(Denied::NotFound) => return Ok(None),
+        Err(e) => return Err(super::scan::denied_message(&e)),
+    }
+    if crate::redact::holds_private_key(&bytes) {
+        return Err(format!(
+            "holds a private key block (rule {}); it is not read",
+            Rule::SecretContent.as_str()
+        ));
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| "is not UTF-8".to_string())
+}
+
+/// Loads every kind of the repository under `root`.
+pub fn load(root: &Root) -> Kinds {
     let mut kinds = Kinds {
         all: distributed().to_vec(),
         findings: Vec::new(),
     };
-    let path = root.join(REPO_KINDS);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return kinds,
-        Err(e) => {
+    let text = match read_config(root, REPO_KINDS) {
+        Ok(Some(text)) => text,
+        Ok(None) => return kinds,
+        Err(message) => {
             kinds.findings.push(Finding {
                 file: REPO_KINDS.into(),
                 pointer: String::new(),
-                message: format!("cannot be read: {e}"),
+                message,
             });
             return kinds;
         }
     };
-    let Ok(text) = String::from_utf8(bytes) else {
-        kinds.findings.push(Finding {
-            file: REPO_KINDS.into(),
-            pointer: String::new(),
-            message: "is not UTF-8".into(),
-        });
-        return kinds;
-    };
-    let schemas = root.join(REPO_SCHEMAS);
     let lookup = |name: &str| -> Result<String, String> {
         if name.contains('/') || name.contains('\\') || name.starts_with('.') {
             return Err(format!(
                 "schema `{name}` must be a plain file name under {REPO_SCHEMAS}/"
             ));
         }
-        std::fs::read_to_string(schemas.join(name))
-            .map_err(|e| format!("schema `{REPO_SCHEMAS}/{name}` cannot be read: {e}"))
+        let rel = format!("{REPO_SCHEMAS}/{name}");
+        match read_config(root, &rel) {
+            Ok(Some(text)) => Ok(text),
+            Ok(None) => Err(format!("schema `{rel}` cannot be read: it does not exist")),
+            Err(message) => Err(format!("schema `{rel}` {message}")),
+        }
     };
     let added = load_decls(
         REPO_KINDS,

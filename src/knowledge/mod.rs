@@ -27,6 +27,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::context::Context;
+use crate::rootfs::{Follow, Root};
 use kinds::{Kind, Kinds};
 use scan::{Candidate, FileResult, Stamp};
 
@@ -104,6 +105,23 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The snapshot of a repository whose root cannot be opened: one finding says why.
+    fn unreadable(root: &Path, e: &std::io::Error) -> Snapshot {
+        Snapshot {
+            kinds: Arc::new(Kinds {
+                all: kinds::distributed().to_vec(),
+                findings: Vec::new(),
+            }),
+            objects: Vec::new(),
+            findings: vec![Finding {
+                file: root.display().to_string(),
+                pointer: String::new(),
+                message: format!("the repository root cannot be opened: {e}"),
+            }],
+            search: std::sync::OnceLock::new(),
+        }
+    }
+
     /// The object at `uri`.
     pub fn get(&self, uri: &str) -> Option<&Arc<Object>> {
         self.objects
@@ -170,21 +188,28 @@ impl std::fmt::Debug for Index {
     }
 }
 
-/// The stamps of the repository's kind declarations and schemas.
-fn config_stamps(root: &Path) -> Vec<(String, Option<Stamp>)> {
-    let mut out = vec![(
-        kinds::REPO_KINDS.to_string(),
-        Stamp::of(&root.join(kinds::REPO_KINDS)),
-    )];
+/// The stamps of the repository's kind declarations and schemas, taken on the handles the
+/// loader would read through ([`kinds::load`]).
+fn config_stamps(root: &Root) -> Vec<(String, Option<Stamp>)> {
+    let stamp = |rel: &str| match root.open_file(rel, Follow::Inside) {
+        Ok(f) => (rel.to_string(), Some(Stamp::of_meta(f.meta()))),
+        Err(crate::rootfs::Denied::NotFound) => (rel.to_string(), None),
+        Err(_) => (rel.to_string(), Some(Stamp::REFUSED)),
+    };
+    let mut out = vec![stamp(kinds::REPO_KINDS)];
     if out[0].1.is_some() {
-        if let Ok(entries) = std::fs::read_dir(root.join(kinds::REPO_SCHEMAS)) {
+        if let Ok(entries) = root
+            .open_dir(kinds::REPO_SCHEMAS, Follow::Inside)
+            .and_then(|d| d.entries())
+        {
             let mut names: Vec<(String, Option<Stamp>)> = entries
-                .flatten()
+                .iter()
                 .map(|e| {
-                    (
-                        e.file_name().to_string_lossy().into_owned(),
-                        Stamp::of(&e.path()),
-                    )
+                    stamp(&format!(
+                        "{}/{}",
+                        kinds::REPO_SCHEMAS,
+                        e.name.to_string_lossy()
+                    ))
                 })
                 .collect();
             names.sort_by(|a, b| a.0.cmp(&b.0));
@@ -223,10 +248,15 @@ impl Index {
                 return s.clone();
             }
         }
-        let config = config_stamps(root);
+        // Every file is listed and read under the root's handle (crate::rootfs).
+        let handle = match Root::open(root) {
+            Ok(h) => h,
+            Err(e) => return Arc::new(Snapshot::unreadable(root, &e)),
+        };
+        let config = config_stamps(&handle);
         let mut kinds_changed = false;
         if state.kinds.is_none() || state.config != config {
-            state.kinds = Some(Arc::new(kinds::load(root)));
+            state.kinds = Some(Arc::new(kinds::load(&handle)));
             state.config = config;
             state.parsed.clear();
             kinds_changed = true;
@@ -240,7 +270,7 @@ impl Index {
         // With nothing to reuse every file is read, and its reader stamps it through the
         // handle it opens: the listing need not stamp it first.
         let cold = state.parsed.is_empty();
-        let mut listing = list(root, &kinds, &mut dirs, !cold);
+        let mut listing = list(&handle, root, &kinds, &mut dirs, !cold);
         state.trusted =
             watch_all(&mut state, &mut dirs) && !listing.iter().any(|l| l.file.via_symlink);
         if !kinds_changed && state.listing == listing {
@@ -249,7 +279,7 @@ impl Index {
             }
         }
         let old_results = std::mem::take(&mut state.parsed);
-        let (snapshot, results) = build(root, &kinds, &mut listing, &state.listing, old_results);
+        let (snapshot, results) = build(&handle, &kinds, &mut listing, &state.listing, old_results);
         let snapshot = Arc::new(snapshot);
         state.parsed = results;
         state.listing = listing;
@@ -284,16 +314,22 @@ fn watch_all(state: &mut State, dirs: &mut Vec<PathBuf>) -> bool {
 
 /// Lists every file the kinds claim, sorted by path; with its stamp, unless `stamp` is false
 /// (plain files are then stamped by their reader, see [`scan::expand_stamping`]).
-fn list(root: &Path, kinds: &Kinds, dirs: &mut Vec<PathBuf>, stamp: bool) -> Vec<Listed> {
+fn list(
+    root: &Root,
+    root_path: &Path,
+    kinds: &Kinds,
+    dirs: &mut Vec<PathBuf>,
+    stamp: bool,
+) -> Vec<Listed> {
     let mut found: Vec<(Candidate, Option<&str>)> = Vec::new();
     let mut batch = Vec::new();
     for k in &kinds.all {
         for glob in &k.files {
-            scan::expand_stamping(root, glob, &mut batch, dirs, stamp);
+            scan::expand_stamping(root, root_path, glob, &mut batch, dirs, stamp);
             found.extend(batch.drain(..).map(|c| (c, Some(k.name.as_str()))));
         }
     }
-    scan::expand_stamping(root, GENERIC_GLOB, &mut batch, dirs, stamp);
+    scan::expand_stamping(root, root_path, GENERIC_GLOB, &mut batch, dirs, stamp);
     found.extend(batch.drain(..).map(|c| (c, None)));
     found.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
     let mut listing: Vec<Listed> = Vec::with_capacity(found.len());
@@ -364,13 +400,12 @@ fn pregrow_arena(bytes: usize) {
 /// files read as (empty when nothing can be reused). Each file read writes the stamp of the
 /// version it read into `listing` (a cold listing leaves plain files unstamped for that).
 fn build(
-    root: &Path,
+    root: &Root,
     kinds: &Arc<Kinds>,
     listing: &mut [Listed],
     old: &[Listed],
     old_results: Vec<Arc<FileResult>>,
 ) -> (Snapshot, Vec<Arc<FileResult>>) {
-    let root_canon = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let mut findings: Vec<Finding> = kinds.findings.clone();
     let read = |l: &Listed| -> ReadFile {
         match &l.claim {
@@ -386,12 +421,12 @@ fn build(
                         ),
                     }],
                 };
-                let stamp = l.file.stamp.or_else(|| Stamp::of(&l.file.path));
+                let stamp = l.file.stamp.or_else(|| Stamp::of_file(root, &l.file.rel));
                 (Arc::new(result), stamp)
             }
             Ok(name) => {
                 let kind: Option<&Arc<Kind>> = name.as_ref().and_then(|n| kinds.get(n));
-                let (result, stamp) = scan::read_object(&root_canon, &l.file, kind, kinds);
+                let (result, stamp) = scan::read_object(root, &l.file, kind, kinds);
                 (Arc::new(result), stamp)
             }
         }
@@ -790,6 +825,39 @@ mod tests {
         assert_eq!(trusted(), cfg!(target_os = "linux"));
         write(root, ".seneschal/kinds.yaml", "kinds:\n  bad: 1\n");
         assert_eq!(index.snapshot(root).findings.len(), 1);
+    }
+
+    /// A kinds.yaml planted as a link out of the repository (or any file the confined file
+    /// system refuses) is a finding from the next call on, and its target is never read.
+    #[test]
+    #[cfg(unix)]
+    fn a_refused_kinds_file_is_seen_and_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "docs/guides/a.md", "---\ntitle: A\n---\nA.\n");
+        fs::write(
+            outside.path().join("kinds.yaml"),
+            "kinds:\n  loot:\n    description: OUTSIDE\n    files: [\"*\"]\n    id: { field: id }\n    schema: x.json\n",
+        )
+        .unwrap();
+        let index = Index::default();
+        assert!(index.snapshot(root).findings.is_empty());
+        fs::create_dir_all(root.join(".seneschal")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("kinds.yaml"),
+            root.join(kinds::REPO_KINDS),
+        )
+        .unwrap();
+        let s = index.snapshot(root);
+        assert_eq!(s.findings.len(), 1, "{:?}", s.findings);
+        assert_eq!(s.findings[0].file, kinds::REPO_KINDS);
+        assert!(
+            s.findings[0].message.contains("symlink_escape"),
+            "{:?}",
+            s.findings
+        );
+        assert!(s.kinds.get("loot").is_none());
     }
 
     #[test]

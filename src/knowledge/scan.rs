@@ -1,16 +1,30 @@
 //! Finding and reading object files: glob expansion confined to the repository, file stamps
 //! for freshness, and the parse of one file into an object or findings.
 //!
+//! Every folder is listed and every file read through [`crate::rootfs::Root`]: a folder is
+//! opened relative to its parent's handle and listed through its own, a file is opened under
+//! the root's handle and read through the handle `fstat` checked. A symbolic link is resolved
+//! inside the repository or refused; a link escape, a secret-bearing name (whatever name or
+//! link leads there), a FIFO, socket or device, a file with several names (hard link), a file
+//! holding a private key block or over the cap is a finding naming the file, never content and
+//! never a wait. A folder that a link leads out of the repository, and a secret-bearing folder
+//! (`.ssh`, `.aws`, `.gnupg`, whose files are secret by the folder's name), is not listed.
+//!
 //! Nothing here returns an error: whatever is wrong with a file becomes a [`Finding`].
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use rustix::fs::FileType;
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::kinds::{Format, Kind, Kinds};
 use super::{escape_pointer, Finding, Object, MAX_FILE_BYTES, URI_PREFIX};
+use crate::confine::{is_git_name, name_rule, Rule};
+use crate::rootfs::{Denied, Dir, Follow, Meta, Root};
 
 /// What identifies one version of a file: an edit, a replacement or a truncation changes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,43 +35,42 @@ pub struct Stamp {
 }
 
 impl Stamp {
-    /// The stamp of the file at `path` (symlinks followed); `None` when it cannot be read.
-    pub fn of(path: &Path) -> Option<Stamp> {
-        std::fs::metadata(path)
-            .ok()
-            .map(|m| Stamp::from_metadata(&m))
+    /// The stamp of a file that is there but refused (a link out of the repository, a FIFO,
+    /// ...): it differs from any file's, so a repaired file is seen.
+    pub const REFUSED: Stamp = Stamp {
+        len: u64::MAX,
+        modified_ns: i128::MIN,
+        inode: 0,
+    };
+
+    /// The stamp of what `fstat` (or a listing's `fstatat`) said.
+    pub fn of_meta(m: &Meta) -> Stamp {
+        Stamp {
+            len: m.len,
+            modified_ns: m.mtime_ns,
+            inode: m.ino,
+        }
     }
 
-    /// The stamp of already fetched metadata.
-    pub fn from_metadata(m: &std::fs::Metadata) -> Stamp {
-        let modified_ns = m
-            .modified()
+    /// The stamp of the regular file at `rel`, opened under the root (`None`: it cannot be).
+    pub fn of_file(root: &Root, rel: &str) -> Option<Stamp> {
+        root.open_file(rel, Follow::Inside)
             .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map(|d| d.as_nanos() as i128)
-            .unwrap_or(-1);
-        #[cfg(unix)]
-        let inode = std::os::unix::fs::MetadataExt::ino(m);
-        #[cfg(not(unix))]
-        let inode = 0;
-        Stamp {
-            len: m.len(),
-            modified_ns,
-            inode,
-        }
+            .map(|f| Stamp::of_meta(f.meta()))
     }
 }
 
 /// A file a glob matched.
 #[derive(Debug, Clone)]
 pub struct Candidate {
-    /// Repository-relative path with `/` separators.
+    /// Repository-relative path with `/` separators (a name that is not UTF-8 is spelled
+    /// lossily, and `utf8` is false).
     pub rel: String,
-    /// The path on disk.
-    pub path: PathBuf,
+    /// Whether every name of the path is UTF-8.
+    pub utf8: bool,
     /// Whether the file or a folder on the way to it is a symbolic link.
     pub via_symlink: bool,
-    /// The file's stamp (symlinks followed); `None` when it cannot be read.
+    /// The file's stamp; `None` when the listing left it for its reader.
     pub stamp: Option<Stamp>,
 }
 
@@ -108,110 +121,150 @@ fn is_wild(seg: &str) -> bool {
 }
 
 /// Every file under `root` that `glob` matches, appended to `out`, stamped.
-pub fn expand(root: &Path, glob: &str, out: &mut Vec<Candidate>) {
-    expand_stamping(root, glob, out, &mut Vec::new(), true);
+pub fn expand(root: &Root, root_path: &Path, glob: &str, out: &mut Vec<Candidate>) {
+    expand_stamping(root, root_path, glob, out, &mut Vec::new(), true);
 }
 
-/// [`expand`], also collecting every folder whose listing the answer depends on. With
-/// `stamp_plain` false, a plain file found by listing a folder is left unstamped
-/// (`stamp: None`) for its reader to stamp through the handle it opens ([`read_object`]),
-/// which saves one `statx` per file when every file is read anyway (a cold index). Symbolic
-/// links and literal segments are stamped either way.
+/// [`expand`], also collecting every folder whose listing the answer depends on (as paths
+/// under `root_path`, for the watcher). With `stamp_plain` false, a plain file found by
+/// listing a folder is left unstamped (`stamp: None`) for its reader to stamp through the
+/// handle it opens ([`read_object`]), which saves one `statx` per file when every file is read
+/// anyway (a cold index). Links, literal segments, special files and names the rules refuse
+/// are stamped either way, so a file that is never read still has a stamp.
+///
+/// Folders are walked depth first, each opened relative to its parent's handle and closed
+/// once listed, so the open handles are never more than the glob's depth.
 pub fn expand_stamping(
-    root: &Path,
+    root: &Root,
+    root_path: &Path,
     glob: &str,
     out: &mut Vec<Candidate>,
     dirs: &mut Vec<PathBuf>,
     stamp_plain: bool,
 ) {
     let segs: Vec<&str> = glob.split('/').collect();
-    // (path, relative path, crossed a symlink)
-    let mut frontier: Vec<(PathBuf, String, bool)> =
-        vec![(root.to_path_buf(), String::new(), false)];
-    for (i, seg) in segs.iter().enumerate() {
-        let last = i + 1 == segs.len();
-        let mut next = Vec::new();
-        for (dir, rel, via) in frontier {
-            dirs.push(dir.clone());
-            let join = |name: &str| {
-                if rel.is_empty() {
-                    name.to_string()
-                } else {
-                    format!("{rel}/{name}")
-                }
-            };
-            if !is_wild(seg) {
-                let path = dir.join(seg);
-                let Ok(meta) = std::fs::symlink_metadata(&path) else {
-                    continue;
-                };
-                let link = meta.file_type().is_symlink();
-                if last {
-                    let is_dir = std::fs::metadata(&path)
-                        .map(|m| m.is_dir())
-                        .unwrap_or(false);
-                    if !is_dir {
-                        out.push(Candidate {
-                            rel: join(seg),
-                            stamp: Stamp::of(&path),
-                            path,
-                            via_symlink: via || link,
-                        });
-                    }
-                } else if std::fs::metadata(&path)
-                    .map(|m| m.is_dir())
-                    .unwrap_or(false)
-                {
-                    next.push((path, join(seg), via || link));
-                }
+    let Ok(top) = root.open_dir("", Follow::Never) else {
+        return;
+    };
+    let mut walk = Expand {
+        root,
+        root_path,
+        out,
+        dirs,
+        stamp_plain,
+    };
+    walk.folder(&top, "", true, false, &segs);
+}
+
+/// One glob's depth-first expansion.
+struct Expand<'a> {
+    root: &'a Root,
+    root_path: &'a Path,
+    out: &'a mut Vec<Candidate>,
+    dirs: &'a mut Vec<PathBuf>,
+    stamp_plain: bool,
+}
+
+/// What a symbolic link a glob matched leads to.
+enum Linked {
+    Folder,
+    File(Option<Stamp>),
+}
+
+impl Expand<'_> {
+    /// Matches `segs` in the open folder `dir`, whose path is `rel`.
+    fn folder(&mut self, dir: &Dir, rel: &str, utf8: bool, via: bool, segs: &[&str]) {
+        self.dirs.push(self.root_path.join(rel));
+        let Some((seg, rest)) = segs.split_first() else {
+            return;
+        };
+        let last = rest.is_empty();
+        let join = |name: &str| {
+            if rel.is_empty() {
+                name.to_string()
+            } else {
+                format!("{rel}/{name}")
+            }
+        };
+        if !is_wild(seg) {
+            let name = OsStr::new(seg);
+            if last {
+                let Some(meta) = dir.stat(name) else { return };
+                self.entry(dir, join(seg), name, meta.kind, utf8, via, true);
+            } else if let Ok(sub) = self.root.open_dir_in(dir, rel, name, Follow::Inside) {
+                let link = dir.stat(name).is_some_and(|m| m.kind == FileType::Symlink);
+                self.folder(&sub, &join(seg), utf8, via || link, rest);
+            }
+            return;
+        }
+        let Ok(entries) = dir.entries() else { return };
+        for entry in entries {
+            // A name that is not UTF-8 is matched by its lossy spelling, so that it becomes a
+            // finding rather than vanishing.
+            let lossy = entry.name.to_string_lossy();
+            let name_utf8 = utf8 && entry.name.to_str().is_some();
+            if is_git_name(&entry.name) || !segment_matches(seg, &lossy) {
                 continue;
             }
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                // A name that is not UTF-8 is matched by its lossy spelling, so that it becomes
-                // a finding rather than vanishing.
-                let os_name = entry.file_name();
-                let name = os_name.to_string_lossy();
-                let name = name.as_ref();
-                if name == ".git" || !segment_matches(seg, name) {
-                    continue;
-                }
-                let Ok(ft) = entry.file_type() else { continue };
-                let link = ft.is_symlink();
-                let is_dir = if link {
-                    std::fs::metadata(entry.path())
-                        .map(|m| m.is_dir())
-                        .unwrap_or(false)
-                } else {
-                    ft.is_dir()
-                };
-                if last {
-                    if !is_dir {
-                        // A plain file is stamped through the open folder (no path walk).
-                        let stamp = if link {
-                            Stamp::of(&entry.path())
-                        } else if stamp_plain {
-                            entry.metadata().ok().map(|m| Stamp::from_metadata(&m))
-                        } else {
-                            None
-                        };
-                        out.push(Candidate {
-                            rel: join(name),
-                            path: entry.path(),
-                            via_symlink: via || link,
-                            stamp,
-                        });
-                    }
-                } else if is_dir {
-                    next.push((entry.path(), join(name), via || link));
+            let link = entry.kind == FileType::Symlink;
+            if last {
+                self.entry(
+                    dir,
+                    join(&lossy),
+                    &entry.name,
+                    entry.kind,
+                    name_utf8,
+                    via,
+                    false,
+                );
+            } else if entry.kind == FileType::Directory || link {
+                if let Ok(sub) = self.root.open_dir_in(dir, rel, &entry.name, Follow::Inside) {
+                    self.folder(&sub, &join(&lossy), name_utf8, via || link, rest);
                 }
             }
         }
-        frontier = next;
-        if frontier.is_empty() {
-            break;
+    }
+
+    /// A matched last segment: a candidate unless it is a folder (or a link to one).
+    #[allow(clippy::too_many_arguments)]
+    fn entry(
+        &mut self,
+        dir: &Dir,
+        rel: String,
+        name: &OsStr,
+        kind: FileType,
+        utf8: bool,
+        via: bool,
+        literal: bool,
+    ) {
+        let stamp = match kind {
+            FileType::Directory => return,
+            FileType::Symlink => match self.linked(dir, &rel, name) {
+                Linked::Folder => return,
+                Linked::File(stamp) => stamp,
+            },
+            FileType::RegularFile
+                if !literal && !self.stamp_plain && utf8 && name_rule(name).is_none() =>
+            {
+                None
+            }
+            _ => dir.stat(name).map(|m| Stamp::of_meta(&m)),
+        };
+        self.out.push(Candidate {
+            rel,
+            utf8,
+            via_symlink: via || kind == FileType::Symlink,
+            stamp,
+        });
+    }
+
+    /// Resolves a matched link under the root: its target's stamp, or the link's own when the
+    /// target is refused (so that replacing the link is seen).
+    fn linked(&self, dir: &Dir, rel: &str, name: &OsStr) -> Linked {
+        match self.root.open_file(rel, Follow::Inside) {
+            Ok(f) => Linked::File(Some(Stamp::of_meta(f.meta()))),
+            Err(Denied::IsDir) => Linked::Folder,
+            Err(_) => Linked::File(dir.stat(name).map(|m| Stamp::of_meta(&m))),
         }
     }
 }
@@ -352,46 +405,46 @@ fn is_valid_id(id: &str) -> bool {
 /// folder and names its kind in its front matter), and answers the stamp of the version it
 /// read: the stamp of the handle it read through, so that a file replaced between the listing
 /// and the read is recorded as the version actually read. A file that is not read keeps the
-/// listing's stamp, or its own when the listing left it unstamped ([`expand_stamping`]).
+/// listing's stamp (the listing stamps every file it can tell will not be read).
 pub fn read_object(
-    root_canon: &Path,
+    root: &Root,
     cand: &Candidate,
     kind: Option<&Arc<Kind>>,
     kinds: &Kinds,
 ) -> (FileResult, Option<Stamp>) {
     let file = cand.rel.as_str();
-    let early = |message: &str| {
-        let stamp = cand.stamp.or_else(|| Stamp::of(&cand.path));
-        (FileResult::bad(file, "", message), stamp)
-    };
-    if cand.path.to_str().is_none() {
-        return early("the path is not UTF-8; rename the file (ids and URIs are text)");
-    }
-    if cand.via_symlink {
-        match cand.path.canonicalize() {
-            Err(_) => return early("is a dangling symbolic link"),
-            Ok(target) if !target.starts_with(root_canon) => {
-                return early(
-                    "is a symbolic link that resolves outside the repository; it is not read",
-                )
-            }
-            Ok(_) => {}
-        }
+    let early = |message: String| (FileResult::bad(file, "", message), cand.stamp);
+    if !cand.utf8 {
+        return early("the path is not UTF-8; rename the file (ids and URIs are text)".into());
     }
     // A listed length over the cap: the file is never opened.
     if let Some(len) = cand
         .stamp
+        .filter(|_| !cand.via_symlink)
         .map(|s| s.len)
         .filter(|&len| len > MAX_FILE_BYTES)
     {
-        return early(&over_cap(len));
+        return early(over_cap(len));
     }
-    let (bytes, handle_stamp) = read_settled(&cand.path);
+    let (bytes, handle_stamp) = read_settled(root, &cand.rel);
     let stamp = handle_stamp.or(cand.stamp);
     let bytes = match bytes {
         Ok(bytes) => bytes,
         Err(message) => return (FileResult::bad(file, "", message), stamp),
     };
+    if crate::redact::holds_private_key(&bytes) {
+        return (
+            FileResult::bad(
+                file,
+                "",
+                format!(
+                    "holds a private key block (rule {}); it is not read",
+                    Rule::SecretContent.as_str()
+                ),
+            ),
+            stamp,
+        );
+    }
     let file_name = cand.rel.rsplit('/').next().unwrap_or(file);
     (parse_bytes(file, file_name, bytes, kind, kinds), stamp)
 }
@@ -402,36 +455,42 @@ fn over_cap(len: u64) -> String {
     )
 }
 
-/// The bytes of the file at `path`, read through one handle whose own length (not the
-/// listing's, which a writer's rename may have outdated) says where the end is, and the stamp
-/// of that handle (`None` when the file could not be opened). A file that another process is
-/// still appending to in place is read again, a few times, until one read sees the length the
-/// handle reported.
-fn read_settled(path: &Path) -> (Result<Vec<u8>, String>, Option<Stamp>) {
-    use std::io::Read;
+/// A finding's message for a file the confined file system would not open.
+pub fn denied_message(denied: &Denied) -> String {
+    match denied {
+        Denied::Refused(Rule::SizeCap, _) => {
+            "is over the 1 MiB cap for knowledge objects; it is not read".into()
+        }
+        Denied::Refused(rule, why) => format!("is not read: {why} (rule {})", rule.as_str()),
+        Denied::IsDir => "is a folder, not a file".into(),
+        other => other.to_string(),
+    }
+}
+
+/// The bytes of the file at `rel`, opened under the root and read through that one handle,
+/// whose own length (not the listing's, which a writer's rename may have outdated) says where
+/// the end is, and the stamp of that handle (`None` when no regular file could be opened). A
+/// file that another process is still appending to in place is read again, a few times, until
+/// one read sees the length the handle reported.
+pub fn read_settled(root: &Root, rel: &str) -> (Result<Vec<u8>, String>, Option<Stamp>) {
     const ATTEMPTS: usize = 4;
     let mut stamp = None;
     for _ in 0..ATTEMPTS {
-        let handle = match std::fs::File::open(path) {
+        let mut handle = match root.open_file(rel, Follow::Inside) {
             Ok(h) => h,
-            Err(e) => return (Err(format!("cannot be read: {e}")), stamp),
+            Err(e) => return (Err(denied_message(&e)), stamp),
         };
-        let meta = match handle.metadata() {
-            Ok(m) => m,
-            Err(e) => return (Err(format!("cannot be read: {e}")), stamp),
-        };
-        stamp = Some(Stamp::from_metadata(&meta));
-        let len = meta.len();
-        if len > MAX_FILE_BYTES {
-            return (Err(over_cap(len)), stamp);
+        let meta = *handle.meta();
+        stamp = Some(Stamp::of_meta(&meta));
+        if meta.len > MAX_FILE_BYTES {
+            return (Err(over_cap(meta.len)), stamp);
         }
-        // One byte more than the length, so that growth shows without a second read; the
-        // buffer is not zeroed first (`read_to_end` fills spare capacity).
-        let mut bytes = Vec::with_capacity(len as usize + 1);
-        if let Err(e) = handle.take(len + 1).read_to_end(&mut bytes) {
-            return (Err(format!("cannot be read: {e}")), stamp);
+        // One byte more than the length, so that growth shows without a second read.
+        let mut bytes = Vec::new();
+        if let Err(e) = handle.read_at_most(meta.len + 1, &mut bytes) {
+            return (Err(denied_message(&e)), stamp);
         }
-        if bytes.len() as u64 <= len {
+        if bytes.len() as u64 <= meta.len {
             return (Ok(bytes), stamp);
         }
     }
