@@ -331,3 +331,68 @@ fn a_trickling_request_is_408_at_the_deadline() {
     // The server still serves.
     assert_eq!(s.get("/api/v1/server/status").status, 200);
 }
+
+/// Asks for `n` copies of the 1.4 MB Swagger UI bundle, pipelined, on a connection whose
+/// client reads nothing: far more than the socket buffers hold, so the server is left
+/// writing an answer.
+fn unread_answers(s: &Serve, n: usize) -> TcpStream {
+    let mut c = TcpStream::connect(s.addr).expect("connect");
+    let ask = format!(
+        "GET /docs/assets/swagger-ui-bundle.js HTTP/1.1\r\nHost: {}\r\n\r\n",
+        s.host()
+    );
+    c.write_all(ask.repeat(n).as_bytes()).expect("write");
+    c
+}
+
+/// Two clients that do not read their (large) answers, with two workers: other requests are
+/// still answered promptly, because an answer is written after its request gave back the
+/// worker.
+#[test]
+fn slow_readers_do_not_hold_the_workers() {
+    let s = start(&["--workers", "2"]);
+    let _readers = [unread_answers(&s, 20), unread_answers(&s, 20)];
+    std::thread::sleep(Duration::from_millis(300));
+    for i in 0..8 {
+        well_behaved_round(&s, i);
+    }
+}
+
+/// An answer the client does not read is abandoned at the request deadline: the connection
+/// closes, not later.
+#[test]
+fn an_unread_answer_is_dropped_at_the_deadline() {
+    let s = start(&["--request-timeout", "2"]);
+    let mut c = unread_answers(&s, 20);
+    std::thread::sleep(Duration::from_millis(2500));
+    // Drain what was sent: the server has closed, so the end comes without waiting for more.
+    c.set_read_timeout(Some(Duration::from_secs(2)))
+        .expect("timeout");
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let ended = loop {
+        match std::io::Read::read(&mut c, &mut buf) {
+            Ok(0) => break true,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                break false
+            }
+            Err(_) => break true,
+        }
+    };
+    assert!(
+        ended,
+        "the connection is still open after {} bytes",
+        got.len()
+    );
+    assert!(
+        got.len() < 20 * 1_400_000,
+        "every answer was written: {} bytes",
+        got.len()
+    );
+}
