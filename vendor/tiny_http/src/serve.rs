@@ -348,6 +348,9 @@ impl Drop for Permit<'_> {
 // ---------------------------------------------------------------------------------------------
 // One connection.
 
+/// The largest answer buffer a connection keeps between requests, in bytes.
+const ANSWER_KEPT: usize = 64 * 1024;
+
 /// How long a closing connection reads and drops what its client still sends.
 const LINGER: Duration = Duration::from_millis(500);
 
@@ -581,9 +584,13 @@ impl<'a> Client<'a> {
         }
         let bytes = std::mem::take(&mut *self.answer.0.lock().expect("answer lock"));
         let written = self.write_all(&bytes, Instant::now() + self.shared.limits.request_timeout);
-        // Keep the buffer's capacity for the next answer.
+        // Keep the buffer for the next answer, unless a large answer grew it: an idle
+        // connection holds no more than [`ANSWER_KEPT`].
         let mut bytes = bytes;
         bytes.clear();
+        if bytes.capacity() > ANSWER_KEPT {
+            bytes = Vec::new();
+        }
         *self.answer.0.lock().expect("answer lock") = bytes;
         written.map_err(|_| Stop::Closed)?;
         Ok(keep_alive)
