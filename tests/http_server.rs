@@ -598,6 +598,7 @@ fn bad_serve_flags_exit_with_invalid_input() {
         &["serve", "--max-body", "lots"][..],
         &["serve", "--workers", "0"],
         &["serve", "--timeout", "0"],
+        &["serve", "--request-timeout", "0"],
         &["serve", "--allow-effects", "everything"],
     ] {
         let out = common::run(args);
