@@ -673,3 +673,64 @@ fn connections_over_the_cap_wait_for_a_free_one() {
     assert_eq!(s.get(status).status, 200);
     drop(idle);
 }
+
+/// A chunked body is decoded whole (chunk extensions and trailer fields allowed) before the
+/// request runs, and the request pipelined after it is read from where the body ended; a
+/// malformed chunk size is 400 and closes.
+#[test]
+fn chunked_bodies_are_decoded_and_pipelining_resumes_after_them() {
+    let s = start(&[]);
+    let host = s.host();
+    let mut c = s.connect();
+    c.write(
+        format!(
+            "POST /api/v1/session/notes HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n\
+             5;ext=1\r\n{{\"tex\r\n4\r\nt\":\"\r\na\r\nchunked!\"}}\r\n0\r\nX-Trailer: yes\r\n\r\n\
+             GET /api/v1/session/notes HTTP/1.1\r\nHost: {host}\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    let added = c.read(false);
+    assert_eq!(added.status, 200, "{}", added.text());
+    assert_eq!(added.json()["text"], "chunked!", "{}", added.text());
+    let listed = c.read(false);
+    assert_eq!(listed.status, 200, "{}", listed.text());
+    assert!(listed.text().contains("chunked!"), "{}", listed.text());
+
+    let mut c = s.connect();
+    c.write(
+        format!("POST /mcp HTTP/1.1\r\nHost: {host}\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+            .as_bytes(),
+    );
+    assert_eq!(c.read(false).status, 400);
+    assert!(c.closed());
+}
+
+/// `Expect: 100-continue` is answered `100 Continue` before the body is read, then the
+/// request is answered.
+#[test]
+fn expect_100_continue_is_honoured() {
+    use std::io::{Read, Write};
+    let s = start(&[]);
+    let body = r#"{"text":"after continue"}"#;
+    let mut c = TcpStream::connect(s.addr).expect("connect");
+    c.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    c.write_all(
+        format!(
+            "POST /api/v1/session/notes HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n",
+            s.host(),
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .expect("write");
+    let mut interim = [0u8; 25];
+    c.read_exact(&mut interim).expect("an interim answer");
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    c.write_all(body.as_bytes()).expect("write");
+    let mut rest = String::new();
+    c.read_to_string(&mut rest).expect("the answer");
+    assert!(rest.starts_with("HTTP/1.1 200 "), "{rest}");
+    assert!(rest.contains(r#""text":"after continue""#), "{rest}");
+}
