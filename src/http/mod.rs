@@ -10,7 +10,7 @@
 //! every accepted socket. Each connection is read on a thread of its own, at most
 //! [`Options::max_connections`] at once; it reads a request's head and whole body (at most
 //! [`Options::max_body`]) within [`Options::request_timeout`] of its first byte (else 408),
-//! and only then takes one of [`Options::workers`] permits to run [`routes::handle`], so a
+//! and only then takes one of [`Options::workers`] permits to run `routes::handle`, so a
 //! handler never runs on more threads than that and a slow client never holds one. Answers
 //! leave in request order. At the cap, a new client takes the place of the connection idle
 //! or stuck in an incomplete request the longest. Start-up prints one machine-readable line on
