@@ -122,7 +122,7 @@ impl Slot {
         since << 3 | state
     }
 
-    /// Moves from IDLE or READING to `state`; false when the slot was evicted meanwhile.
+    /// Moves to `state` from any state but CLOSING; false when the slot was evicted meanwhile.
     fn enter(&self, state: u64, now_ms: u64) -> bool {
         let mut cur = self.word.load(Ordering::Acquire);
         loop {
