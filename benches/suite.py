@@ -32,6 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "target" / "release" / "seneschal"
 ROUNDTRIP = ROOT / "target" / "release" / "examples" / "mcp_roundtrip"
+# The axum anchor of the HTTP section, built by scripts/bench.sh (its own workspace and lockfile).
+AXUM = ROOT / "target" / "axum-anchor" / "release" / "axum-anchor"
 DOC = ROOT / "docs" / "PERFORMANCE.md"
 OPTIMIZATIONS = ROOT / "benches" / "optimizations.md"
 
@@ -327,6 +329,37 @@ def ss_check(port: int) -> tuple[int, int]:
     return len(a), sum(1 for k in a if k in b and b[k] > a[k])
 
 
+def start_server(cmd: list[str], work: Path, name: str) -> tuple[subprocess.Popen, str]:
+    """Starts a server that prints `listening on http://ADDR` and exits when stdin closes."""
+    out = open(work / f"{name}.out", "w+")
+    p = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        m = re.search(r"listening on (\S+)", (work / f"{name}.out").read_text())
+        if m:
+            return p, m.group(1)
+        time.sleep(0.05)
+    p.kill()
+    raise RuntimeError(f"{name} did not announce its address")
+
+
+def wrk_run(p: subprocess.Popen, url: str, dur: int, port: int | None = None) -> tuple[float, str, float, tuple[int, int] | None]:
+    """One `wrk -t2 -c32` run: (req/s, p99, server CPU µs per request, `ss` check or None)."""
+    c0 = cpu_s(p.pid)
+    w = subprocess.Popen(["wrk", "-t2", "-c32", f"-d{dur}s", "--latency", url], stdout=subprocess.PIPE, text=True)
+    conns = None
+    if port is not None:
+        time.sleep(2)
+        conns = ss_check(port)
+    text = w.communicate()[0]
+    c1 = cpu_s(p.pid)
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+    reqs = int(re.search(r"(\d+) requests in", text).group(1))
+    p99 = re.search(r"99%\s+(\S+)", text).group(1)
+    errs = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    assert not errs, f"wrk saw error answers: {text}"
+    return rps, p99, (c1 - c0) / reqs * 1e6, conns
+
+
 def bench_http(quick: bool) -> None:
     sec = "HTTP"
     if not shutil.which("wrk"):
@@ -334,52 +367,59 @@ def bench_http(quick: bool) -> None:
         return
     reps = 3 if quick else 5
     dur = 5 if quick else 10
-    routes = ["/api/v1/server/status", "/api/v1/capabilities?effect=read"]
+    status = "/api/v1/server/status"
     work = Path(tempfile.mkdtemp(prefix="seneschal-bench-http-"))
-    fifo = work / "in"
-    os.mkfifo(fifo)
-    out = open(work / "out", "w+")
-    p = subprocess.Popen([str(BIN), "serve", "--bind", "127.0.0.1:0"], cwd=ROOT, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.DEVNULL)
-    base = None
-    for _ in range(100):
-        text = (work / "out").read_text()
-        m = re.search(r"listening on (\S+)", text)
-        if m:
-            base = m.group(1)
-            break
-        time.sleep(0.05)
-    assert base, "the server did not announce its address"
-    port = int(base.rsplit(":", 1)[1])
+    procs: list[subprocess.Popen] = []
     try:
-        for route in routes:
-            results = []
-            for rep in range(reps):
-                c0 = cpu_s(p.pid)
-                w = subprocess.Popen(["wrk", "-t2", "-c32", f"-d{dur}s", "--latency", base + route], stdout=subprocess.PIPE, text=True)
-                conns = None
-                if rep == 0:
-                    time.sleep(2)
-                    conns = ss_check(port)
-                text = w.communicate()[0]
-                c1 = cpu_s(p.pid)
-                rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
-                reqs = int(re.search(r"(\d+) requests in", text).group(1))
-                p99 = re.search(r"99%\s+(\S+)", text).group(1)
-                errs = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
-                assert not errs, f"wrk saw error answers: {text}"
-                results.append((rps, p99, (c1 - c0) / reqs * 1e6, conns))
-                log(f"http {route}: {rps:,.0f} req/s, p99 {p99}")
-            rps = [r[0] for r in results]
-            mid = sorted(results, key=lambda r: r[0])[len(results) // 2]
-            conns = results[0][3]
-            fig(sec, f"`GET {route}`, `wrk -t2 -c32 -d{dur}s`, {reps} runs",
-                f"median {statistics.median(rps):,.0f} req/s (runs {min(rps):,.0f}–{max(rps):,.0f}); p99 {mid[1]} (median run); server CPU {statistics.median(r[2] for r in results):.0f} µs/req; `ss` at 2 s: {conns[0]}/32 ESTABLISHED, {conns[1]}/32 sending",
-                "≥ 20,000 req/s" if route.endswith("status") else "—",
-                statistics.median(rps) >= 20000 if route.endswith("status") else None)
+        p, base = start_server([str(BIN), "serve", "--bind", "127.0.0.1:0"], work, "seneschal")
+        procs.append(p)
+        port = int(base.rsplit(":", 1)[1])
+        anchor = None
+        if AXUM.exists():
+            a, abase = start_server([str(AXUM), "127.0.0.1:0", str(ROOT)], work, "axum")
+            procs.append(a)
+            anchor = (a, abase)
+        else:
+            note(sec, f"The axum anchor is not built ({AXUM.relative_to(ROOT)}; scripts/bench.sh builds it): seneschal measured alone.")
+        # seneschal and the axum anchor on the same route, alternating run by run.
+        ours, theirs = [], []
+        for rep in range(reps):
+            ours.append(wrk_run(p, base + status, dur, port if rep == 0 else None))
+            log(f"http seneschal {status}: {ours[-1][0]:,.0f} req/s, {ours[-1][2]:.1f} µs CPU/req")
+            if anchor:
+                theirs.append(wrk_run(anchor[0], anchor[1] + status, dur))
+                log(f"http axum {status}: {theirs[-1][0]:,.0f} req/s, {theirs[-1][2]:.1f} µs CPU/req")
+        rps = [r[0] for r in ours]
+        mid = sorted(ours, key=lambda r: r[0])[len(ours) // 2]
+        conns = ours[0][3]
+        cpu = statistics.median(r[2] for r in ours)
+        fig(sec, f"`GET {status}`, `wrk -t2 -c32 -d{dur}s`, {reps} runs",
+            f"median {statistics.median(rps):,.0f} req/s (runs {min(rps):,.0f}–{max(rps):,.0f}); p99 {mid[1]} (median run); server CPU {cpu:.1f} µs/req; `ss` at 2 s: {conns[0]}/32 ESTABLISHED, {conns[1]}/32 sending",
+            "≥ 20,000 req/s", statistics.median(rps) >= 20000)
+        if theirs:
+            arps = [r[0] for r in theirs]
+            acpu = statistics.median(r[2] for r in theirs)
+            amid = sorted(theirs, key=lambda r: r[0])[len(theirs) // 2]
+            fig(sec, f"axum anchor (`benches/axum-anchor`, tokio multi-thread), same route and JSON shape, same `wrk`, runs alternating with the row above",
+                f"median {statistics.median(arps):,.0f} req/s (runs {min(arps):,.0f}–{max(arps):,.0f}); p99 {amid[1]} (median run); server CPU {acpu:.1f} µs/req")
+            # Each pair ran back to back, so the per-pair ratios cancel the load drift.
+            ratios = [o[0] / t[0] for o, t in zip(ours, theirs)]
+            cpu_ratios = [o[2] / t[2] for o, t in zip(ours, theirs)]
+            r, cr = statistics.median(ratios), statistics.median(cpu_ratios)
+            fig(sec, "seneschal ÷ axum, throughput (median of the per-pair ratios)",
+                f"{r:.2f}× (pairs {min(ratios):.2f}–{max(ratios):.2f})", "≥ 0.5×", r >= 0.5)
+            fig(sec, "seneschal ÷ axum, server CPU per request (median of the per-pair ratios)",
+                f"{cr:.2f}× ({cpu:.1f} vs {acpu:.1f} µs; pairs {min(cpu_ratios):.2f}–{max(cpu_ratios):.2f})", "≤ 2×", cr <= 2)
+        route = "/api/v1/capabilities?effect=read"
+        runs = [wrk_run(p, base + route, dur) for _ in range(reps)]
+        rps = [r[0] for r in runs]
+        mid = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
+        fig(sec, f"`GET {route}`, `wrk -t2 -c32 -d{dur}s`, {reps} runs",
+            f"median {statistics.median(rps):,.0f} req/s (runs {min(rps):,.0f}–{max(rps):,.0f}); p99 {mid[1]} (median run); server CPU {statistics.median(r[2] for r in runs):.1f} µs/req")
     finally:
-        p.stdin.close()
-        p.wait(timeout=10)
-        out.close()
+        for p in procs:
+            p.stdin.close()
+            p.wait(timeout=10)
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -709,7 +749,13 @@ def write_report(args, sections: list[str], started: str) -> str:
         "HTTP": [
             "`seneschal serve --bind 127.0.0.1:0` (default workers = cores) under",
             "`wrk -t2 -c32 --latency`; `ss -tni` sampled two seconds into the first run, one second",
-            "apart, to check that all 32 connections are served (each sent more bytes).",
+            "apart, to check that all 32 connections are served (each sent more bytes). The anchor is",
+            "`benches/axum-anchor` (axum 0.8 on tokio's multi-thread runtime, one route answering the",
+            "same JSON fields as `server.status`, computed per request), started beside seneschal and",
+            "measured by the same `wrk` command in alternating runs (seneschal, axum, seneschal, …);",
+            "the ratios are medians of the per-pair ratios. Server CPU per request is the server's",
+            "utime + stime delta over the run (`/proc/PID/stat`) ÷ the requests `wrk` completed; `wrk`",
+            "shares the two cores with the server, the same way for both.",
         ],
         "Build": [
             "Generation: `codegen/examples/bench_generate.rs` writes N synthetic manifests (and their",

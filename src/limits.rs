@@ -18,6 +18,9 @@ pub const STDIO_LINE: usize = 4 * 1024 * 1024;
 pub const HTTP_BODY_DEFAULT: usize = 1024 * 1024;
 /// The default most HTTP connections open at once (`serve --max-connections` changes it).
 pub const HTTP_CONNECTIONS_DEFAULT: usize = 256;
+/// The default deadline of one HTTP request, head and body, from its first byte, in seconds
+/// (`serve --request-timeout` changes it); its answer has as long to be written.
+pub const HTTP_REQUEST_SECS_DEFAULT: u64 = 10;
 /// The longest HTTP request line or header line, in bytes (vendored tiny_http, patch 2).
 pub const HTTP_HEAD_LINE: usize = 8 * 1024;
 /// The most header lines of one HTTP request (vendored tiny_http, patch 2).
@@ -65,7 +68,7 @@ pub const TABLE: &[Limit] = &[
         what: "HTTP request body",
         value: "1 MiB (`serve --max-body`)",
         amount: Some(HTTP_BODY_DEFAULT as u64),
-        enforced: "src/http/routes.rs `read_body` (declared length first, then a bounded read)",
+        enforced: "vendor/tiny_http/src/serve.rs `Client::request` (patch 7: the connection reads the body whole, at most the limit + 1 bytes, before the request takes a worker; a body declared larger is never read) and src/http/routes.rs `read_body` (declared length first, then the bounded read)",
         mcp: "413 problem `invalid_input` at `/mcp`",
         http: "413 problem `invalid_input`",
         cli: "n/a",
@@ -74,16 +77,34 @@ pub const TABLE: &[Limit] = &[
         what: "HTTP connections open at once",
         value: "256 (`serve --max-connections`)",
         amount: Some(HTTP_CONNECTIONS_DEFAULT as u64),
-        enforced: "vendor/tiny_http/src/lib.rs `from_listener_limited` (patch 6): at the cap the server stops accepting",
-        mcp: "at `/mcp` too: a further client waits in the listen backlog until a connection closes (`--timeout` closes idle ones)",
-        http: "a further client waits in the listen backlog until a connection closes (`--timeout` closes idle ones)",
+        enforced: "vendor/tiny_http/src/serve.rs `place` and `evict` (patch 7): at the cap, the connection idle or stuck in an incomplete request the longest is closed for the newcomer; one with a complete request (waiting, running, answering) never is",
+        mcp: "at `/mcp` too: a further client takes the place of the connection idle or stuck the longest; it waits only while every connection has a complete request",
+        http: "a further client takes the place of the connection idle or stuck the longest; it waits only while every connection has a complete request",
+        cli: "n/a",
+    },
+    Limit {
+        what: "HTTP request deadline (head and body, from the first byte; then the answer's write)",
+        value: "10 s (`serve --request-timeout`, at most `--timeout`)",
+        amount: Some(HTTP_REQUEST_SECS_DEFAULT),
+        enforced: "vendor/tiny_http/src/serve.rs `Client::fill` and `Client::write_all` (patch 7): each read or write waits only for the time left",
+        mcp: "408, connection closed (an answer not written in time: connection closed)",
+        http: "408, connection closed (an answer not written in time: connection closed)",
+        cli: "n/a",
+    },
+    Limit {
+        what: "HTTP keep-alive connection idle between requests",
+        value: "30 s (`serve --timeout`)",
+        amount: Some(crate::http::DEFAULT_TIMEOUT_SECS),
+        enforced: "vendor/tiny_http/src/serve.rs `Client::run` (patch 7), the socket's inherited `SO_RCVTIMEO`",
+        mcp: "connection closed, no answer",
+        http: "connection closed, no answer",
         cli: "n/a",
     },
     Limit {
         what: "HTTP request line or header line",
         value: "8 KiB",
         amount: Some(HTTP_HEAD_LINE as u64),
-        enforced: "vendor/tiny_http/src/client.rs `MAX_LINE` (patch 2)",
+        enforced: "vendor/tiny_http/src/client.rs `MAX_LINE` (patch 2), read by serve.rs `Client::head` (patch 7)",
         mcp: "431, connection closed",
         http: "431, connection closed",
         cli: "n/a",
@@ -92,7 +113,7 @@ pub const TABLE: &[Limit] = &[
         what: "HTTP header lines per request",
         value: "100",
         amount: Some(HTTP_HEAD_LINES as u64),
-        enforced: "vendor/tiny_http/src/client.rs `MAX_HEADERS` (patch 2)",
+        enforced: "vendor/tiny_http/src/client.rs `MAX_HEADERS` (patch 2), read by serve.rs `Client::head` (patch 7)",
         mcp: "431, connection closed",
         http: "431, connection closed",
         cli: "n/a",
@@ -218,6 +239,8 @@ mod tests {
         assert_eq!(crate::mcp::stdio::MAX_LINE, STDIO_LINE);
         assert_eq!(crate::http::DEFAULT_MAX_BODY, HTTP_BODY_DEFAULT);
         assert_eq!(amount("HTTP connections"), Some(256));
+        assert_eq!(amount("HTTP request deadline"), Some(10));
+        assert_eq!(amount("HTTP keep-alive"), Some(30));
         assert_eq!(crate::mcp::protocol::PAGE, PAGE_ITEMS);
     }
 

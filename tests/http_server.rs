@@ -598,6 +598,7 @@ fn bad_serve_flags_exit_with_invalid_input() {
         &["serve", "--max-body", "lots"][..],
         &["serve", "--workers", "0"],
         &["serve", "--timeout", "0"],
+        &["serve", "--request-timeout", "0"],
         &["serve", "--allow-effects", "everything"],
     ] {
         let out = common::run(args);
@@ -630,29 +631,37 @@ fn threads(pid: u32) -> usize {
         .expect("a thread count")
 }
 
+/// At the cap, a new client takes the place of the connection idle (or stuck in an incomplete
+/// request) the longest (`tests/hostile/http.rs` proves that side); while every connection is
+/// busy with a complete request, here answering clients that do not read, it waits for one to
+/// finish. Idle connections never start threads beyond the cap.
 #[test]
 fn connections_over_the_cap_wait_for_a_free_one() {
     let s = start(&["--max-connections", "2"]);
     let host = s.host();
     let status = "/api/v1/server/status";
-    // Two keep-alive connections take the two places.
+    // Two clients ask for 20 × the 1.4 MB Swagger UI bundle and read nothing: far more than the
+    // socket buffers hold, so both connections stay busy writing an answer.
+    let big = format!("GET /docs/assets/swagger-ui-bundle.js HTTP/1.1\r\nHost: {host}\r\n\r\n")
+        .repeat(20);
     let mut a = s.connect();
-    assert_eq!(a.send(&host, "GET", status, &[], b"").status, 200);
+    a.write(big.as_bytes());
     let mut b = s.connect();
-    assert_eq!(b.send(&host, "GET", status, &[], b"").status, 200);
-    // A third client is not accepted: its request waits, unanswered, in the listen backlog.
+    b.write(big.as_bytes());
+    std::thread::sleep(Duration::from_millis(300));
+    // A third client is not served while both are busy: its request waits, unanswered.
     let mut c = s.connect();
     c.write(format!("GET {status} HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes());
     assert!(
         !c.answered_within(Duration::from_millis(700)),
-        "a third connection was served while two were open"
+        "a third connection was served while two were busy"
     );
-    // One closes; the waiting client is served.
+    // One goes away; the waiting client is served.
     drop(a);
     assert_eq!(c.read(false).status, 200);
-    assert_eq!(b.send(&host, "GET", status, &[], b"").status, 200);
+    drop(b);
 
-    // Idle connections do not start threads beyond the cap.
+    // Idle connections do not start threads beyond the cap, and do not keep a client out.
     let before = threads(s.pid());
     let idle: Vec<Conn> = (0..40).map(|_| s.connect()).collect();
     std::thread::sleep(Duration::from_millis(300));
@@ -661,5 +670,67 @@ fn connections_over_the_cap_wait_for_a_free_one() {
         during <= before + 2,
         "{before} threads before 40 idle connections, {during} during"
     );
+    assert_eq!(s.get(status).status, 200);
     drop(idle);
+}
+
+/// A chunked body is decoded whole (chunk extensions and trailer fields allowed) before the
+/// request runs, and the request pipelined after it is read from where the body ended; a
+/// malformed chunk size is 400 and closes.
+#[test]
+fn chunked_bodies_are_decoded_and_pipelining_resumes_after_them() {
+    let s = start(&[]);
+    let host = s.host();
+    let mut c = s.connect();
+    c.write(
+        format!(
+            "POST /api/v1/session/notes HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n\
+             5;ext=1\r\n{{\"tex\r\n4\r\nt\":\"\r\na\r\nchunked!\"}}\r\n0\r\nX-Trailer: yes\r\n\r\n\
+             GET /api/v1/session/notes HTTP/1.1\r\nHost: {host}\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    let added = c.read(false);
+    assert_eq!(added.status, 200, "{}", added.text());
+    assert_eq!(added.json()["text"], "chunked!", "{}", added.text());
+    let listed = c.read(false);
+    assert_eq!(listed.status, 200, "{}", listed.text());
+    assert!(listed.text().contains("chunked!"), "{}", listed.text());
+
+    let mut c = s.connect();
+    c.write(
+        format!("POST /mcp HTTP/1.1\r\nHost: {host}\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+            .as_bytes(),
+    );
+    assert_eq!(c.read(false).status, 400);
+    assert!(c.closed());
+}
+
+/// `Expect: 100-continue` is answered `100 Continue` before the body is read, then the
+/// request is answered.
+#[test]
+fn expect_100_continue_is_honoured() {
+    use std::io::{Read, Write};
+    let s = start(&[]);
+    let body = r#"{"text":"after continue"}"#;
+    let mut c = TcpStream::connect(s.addr).expect("connect");
+    c.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    c.write_all(
+        format!(
+            "POST /api/v1/session/notes HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n",
+            s.host(),
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .expect("write");
+    let mut interim = [0u8; 25];
+    c.read_exact(&mut interim).expect("an interim answer");
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    c.write_all(body.as_bytes()).expect("write");
+    let mut rest = String::new();
+    c.read_to_string(&mut rest).expect("the answer");
+    assert!(rest.starts_with("HTTP/1.1 200 "), "{rest}");
+    assert!(rest.contains(r#""text":"after continue""#), "{rest}");
 }

@@ -80,6 +80,7 @@ fn server() -> &'static InMemory {
             max_effect: Effect::RepositoryWrite,
             max_body: 4096,
             timeout: Duration::from_secs(1),
+            request_timeout: Duration::from_secs(1),
             workers: 1,
             max_connections: 1,
         };

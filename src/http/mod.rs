@@ -4,14 +4,17 @@
 //! [`crate::execute::execute_index`], the one executor the CLI and MCP reach too; nothing here
 //! calls a handler or knows a capability by name.
 //!
-//! The server is tiny_http (vendored with the fixes listed in `vendor/tiny_http/PATCHES.md`)
-//! on a listener seneschal builds itself: `TCP_NODELAY` and the read and write timeouts are set
-//! on the listening socket, and Linux copies them onto every accepted socket. tiny_http reads
-//! each connection on a thread of its own, at most [`Options::max_connections`] at once (at the
-//! cap it stops accepting, and further clients wait in the listen backlog until one closes),
-//! and queues the parsed requests; a fixed pool of workers ([`Options::workers`]) takes them
-//! from that queue, so a handler never runs on more threads than that. Start-up prints one machine-readable line on stdout,
-//! `listening on http://ADDR`, and the human URLs on stderr.
+//! The server is tiny_http (vendored with the fixes listed in `vendor/tiny_http/PATCHES.md`;
+//! its `serve` is seneschal's own connection loop) on a listener seneschal builds itself:
+//! `TCP_NODELAY` and the timeouts are set on the listening socket, and Linux copies them onto
+//! every accepted socket. Each connection is read on a thread of its own, at most
+//! [`Options::max_connections`] at once; it reads a request's head and whole body (at most
+//! [`Options::max_body`]) within [`Options::request_timeout`] of its first byte (else 408),
+//! and only then takes one of [`Options::workers`] permits to run `routes::handle`, so a
+//! handler never runs on more threads than that and a slow client never holds one. Answers
+//! leave in request order. At the cap, a new client takes the place of the connection idle
+//! or stuck in an incomplete request the longest. Start-up prints one machine-readable line on
+//! stdout, `listening on http://ADDR`, and the human URLs on stderr.
 
 mod guard;
 mod problem;
@@ -35,7 +38,7 @@ use crate::policy::Effect;
 pub const DEFAULT_BIND: &str = "127.0.0.1:7878";
 /// The default largest request body, in bytes (1 MiB).
 pub const DEFAULT_MAX_BODY: usize = crate::limits::HTTP_BODY_DEFAULT;
-/// The default read and write timeout of a connection, in seconds.
+/// The default idle timeout of a keep-alive connection, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
 
 /// The `seneschal serve` subcommand's arguments.
@@ -84,7 +87,15 @@ pub fn command() -> Command {
                 .value_name("SECS")
                 .value_parser(clap::value_parser!(u64).range(1..=3600))
                 .default_value("30")
-                .help("Read and write timeout of a connection; an idle connection is closed after it"),
+                .help("How long a connection may stay idle between requests; no request's deadline is longer"),
+        )
+        .arg(
+            Arg::new("request-timeout")
+                .long("request-timeout")
+                .value_name("SECS")
+                .value_parser(clap::value_parser!(u64).range(1..=3600))
+                .default_value(crate::limits::HTTP_REQUEST_SECS_DEFAULT.to_string())
+                .help("A request's head and body must arrive within it from its first byte (else 408), and its answer must be written within it"),
         )
         .arg(
             Arg::new("workers")
@@ -99,7 +110,7 @@ pub fn command() -> Command {
                 .value_name("N")
                 .value_parser(clap::value_parser!(u64).range(1..=65536))
                 .default_value(crate::limits::HTTP_CONNECTIONS_DEFAULT.to_string())
-                .help("Connections open at once (each holds a thread); at the cap, new clients wait until one closes"),
+                .help("Connections open at once (each holds a thread); at the cap, a new client takes the place of the connection idle or stuck the longest"),
         )
 }
 
@@ -114,8 +125,11 @@ pub struct Options {
     pub max_effect: Effect,
     /// The largest request body, in bytes.
     pub max_body: usize,
-    /// Connection read and write timeout.
+    /// How long a keep-alive connection may wait idle for its next request.
     pub timeout: Duration,
+    /// From a request's first byte to its last, and for writing its answer: `--request-timeout`,
+    /// never longer than [`Options::timeout`].
+    pub request_timeout: Duration,
     /// Worker threads.
     pub workers: usize,
     /// Connections open at once.
@@ -145,6 +159,9 @@ impl Options {
             .unwrap_or(Effect::RepositoryWrite);
         let max_body = *m.get_one::<u64>("max-body").expect("defaulted") as usize;
         let timeout = Duration::from_secs(*m.get_one::<u64>("timeout").expect("defaulted"));
+        let request_timeout =
+            Duration::from_secs(*m.get_one::<u64>("request-timeout").expect("defaulted"))
+                .min(timeout);
         let workers = match m.get_one::<u64>("workers") {
             Some(n) => *n as usize,
             None => std::thread::available_parallelism()
@@ -159,6 +176,7 @@ impl Options {
             max_effect,
             max_body,
             timeout,
+            request_timeout,
             workers,
             max_connections,
         })
@@ -221,8 +239,9 @@ fn setsockopt<T>(fd: i32, level: i32, name: i32, value: &T, what: &str) -> std::
 }
 
 /// Binds the listener with `TCP_NODELAY` and the timeouts set on the listening socket, which
-/// accepted sockets inherit (Linux copies socket options on accept).
-pub fn listen(addr: SocketAddr, timeout: Duration) -> std::io::Result<TcpListener> {
+/// accepted sockets inherit (Linux copies socket options on accept): the read timeout is the
+/// idle timeout (a connection's first wait), the write timeout the request deadline.
+pub fn listen(addr: SocketAddr, idle: Duration, request: Duration) -> std::io::Result<TcpListener> {
     use std::os::fd::AsRawFd;
     let listener = TcpListener::bind(addr)?;
     let fd = listener.as_raw_fd();
@@ -234,12 +253,24 @@ pub fn listen(addr: SocketAddr, timeout: Duration) -> std::io::Result<TcpListene
         &one,
         "TCP_NODELAY",
     )?;
-    let tv = libc::timeval {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_usec: 0,
+    let tv = |d: Duration| libc::timeval {
+        tv_sec: d.as_secs() as libc::time_t,
+        tv_usec: d.subsec_micros() as libc::suseconds_t,
     };
-    setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &tv, "SO_RCVTIMEO")?;
-    setsockopt(fd, libc::SOL_SOCKET, libc::SO_SNDTIMEO, &tv, "SO_SNDTIMEO")?;
+    setsockopt(
+        fd,
+        libc::SOL_SOCKET,
+        libc::SO_RCVTIMEO,
+        &tv(idle),
+        "SO_RCVTIMEO",
+    )?;
+    setsockopt(
+        fd,
+        libc::SOL_SOCKET,
+        libc::SO_SNDTIMEO,
+        &tv(request),
+        "SO_SNDTIMEO",
+    )?;
     Ok(listener)
 }
 
@@ -260,14 +291,11 @@ fn stdin_is_pipe() -> bool {
 
 /// Binds, announces and serves until the process ends (stdin EOF when it is a pipe).
 pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
-    let listener = listen(options.bind, options.timeout)
+    let listener = listen(options.bind, options.timeout, options.request_timeout)
         .map_err(|e| CapabilityError::refused(format!("cannot listen on {}: {e}", options.bind)))?;
     let addr = listener
         .local_addr()
         .map_err(|e| CapabilityError::internal(format!("the bound address is unknown: {e}")))?;
-    let server = tiny_http::Server::from_listener_limited(listener, None, options.max_connections)
-        .map_err(|e| CapabilityError::internal(format!("the HTTP server does not start: {e}")))?;
-    let server = Arc::new(server);
     let ctx = Arc::new(Context::new(repo, options.max_effect));
     let state = Arc::new(routes::State::new(ctx, addr, options));
 
@@ -290,20 +318,18 @@ pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
         let _ = out.flush();
     }
 
-    let mut handles = Vec::with_capacity(options.workers);
-    for i in 0..options.workers {
-        let server = Arc::clone(&server);
-        let state = Arc::clone(&state);
-        let handle = std::thread::Builder::new()
-            .name(format!("http-worker-{i}"))
-            .spawn(move || {
-                while let Ok(request) = server.recv() {
-                    routes::handle(&state, request);
-                }
-            })
-            .map_err(|e| CapabilityError::internal(format!("cannot start a worker: {e}")))?;
-        handles.push(handle);
-    }
+    let limits = tiny_http::Limits {
+        max_connections: options.max_connections,
+        workers: options.workers,
+        max_body: options.max_body,
+        request_timeout: options.request_timeout,
+        idle_timeout: options.timeout,
+    };
+    let served = Arc::clone(&state);
+    let accept = tiny_http::serve(listener.into(), limits, move |request| {
+        routes::handle(&served, request)
+    })
+    .map_err(|e| CapabilityError::internal(format!("the HTTP server does not start: {e}")))?;
 
     if stdin_is_pipe() {
         // The parent holds the other end: when it closes it (or dies), we go too.
@@ -320,8 +346,6 @@ pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
         eprintln!("stdin closed: stopping");
         return Ok(());
     }
-    for h in handles {
-        let _ = h.join();
-    }
+    let _ = accept.join();
     Ok(())
 }

@@ -38,7 +38,7 @@ pub struct ClientConnection {
 
 /// Error that can happen when reading a request.
 #[derive(Debug)]
-enum ReadError {
+pub(crate) enum ReadError {
     WrongRequestLine,
     WrongHeader(HTTPVersion),
     /// the client sent an unrecognized `Expect` header
@@ -51,9 +51,9 @@ enum ReadError {
 }
 
 /// seneschal patch: the longest request line or header line accepted, in bytes.
-const MAX_LINE: usize = 8 * 1024;
+pub(crate) const MAX_LINE: usize = 8 * 1024;
 /// seneschal patch: the most header lines accepted in one request.
-const MAX_HEADERS: usize = 100;
+pub(crate) const MAX_HEADERS: usize = 100;
 
 impl ClientConnection {
     /// Creates a new `ClientConnection` that takes ownership of the `TcpStream`.
@@ -312,7 +312,7 @@ fn read_error(e: IoError) -> ReadError {
 }
 
 /// Parses a "HTTP/1.1" string.
-fn parse_http_version(version: &str) -> Result<HTTPVersion, ReadError> {
+pub(crate) fn parse_http_version(version: &str) -> Result<HTTPVersion, ReadError> {
     let (major, minor) = match version {
         "HTTP/0.9" => (0, 9),
         "HTTP/1.0" => (1, 0),
@@ -327,7 +327,7 @@ fn parse_http_version(version: &str) -> Result<HTTPVersion, ReadError> {
 
 /// Parses the request line of the request.
 /// eg. GET / HTTP/1.1
-fn parse_request_line(line: &str) -> Result<(Method, String, HTTPVersion), ReadError> {
+pub(crate) fn parse_request_line(line: &str) -> Result<(Method, String, HTTPVersion), ReadError> {
     let mut parts = line.split(' ');
 
     let method = parts.next().and_then(|w| w.parse().ok());

@@ -95,6 +95,45 @@ impl Connection {
         }
     }
 
+    /// seneschal patch 7: reads through a shared reference (the connection is shared with the
+    /// accept loop, which shuts it down to evict it).
+    pub(crate) fn read_shared(&self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::io::Read;
+        match self {
+            Self::Tcp(s) => (&*s).read(buf),
+            #[cfg(unix)]
+            Self::Unix(s) => (&*s).read(buf),
+        }
+    }
+
+    /// seneschal patch 7: writes through a shared reference.
+    pub(crate) fn write_shared(&self, buf: &[u8]) -> std::io::Result<usize> {
+        use std::io::Write;
+        match self {
+            Self::Tcp(s) => (&*s).write(buf),
+            #[cfg(unix)]
+            Self::Unix(s) => (&*s).write(buf),
+        }
+    }
+
+    /// seneschal patch 7: `SO_RCVTIMEO`.
+    pub(crate) fn set_read_timeout(&self, d: std::time::Duration) -> std::io::Result<()> {
+        match self {
+            Self::Tcp(s) => s.set_read_timeout(Some(d)),
+            #[cfg(unix)]
+            Self::Unix(s) => s.set_read_timeout(Some(d)),
+        }
+    }
+
+    /// seneschal patch 7: `SO_SNDTIMEO`.
+    pub(crate) fn set_write_timeout(&self, d: std::time::Duration) -> std::io::Result<()> {
+        match self {
+            Self::Tcp(s) => s.set_write_timeout(Some(d)),
+            #[cfg(unix)]
+            Self::Unix(s) => s.set_write_timeout(Some(d)),
+        }
+    }
+
     pub(crate) fn try_clone(&self) -> std::io::Result<Self> {
         match self {
             Self::Tcp(s) => s.try_clone().map(Self::from),

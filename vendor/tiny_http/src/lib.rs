@@ -99,9 +99,9 @@ use std::io::Error as IoError;
 use std::io::ErrorKind as IoErrorKind;
 use std::io::Result as IoResult;
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicUsize};
-use std::sync::atomic::Ordering::{AcqRel, Acquire};
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{AcqRel, Acquire};
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread;
@@ -115,6 +115,7 @@ pub use common::{HTTPVersion, Header, HeaderField, Method, StatusCode};
 pub use connection::{ConfigListenAddr, ListenAddr, Listener};
 pub use request::{ReadWrite, Request};
 pub use response::{Response, ResponseBox};
+pub use serve::{serve, Limits};
 pub use test::TestRequest;
 
 mod client;
@@ -122,6 +123,7 @@ mod common;
 mod connection;
 mod request;
 mod response;
+mod serve;
 mod ssl;
 mod test;
 mod util;
@@ -244,19 +246,6 @@ impl Server {
         listener: L,
         ssl_config: Option<SslConfig>,
     ) -> Result<Server, Box<dyn Error + Send + Sync + 'static>> {
-        Self::from_listener_limited(listener, ssl_config, usize::MAX)
-    }
-
-    /// seneschal patch 6: [`Server::from_listener`] with at most `max_connections` connections
-    /// open at once. Each open connection holds a thread; at the cap the accept loop stops
-    /// accepting until one closes, so further clients wait in the listen backlog (and are
-    /// served in turn) instead of each starting a thread. Upstream accepted without bound.
-    pub fn from_listener_limited<L: Into<Listener>>(
-        listener: L,
-        ssl_config: Option<SslConfig>,
-        max_connections: usize,
-    ) -> Result<Server, Box<dyn Error + Send + Sync + 'static>> {
-        let max_connections = max_connections.max(1);
         let listener = listener.into();
         // building the "close" variable
         let close_trigger = Arc::new(AtomicBool::new(false));
@@ -303,15 +292,8 @@ impl Server {
             // a tasks pool is used to dispatch the connections into threads
             let tasks_pool = util::TaskPool::new();
 
-            // seneschal patch 6: the open connections, each counted until its task ends.
-            let open = Arc::new(AtomicUsize::new(0));
-
             log::debug!("Running accept thread");
             while !inside_close_trigger.load(Relaxed) {
-                if open.load(Acquire) >= max_connections {
-                    thread::sleep(Duration::from_millis(5));
-                    continue;
-                }
                 let new_client = match server.accept() {
                     Ok((sock, _)) => {
                         use util::RefinedTcpStream;
@@ -341,9 +323,7 @@ impl Server {
                     Ok(client) => {
                         let messages = inside_messages.clone();
                         let mut client = Some(client);
-                        let slot = OpenConnection::new(&open);
                         tasks_pool.spawn(Box::new(move || {
-                            let _slot = &slot;
                             if let Some(client) = client.take() {
                                 // Synchronization is needed for HTTPS requests to avoid a deadlock
                                 if client.secure() {
@@ -474,21 +454,5 @@ impl Drop for Server {
                 let _ = std::fs::remove_file(path);
             }
         }
-    }
-}
-
-/// seneschal patch 6: one open connection, counted while it lives.
-struct OpenConnection(Arc<AtomicUsize>);
-
-impl OpenConnection {
-    fn new(open: &Arc<AtomicUsize>) -> OpenConnection {
-        open.fetch_add(1, AcqRel);
-        OpenConnection(Arc::clone(open))
-    }
-}
-
-impl Drop for OpenConnection {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, AcqRel);
     }
 }

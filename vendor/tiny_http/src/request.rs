@@ -143,32 +143,7 @@ where
     R: Read + Send + 'static,
     W: Write + Send + 'static,
 {
-    // seneschal patch: refuse ambiguous framing (request smuggling): Transfer-Encoding together
-    // with Content-Length, a Transfer-Encoding other than exactly `chunked`, repeated framing
-    // headers, or a Content-Length that is not a number.
-    {
-        let te: Vec<&Header> = headers
-            .iter()
-            .filter(|h| h.field.equiv("Transfer-Encoding"))
-            .collect();
-        let cl: Vec<&Header> = headers
-            .iter()
-            .filter(|h| h.field.equiv("Content-Length"))
-            .collect();
-        let bad = te.len() > 1
-            || cl.len() > 1
-            || (!te.is_empty() && !cl.is_empty())
-            || te
-                .iter()
-                .any(|h| !h.value.as_str().trim().eq_ignore_ascii_case("chunked"))
-            || cl.iter().any(|h| {
-                let v = h.value.as_str().trim();
-                v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) || v.parse::<usize>().is_err()
-            });
-        if bad {
-            return Err(RequestCreationError::BadFraming);
-        }
-    }
+    check_framing(&headers)?;
 
     // finding the transfer-encoding header
     let transfer_encoding = headers
@@ -269,6 +244,63 @@ where
         must_send_continue: expects_continue,
         notify_when_responded: None,
     })
+}
+
+/// seneschal patch 3: refuses ambiguous framing (request smuggling): Transfer-Encoding together
+/// with Content-Length, a Transfer-Encoding other than exactly `chunked`, repeated framing
+/// headers, or a Content-Length that is not a number.
+pub(crate) fn check_framing(headers: &[Header]) -> Result<(), RequestCreationError> {
+    let te: Vec<&Header> = headers
+        .iter()
+        .filter(|h| h.field.equiv("Transfer-Encoding"))
+        .collect();
+    let cl: Vec<&Header> = headers
+        .iter()
+        .filter(|h| h.field.equiv("Content-Length"))
+        .collect();
+    let bad = te.len() > 1
+        || cl.len() > 1
+        || (!te.is_empty() && !cl.is_empty())
+        || te
+            .iter()
+            .any(|h| !h.value.as_str().trim().eq_ignore_ascii_case("chunked"))
+        || cl.iter().any(|h| {
+            let v = h.value.as_str().trim();
+            v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) || v.parse::<usize>().is_err()
+        });
+    if bad {
+        Err(RequestCreationError::BadFraming)
+    } else {
+        Ok(())
+    }
+}
+
+/// seneschal patch 7: a request whose body was read whole by its connection, answered into
+/// `writer` (the connection writes the bytes to the socket after the handler returns).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn complete_request(
+    method: Method,
+    path: String,
+    version: HTTPVersion,
+    headers: Vec<Header>,
+    remote_addr: Option<SocketAddr>,
+    body: Vec<u8>,
+    body_length: Option<usize>,
+    writer: Box<dyn Write + Send + 'static>,
+) -> Request {
+    Request {
+        data_reader: Some(Box::new(Cursor::new(body))),
+        response_writer: Some(writer),
+        remote_addr,
+        secure: false,
+        method,
+        path,
+        http_version: version,
+        headers,
+        body_length,
+        must_send_continue: false,
+        notify_when_responded: None,
+    }
 }
 
 impl Request {

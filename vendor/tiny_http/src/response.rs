@@ -72,8 +72,26 @@ impl FromStr for TransferEncoding {
 
 /// Builds a Date: header with the current date.
 fn build_date_header() -> Header {
-    let d = HttpDate::from(SystemTime::now());
-    Header::from_bytes(&b"Date"[..], &d.to_string().into_bytes()[..]).unwrap()
+    Header::from_bytes(&b"Date"[..], http_date().into_bytes()).unwrap()
+}
+
+/// seneschal patch 8: the current `Date` value. It changes once a second, so each thread keeps
+/// the last one it formatted (upstream formatted it for every answer).
+pub(crate) fn http_date() -> String {
+    use std::cell::RefCell;
+    use std::time::UNIX_EPOCH;
+    thread_local! {
+        static LAST: RefCell<(u64, String)> = const { RefCell::new((u64::MAX, String::new())) };
+    }
+    let now = SystemTime::now();
+    let secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if last.0 != secs {
+            *last = (secs, HttpDate::from(now).to_string());
+        }
+        last.1.clone()
+    })
 }
 
 fn write_message_header<W>(
