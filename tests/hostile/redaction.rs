@@ -123,13 +123,21 @@ fn plant() -> Planted {
     let guide_body = format!(
         "The deploy token is {gh_body}, do not share it.\n\n\
          The OpenAI value is {} and the database one {}; the PAT {} signs with {}.\n\n\
-         A private key pasted by mistake:\n\n{}\n\n\
          The zebrafish paragraph: search finds this one, with {akia} inside.\n",
         env[0].1,
         env[1].1,
         env[2].1,
         env[3].1,
-        key_block("OPENSSH PRIVATE KEY", "    ", "\n", &key_guide),
+    );
+    // A guide holding a private key block is refused whole by the confined reader (a finding,
+    // as files.read refuses it): no answer carries any of it.
+    write(
+        root,
+        "docs/guides/pasted-key.md",
+        &format!(
+            "---\ntitle: Pasted key\n---\nA private key pasted by mistake:\n\n{}\n",
+            key_block("OPENSSH PRIVATE KEY", "    ", "\n", &key_guide)
+        ),
     );
     write(
         root,
@@ -412,7 +420,7 @@ fn knowledge_answers_are_redacted_on_every_transport() {
     let get =
         answers.json("cli knowledge.get {\"uri\":\"seneschal://knowledge/guide/deploy\"} stdout");
     let body = get["body"].as_str().unwrap();
-    assert_eq!(body.matches("[REDACTED]").count(), 7, "{body}");
+    assert_eq!(body.matches("[REDACTED]").count(), 6, "{body}");
     assert!(
         get["title"].as_str().unwrap().contains("[REDACTED]"),
         "{get}"

@@ -418,5 +418,5 @@ fn inspect_reads_client_configurations_as_untrusted_files() {
     f.set_len(64 * 1024 * 1024).unwrap();
     let (s, detail) = state(&inspect_within(dir, wait), 2);
     assert_eq!(s, "foreign", "{detail}");
-    assert!(detail.contains("larger than"), "{detail}");
+    assert!(detail.contains("size_cap"), "{detail}");
 }
