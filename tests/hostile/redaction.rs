@@ -124,10 +124,7 @@ fn plant() -> Planted {
         "The deploy token is {gh_body}, do not share it.\n\n\
          The OpenAI value is {} and the database one {}; the PAT {} signs with {}.\n\n\
          The zebrafish paragraph: search finds this one, with {akia} inside.\n",
-        env[0].1,
-        env[1].1,
-        env[2].1,
-        env[3].1,
+        env[0].1, env[1].1, env[2].1, env[3].1,
     );
     // A guide holding a private key block is refused whole by the confined reader (a finding,
     // as files.read refuses it): no answer carries any of it.
