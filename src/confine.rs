@@ -45,10 +45,13 @@ pub enum Rule {
     SecretContent,
     /// A file above the size a reader accepts.
     SizeCap,
-    /// A FIFO, socket or device: only regular files are read.
+    /// A FIFO, socket or device (or a folder where the store expects its state file): only
+    /// regular files are read.
     SpecialFile,
     /// A regular file with more than one name: another may lie outside the repository.
     HardLink,
+    /// The audit log is shorter than its anchor: writes stop until it is restored.
+    LogTruncated,
 }
 
 impl Rule {
@@ -64,6 +67,7 @@ impl Rule {
             Rule::SizeCap => "size_cap",
             Rule::SpecialFile => "special_file",
             Rule::HardLink => "hard_link",
+            Rule::LogTruncated => "log_truncated",
         }
     }
 }

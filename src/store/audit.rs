@@ -22,6 +22,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+use crate::confine::Rule;
 use crate::error::CapabilityError;
 use crate::knowledge::scan::hex;
 
@@ -37,7 +38,7 @@ pub const ANCHOR: &str = ".seneschal/audit.anchor";
 /// The environment variable naming the audit key file (kept outside the repository).
 pub const KEY_ENV: &str = "SENESCHAL_AUDIT_KEY";
 /// The rule of a write refused because the log is shorter than its anchor.
-pub const RULE_TRUNCATED: &str = "log_truncated";
+pub const RULE_TRUNCATED: &str = Rule::LogTruncated.as_str();
 /// How much of the log's end a writer reads to continue the chain.
 const TAIL_WINDOW: u64 = 256 * 1024;
 /// The MAC chained before the first record.
@@ -128,7 +129,7 @@ pub(super) struct Log {
 fn truncated(why: String) -> CapabilityError {
     fs::state_refusal(
         super::AUDIT_LOG,
-        RULE_TRUNCATED,
+        Rule::LogTruncated,
         &format!("{why}; writes stop until the log is restored (`seneschal audit verify` names what is missing)"),
     )
 }

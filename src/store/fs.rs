@@ -13,8 +13,6 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::json;
-
 use crate::confine::{refusal, Rule};
 use crate::error::CapabilityError;
 
@@ -147,7 +145,7 @@ pub fn read(root: &Path, rel: &str) -> Result<Option<Vec<u8>>, CapabilityError> 
     if !f.metadata().is_ok_and(|m| m.file_type().is_file()) {
         return Err(state_refusal(
             rel,
-            RULE_NOT_REGULAR,
+            Rule::SpecialFile,
             "it is not a regular file (a folder, a FIFO or a device)",
         ));
     }
@@ -331,18 +329,10 @@ fn sync_dir(dir: &OwnedFd, rel: &str) -> Result<(), CapabilityError> {
 // ---------------------------------------------------------------------------------------------
 // The state folder.
 
-/// The rule of a state file that is not a regular file (a folder, a FIFO, a device).
-pub const RULE_NOT_REGULAR: &str = "not_regular_file";
-/// The rule of a state file with more than one link (a hard link to a file elsewhere).
-pub const RULE_HARD_LINK: &str = "hard_link";
-
-/// A `refused` error about the state entry `rel` under `rule`.
-pub(super) fn state_refusal(rel: &str, rule: &str, why: &str) -> CapabilityError {
-    if rule == Rule::SymlinkEscape.as_str() {
-        return refusal(Rule::SymlinkEscape, rel, why, "");
-    }
-    CapabilityError::refused(format!("`{rel}` is refused by the rule {rule}: {why}"))
-        .with_data(json!({ "rule": rule }))
+/// A `refused` error about the state entry `rel` under `rule` (the readers' rules: a link is
+/// `symlink_escape`, anything but a regular file `special_file`, a second name `hard_link`).
+pub(super) fn state_refusal(rel: &str, rule: Rule, why: &str) -> CapabilityError {
+    refusal(rule, rel, why, "")
 }
 
 /// The handle of `.seneschal/`, opened from a handle of the root without following a link;
@@ -387,10 +377,10 @@ fn state_dir_error(parent: &OwnedFd, name: &str, rel: &str, e: std::io::Error) -
     match e.raw_os_error() {
         _ if link => state_refusal(
             rel,
-            Rule::SymlinkEscape.as_str(),
+            Rule::SymlinkEscape,
             "it is a symbolic link; seneschal never follows links in its state folder",
         ),
-        Some(libc::ENOTDIR) => state_refusal(rel, RULE_NOT_REGULAR, "it is not a folder"),
+        Some(libc::ENOTDIR) => state_refusal(rel, Rule::SpecialFile, "it is not a folder"),
         _ => io_err(&format!("cannot open `{rel}`"), e),
     }
 }
@@ -437,12 +427,12 @@ pub(super) fn open_state_file(
             Some(libc::ENOENT) if mode == Mode::Read => Ok(None),
             Some(libc::ELOOP) => Err(state_refusal(
                 rel,
-                Rule::SymlinkEscape.as_str(),
+                Rule::SymlinkEscape,
                 "it is a symbolic link; seneschal never follows links in its state folder",
             )),
             Some(libc::EISDIR) | Some(libc::ENXIO) => Err(state_refusal(
                 rel,
-                RULE_NOT_REGULAR,
+                Rule::SpecialFile,
                 "it is not a regular file",
             )),
             _ => Err(io_err(&format!("cannot open `{rel}`"), e)),
@@ -456,14 +446,14 @@ pub(super) fn open_state_file(
     if !meta.file_type().is_file() {
         return Err(state_refusal(
             rel,
-            RULE_NOT_REGULAR,
+            Rule::SpecialFile,
             "it is not a regular file (a folder, a FIFO or a device)",
         ));
     }
     if std::os::unix::fs::MetadataExt::nlink(&meta) != 1 {
         return Err(state_refusal(
             rel,
-            RULE_HARD_LINK,
+            Rule::HardLink,
             "it has more than one link (a hard link shares it with a file elsewhere)",
         ));
     }

@@ -264,7 +264,7 @@ fn planted_state_entries_refuse_the_write_and_nothing_outside_is_created_or_read
             );
             assert!(
                 err.contains("symlink_escape")
-                    || err.contains("not_regular_file")
+                    || err.contains("special_file")
                     || err.contains("hard_link"),
                 "{what}: the refusal names its rule: {err}"
             );
