@@ -147,6 +147,24 @@ pub const TABLE: &[Limit] = &[
         cli: "exit 4 `error[refused]`",
     },
     Limit {
+        what: "`files.search` file size",
+        value: "8 MiB",
+        amount: Some(files::FILE_CAP),
+        enforced: "src/handlers/files.rs `search` (through src/rootfs.rs `read_capped`: never more than the cap plus one byte is read)",
+        mcp: "not an error: the file is not searched, counted in `skipped_large_files`",
+        http: "not an error: the file is not searched, counted in `skipped_large_files`",
+        cli: "not an error: the file is not searched, counted in `skipped_large_files`",
+    },
+    Limit {
+        what: "ignore files (`.gitignore`, `.ignore`, `.git/info/exclude`) and client configurations (`.mcp.json`, ...)",
+        value: "1 MiB",
+        amount: Some(crate::handlers::mcp::CONFIG_CAP),
+        enforced: "src/handlers/files.rs `IGNORE_FILE_CAP`, src/handlers/mcp.rs `CONFIG_CAP` (through src/rootfs.rs `read_capped`)",
+        mcp: "not an error: a larger ignore file is not honoured; a larger configuration is `foreign` in `mcp_projection`",
+        http: "not an error: as over MCP",
+        cli: "not an error: as over MCP (`mcp --inspect` says `foreign`)",
+    },
+    Limit {
         what: "`files.read` text per answer",
         value: "256 KiB",
         amount: Some(files::CONTENT_CAP as u64),
@@ -234,6 +252,8 @@ mod tests {
         assert_eq!(amount("MCP stdio line"), Some(4 << 20));
         assert_eq!(amount("HTTP request body"), Some(1 << 20));
         assert_eq!(amount("`files.read` file size"), Some(8 << 20));
+        assert_eq!(amount("`files.search` file size"), Some(8 << 20));
+        assert_eq!(amount("ignore files"), Some(1 << 20));
         assert_eq!(amount("knowledge file size"), Some(1 << 20));
         assert_eq!(amount("session notes"), Some(1000));
         assert_eq!(crate::mcp::stdio::MAX_LINE, STDIO_LINE);
