@@ -73,7 +73,9 @@ fn documentation_names_only_tests_that_exist() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = vec![root.join("README.md")];
     markdown_under(&root.join("docs"), &mut files);
-    let integration = regex::Regex::new(r"(tests/[A-Za-z0-9_/]+\.rs)::([A-Za-z0-9_]+)").unwrap();
+    let integration =
+        regex::Regex::new(r"((?:[A-Za-z0-9_-]+/)*tests/[A-Za-z0-9_/]+\.rs)::([A-Za-z0-9_]+)")
+            .unwrap();
     let unit =
         regex::Regex::new(r"`([a-z_][a-z0-9_]*(?:::[a-z_][a-z0-9_]*)*)::tests::([A-Za-z0-9_]+)`")
             .unwrap();
