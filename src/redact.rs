@@ -49,7 +49,7 @@
 //!   once, longest first.
 //!
 //! Cost: one Aho-Corasick pass for the environment values and one for every rule's gate (cheap
-//! literal searches, [`candidates`]); a text that holds no gate (most strings of an answer)
+//! literal searches, `candidates`); a text that holds no gate (most strings of an answer)
 //! costs those two scans and no regex, and a text runs only the rules whose gates it holds.
 //!
 //! [`redact_url`] is stricter, for URLs that are known to be URLs (git remotes): it also blanks

@@ -7,7 +7,7 @@
 //! * **State by handle.** `.seneschal/` is opened from a handle of the root with
 //!   `O_NOFOLLOW | O_DIRECTORY`, and the lock, the audit log, its anchor and the keys relative
 //!   to that handle with `O_NOFOLLOW`, each checked by `fstat` to be a regular file with one
-//!   link ([`fs`]): a link, a folder or a FIFO in their place is refused, and nothing outside
+//!   link (`fs.rs`): a link, a folder or a FIFO in their place is refused, and nothing outside
 //!   the repository is created, read or written.
 //! * **Whole files.** A file is written to a temporary name in its own folder, fsynced, renamed
 //!   over the target and the folder fsynced: a reader (or a crash) sees the old version or the
@@ -25,7 +25,7 @@
 //!   comparing each target's digest with the intent's: `applied` (the key's answer is
 //!   confirmed) or `not_applied` (the key is released). Every attempt leaves a record; dry runs
 //!   are not attempts. The log, its anchor and the keyed chain are in [`audit`].
-//! * **Idempotency keys** live in `.seneschal/idempotency/<sha256 of key>.json` ([`keys`]):
+//! * **Idempotency keys** live in `.seneschal/idempotency/<sha256 of key>.json` (`keys.rs`):
 //!   the normalized request digest, the answer and an expiry (24 h), read and written under
 //!   the lock, so they hold across processes. Every keyed write deletes the expired ones.
 //!
