@@ -51,8 +51,9 @@ pub const REMEDY: &str =
 remove every extra file, and commit generated/";
 
 /// Every difference between `dir` and the compiled projections: each committed projection
-/// that is stale or missing, then each extra entry (anything but the projections and
-/// `releases/v<version>.lock` files, which `contract check` reads), sorted by path.
+/// that is stale or missing, then each extra entry, sorted by path: anything but the
+/// projections and the files of `releases/` that `contract check` reads (`<version>.lock`,
+/// as `contract release` writes `v0.2.0.lock`).
 pub fn check(dir: &Path) -> Vec<Finding> {
     let show = |p: &Path| p.to_string_lossy().into_owned();
     let mut findings: Vec<Finding> = COMMITTED
