@@ -319,10 +319,21 @@ pub fn generate_with(inputs: &Inputs, extra: &[PathBuf]) -> Result<Outputs, Vec<
     })
 }
 
+/// The environment variable that marks a CI build (CI services set `CI=true`).
+pub const CI: &str = "CI";
+
+/// Whether a build writes `generated/` (it always writes OUT_DIR): only a local build from the
+/// repository. Not from a package (`packaged`), not with the conformance fixtures (the
+/// committed projections never hold fixtures), and not under [`CI`], where the committed
+/// files are what `tests/freshness.rs` and `generate --check` compare the build with: a build
+/// that rewrote them first would make that comparison unable to fail.
+pub fn writes_generated(packaged: bool, fixtures: bool, ci: bool) -> bool {
+    !packaged && !fixtures && !ci
+}
+
 /// What build.rs does: print the rerun triggers, generate, write OUT_DIR files, and write
-/// `generated/` when the crate is built from its repository (not from a package).
-/// With the `conformance-fixtures` feature the manifests of [`FIXTURES_DIR`] join the
-/// registry, and `generated/` is left alone: the committed projections never hold fixtures.
+/// `generated/` when [`writes_generated`] says so. With the `conformance-fixtures` feature
+/// the manifests of [`FIXTURES_DIR`] join the registry.
 pub fn build(root: &Path, out_dir: &Path, version: &str) -> Result<(), String> {
     let inputs = Inputs::standard(root, version);
     let extra: Vec<PathBuf> = match std::env::var_os(FIXTURES_FEATURE) {
@@ -349,6 +360,7 @@ pub fn build(root: &Path, out_dir: &Path, version: &str) -> Result<(), String> {
     for t in &triggers {
         println!("cargo:rerun-if-changed={}", t.display());
     }
+    println!("cargo:rerun-if-env-changed={CI}");
     let outputs = generate_with(&inputs, &extra).map_err(|d| report(&d))?;
     for c in &outputs.registry.capabilities {
         if let Some(content) = &c.content {
@@ -359,10 +371,14 @@ pub fn build(root: &Path, out_dir: &Path, version: &str) -> Result<(), String> {
     for (name, content) in &outputs.out_dir {
         write_if_changed(&out_dir.join(name), content).map_err(io)?;
     }
-    let packaged = root.join(".cargo_vcs_info.json").exists();
+    let committed = writes_generated(
+        root.join(".cargo_vcs_info.json").exists(),
+        !extra.is_empty(),
+        std::env::var_os(CI).is_some(),
+    );
     for (name, content) in &outputs.committed {
         write_if_changed(&out_dir.join(name), content).map_err(io)?;
-        if !packaged && extra.is_empty() {
+        if committed {
             write_if_changed(&root.join("generated").join(name), content).map_err(io)?;
         }
     }
@@ -372,6 +388,23 @@ pub fn build(root: &Path, out_dir: &Path, version: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_local_build_from_the_repository_writes_generated() {
+        assert!(writes_generated(false, false, false));
+        assert!(
+            !writes_generated(false, false, true),
+            "a CI build wrote generated/"
+        );
+        assert!(
+            !writes_generated(true, false, false),
+            "a packaged build wrote generated/"
+        );
+        assert!(
+            !writes_generated(false, true, false),
+            "a fixture build wrote generated/"
+        );
+    }
 
     #[test]
     fn parallel_map_keeps_the_order_of_its_input() {
