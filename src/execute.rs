@@ -25,31 +25,7 @@ use crate::knowledge::{Resource, Template};
 use crate::policy::{Disclosure, Stability};
 use crate::redact::{redact, redact_value};
 use crate::registry::{self, Descriptor, Kind, CAPABILITIES};
-
-/// How a call arrived; recorded (audit), never passed to a handler.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
-    /// The command line.
-    Cli,
-    /// MCP over stdio or Streamable HTTP.
-    Mcp,
-    /// The HTTP API.
-    Http,
-    /// The behaviour-conformance harness.
-    Conformance,
-}
-
-impl Transport {
-    /// Its spelling in records.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Transport::Cli => "cli",
-            Transport::Mcp => "mcp",
-            Transport::Http => "http",
-            Transport::Conformance => "conformance",
-        }
-    }
-}
+pub use crate::transport::Transport;
 
 /// Compiled input validators, one per capability, built on first use.
 fn validator(
@@ -175,11 +151,7 @@ fn answer(
             match catch_unwind(AssertUnwindSafe(|| registry::dispatch(index, ctx, input))) {
                 Ok(result) => result,
                 Err(panic) => {
-                    let why = panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_else(|| "a handler panicked".into());
+                    let why = crate::text::panic_message(panic.as_ref(), "a handler panicked");
                     Err(CapabilityError::internal(format!(
                         "`{}` failed: {why}",
                         d.id

@@ -28,4 +28,6 @@ pub mod redact;
 pub mod registry;
 pub mod rootfs;
 pub mod store;
+pub mod text;
+pub mod transport;
 pub mod versions;

@@ -14,9 +14,10 @@ use serde_json::{json, Map, Value};
 use super::wire;
 use crate::context::Context;
 use crate::error::{CapabilityError, ErrorCode};
-use crate::execute::{execute_index, Transport};
+use crate::execute::execute_index;
 use crate::policy::{Determinism, Disclosure, Effect};
 use crate::registry::{self, projections, Kind, CAPABILITIES};
+use crate::transport::Transport;
 use crate::versions::{MCP_ALL_VERSIONS, MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS, SERVER_NAME};
 
 /// JSON-RPC: the text is not JSON.
@@ -319,11 +320,7 @@ pub fn handle_value(ctx: &Context, session: &mut Session, message: Value) -> Opt
     let (era, body) = match outcome {
         Ok((era, body)) => (era, body),
         Err(panic) => {
-            let why = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "a panic".into());
+            let why = crate::text::panic_message(panic.as_ref(), "a panic");
             eprintln!("seneschal mcp: `{method}` panicked: {why}");
             (
                 None,
