@@ -15,6 +15,7 @@ pub mod context;
 pub mod contract;
 pub mod error;
 pub mod execute;
+pub mod flags;
 pub mod generate;
 pub mod git;
 pub mod handlers;
