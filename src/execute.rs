@@ -217,7 +217,7 @@ fn disclose_error(mut e: CapabilityError) -> CapabilityError {
 /// The knowledge objects the MCP projection lists as resources (`resources/list`), through
 /// the same disclosure as a `repository` answer: every field is repository content.
 pub fn knowledge_resources(ctx: &Context) -> Vec<Resource> {
-    let mut all = crate::knowledge::resources(ctx);
+    let mut all = crate::knowledge::resources(&ctx.knowledge, &ctx.repo);
     for r in &mut all {
         for s in [
             &mut r.uri,
@@ -235,7 +235,7 @@ pub fn knowledge_resources(ctx: &Context) -> Vec<Resource> {
 /// One knowledge object's text (`resources/read`), through the same disclosure as a
 /// `repository` answer; `None` when no object has the URI.
 pub fn knowledge_read(ctx: &Context, uri: &str) -> Option<(String, String)> {
-    let (mut mime, mut text) = crate::knowledge::read(ctx, uri)?;
+    let (mut mime, mut text) = crate::knowledge::read(&ctx.knowledge, &ctx.repo, uri)?;
     disclose_string(&mut mime);
     disclose_string(&mut text);
     Some((mime, text))
@@ -244,7 +244,7 @@ pub fn knowledge_read(ctx: &Context, uri: &str) -> Option<(String, String)> {
 /// The kinds' URI templates (`resources/templates/list`), through the same disclosure: a
 /// repository's own kinds (`.seneschal/kinds.yaml`) are repository content.
 pub fn knowledge_templates(ctx: &Context) -> Vec<Template> {
-    let mut all = crate::knowledge::templates(ctx);
+    let mut all = crate::knowledge::templates(&ctx.knowledge, &ctx.repo);
     for t in &mut all {
         for s in [
             &mut t.uri_template,

@@ -28,6 +28,7 @@ pub mod prose;
 pub mod redact;
 pub mod registry;
 pub mod rootfs;
+pub mod rules;
 pub mod store;
 pub mod text;
 pub mod transport;

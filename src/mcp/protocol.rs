@@ -47,55 +47,7 @@ pub const META_DIGEST: &str = "seneschal/digest";
 /// The result `_meta` key naming the server (modern era).
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
-/// The methods of the `initialize` era (2024-11-05 … 2025-11-25).
-pub const LEGACY_METHODS: &[&str] = &[
-    "initialize",
-    "notifications/initialized",
-    "notifications/cancelled",
-    "ping",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/read",
-    "resources/templates/list",
-];
-
-/// The methods of the modern era (2026-07-28): no handshake, no ping.
-pub const MODERN_METHODS: &[&str] = &[
-    "server/discover",
-    "notifications/cancelled",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/read",
-    "resources/templates/list",
-];
-
-/// Methods a client may expect that are deliberately not served, with the reason.
-pub const NOT_SERVED: &[(&str, &str)] = &[
-    (
-        "prompts/list",
-        "no prompts are served (the prompts capability is not advertised)",
-    ),
-    ("prompts/get", "no prompts are served"),
-    ("completion/complete", "no argument completion is offered"),
-    (
-        "logging/setLevel",
-        "logs go to stderr only; no log notifications are sent",
-    ),
-    (
-        "resources/subscribe",
-        "resources are read on demand; no update notifications are sent",
-    ),
-    (
-        "resources/unsubscribe",
-        "resources are read on demand; no update notifications are sent",
-    ),
-    (
-        "subscriptions/listen",
-        "no change notifications are sent: the tool list is fixed for the binary",
-    ),
-];
+pub use crate::versions::{LEGACY_METHODS, MODERN_METHODS, NOT_SERVED};
 
 /// How long a client may cache lists and reads that depend on the binary alone.
 pub const TTL_STATIC_MS: u64 = 300_000;
