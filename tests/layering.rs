@@ -119,7 +119,7 @@ fn raw_string_len(s: &[u8]) -> Option<usize> {
         return None;
     }
     let mut close = vec![b'"'];
-    close.extend(std::iter::repeat(b'#').take(hashes));
+    close.extend(std::iter::repeat_n(b'#', hashes));
     let body = start + hashes + 1;
     let end = s[body..].windows(close.len()).position(|w| w == close)?;
     Some(body + end + close.len())
@@ -147,8 +147,7 @@ fn crate_paths(code: &str) -> BTreeSet<String> {
             // The first segment of each comma-separated item at depth one.
             let mut depth = 1;
             let mut item_start = true;
-            let mut chars = group.char_indices().peekable();
-            while let Some((k, c)) = chars.next() {
+            for (k, c) in group.char_indices() {
                 match c {
                     '{' => depth += 1,
                     '}' => {
