@@ -434,3 +434,83 @@ fn the_checks_catch_a_planted_break() {
     );
     assert!(bad.contains("src/http/mod.rs uses clap"), "{bad}");
 }
+
+/// Pieces with one home each: `(needle, the one file allowed to hold it, what it is)`.
+const ONE_HOME: &[(&str, &str, &str)] = &[
+    (
+        "Command::new(\"git\")",
+        "git.rs",
+        "a git command (its environment is set once, in git::command)",
+    ),
+    (
+        "downcast_ref::<String>",
+        "text.rs",
+        "a panic's text (text::panic_message)",
+    ),
+    (":02x}", "text.rs", "a hex encoder (text::hex)"),
+];
+
+/// Each file of `files` (`(path under src/, raw text)`) that holds a piece outside its home.
+fn second_homes(files: &[(String, String)]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (rel, text) in files {
+        for (needle, home, what) in ONE_HOME {
+            if rel != home && text.contains(needle) {
+                bad.push(format!(
+                    "src/{rel} holds {what}: `{needle}` lives in src/{home}"
+                ));
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn shared_pieces_have_one_home() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut paths = Vec::new();
+    rust_files(&src, &mut paths);
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| {
+            let rel = p.strip_prefix(&src).expect("under src/");
+            (
+                rel.to_string_lossy().into_owned(),
+                std::fs::read_to_string(p).expect("readable source"),
+            )
+        })
+        .collect();
+    // The homes hold their piece (text::hex uses a digit table, not `{:02x}`).
+    for (needle, home, _) in &ONE_HOME[..2] {
+        let (_, text) = files
+            .iter()
+            .find(|(rel, _)| rel == home)
+            .unwrap_or_else(|| panic!("src/{home} exists"));
+        assert!(
+            text.contains(needle),
+            "src/{home} no longer holds `{needle}`"
+        );
+    }
+    let bad = second_homes(&files);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // Planted: a second git command and a second hex encoder are caught.
+    let planted = [
+        (
+            "conformance.rs".to_string(),
+            "let c = Command::new(\"git\");".to_string(),
+        ),
+        (
+            "mcp/wire.rs".to_string(),
+            "s.bytes().map(|b| format!(\"{b:02x}\"))".to_string(),
+        ),
+    ];
+    let caught = second_homes(&planted).join("\n");
+    assert!(
+        caught.contains("src/conformance.rs holds a git command"),
+        "{caught}"
+    );
+    assert!(
+        caught.contains("src/mcp/wire.rs holds a hex encoder"),
+        "{caught}"
+    );
+}
