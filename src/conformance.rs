@@ -81,7 +81,7 @@ pub struct Snapshot {
 
 fn sha(bytes: &[u8]) -> String {
     let d = Sha256::digest(bytes);
-    d.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(&d[..8])
 }
 
 fn walk(root: &Path, dir: &Path, skip: &[&str], out: &mut BTreeMap<String, String>) {
@@ -205,11 +205,8 @@ impl Drop for Scratch {
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = std::process::Command::new("git")
+    let out = crate::git::command(dir)
         .args(args)
-        .current_dir(dir)
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("LC_ALL", "C")
         .env("GIT_AUTHOR_NAME", "seneschal conformance")
         .env("GIT_AUTHOR_EMAIL", "conformance@seneschal.invalid")
         .env("GIT_COMMITTER_NAME", "seneschal conformance")

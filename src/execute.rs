@@ -25,31 +25,7 @@ use crate::knowledge::{Resource, Template};
 use crate::policy::{Disclosure, Stability};
 use crate::redact::{redact, redact_value};
 use crate::registry::{self, Descriptor, Kind, CAPABILITIES};
-
-/// How a call arrived; recorded (audit), never passed to a handler.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Transport {
-    /// The command line.
-    Cli,
-    /// MCP over stdio or Streamable HTTP.
-    Mcp,
-    /// The HTTP API.
-    Http,
-    /// The behaviour-conformance harness.
-    Conformance,
-}
-
-impl Transport {
-    /// Its spelling in records.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Transport::Cli => "cli",
-            Transport::Mcp => "mcp",
-            Transport::Http => "http",
-            Transport::Conformance => "conformance",
-        }
-    }
-}
+pub use crate::transport::Transport;
 
 /// Compiled input validators, one per capability, built on first use.
 fn validator(
@@ -175,11 +151,7 @@ fn answer(
             match catch_unwind(AssertUnwindSafe(|| registry::dispatch(index, ctx, input))) {
                 Ok(result) => result,
                 Err(panic) => {
-                    let why = panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_else(|| "a handler panicked".into());
+                    let why = crate::text::panic_message(panic.as_ref(), "a handler panicked");
                     Err(CapabilityError::internal(format!(
                         "`{}` failed: {why}",
                         d.id
@@ -245,7 +217,7 @@ fn disclose_error(mut e: CapabilityError) -> CapabilityError {
 /// The knowledge objects the MCP projection lists as resources (`resources/list`), through
 /// the same disclosure as a `repository` answer: every field is repository content.
 pub fn knowledge_resources(ctx: &Context) -> Vec<Resource> {
-    let mut all = crate::knowledge::resources(ctx);
+    let mut all = crate::knowledge::resources(&ctx.knowledge, &ctx.repo);
     for r in &mut all {
         for s in [
             &mut r.uri,
@@ -263,7 +235,7 @@ pub fn knowledge_resources(ctx: &Context) -> Vec<Resource> {
 /// One knowledge object's text (`resources/read`), through the same disclosure as a
 /// `repository` answer; `None` when no object has the URI.
 pub fn knowledge_read(ctx: &Context, uri: &str) -> Option<(String, String)> {
-    let (mut mime, mut text) = crate::knowledge::read(ctx, uri)?;
+    let (mut mime, mut text) = crate::knowledge::read(&ctx.knowledge, &ctx.repo, uri)?;
     disclose_string(&mut mime);
     disclose_string(&mut text);
     Some((mime, text))
@@ -272,7 +244,7 @@ pub fn knowledge_read(ctx: &Context, uri: &str) -> Option<(String, String)> {
 /// The kinds' URI templates (`resources/templates/list`), through the same disclosure: a
 /// repository's own kinds (`.seneschal/kinds.yaml`) are repository content.
 pub fn knowledge_templates(ctx: &Context) -> Vec<Template> {
-    let mut all = crate::knowledge::templates(ctx);
+    let mut all = crate::knowledge::templates(&ctx.knowledge, &ctx.repo);
     for t in &mut all {
         for s in [
             &mut t.uri_template,

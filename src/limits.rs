@@ -21,6 +21,9 @@ pub const HTTP_CONNECTIONS_DEFAULT: usize = 256;
 /// The default deadline of one HTTP request, head and body, from its first byte, in seconds
 /// (`serve --request-timeout` changes it); its answer has as long to be written.
 pub const HTTP_REQUEST_SECS_DEFAULT: u64 = 10;
+/// The default idle timeout of a keep-alive HTTP connection, in seconds (`serve --timeout`
+/// changes it).
+pub const HTTP_IDLE_SECS_DEFAULT: u64 = 30;
 /// The longest HTTP request line or header line, in bytes (vendored tiny_http, patch 2).
 pub const HTTP_HEAD_LINE: usize = 8 * 1024;
 /// The most header lines of one HTTP request (vendored tiny_http, patch 2).
@@ -94,7 +97,7 @@ pub const TABLE: &[Limit] = &[
     Limit {
         what: "HTTP keep-alive connection idle between requests",
         value: "30 s (`serve --timeout`)",
-        amount: Some(crate::http::DEFAULT_TIMEOUT_SECS),
+        amount: Some(HTTP_IDLE_SECS_DEFAULT),
         enforced: "vendor/tiny_http/src/serve.rs `Client::run` (patch 7), the socket's inherited `SO_RCVTIMEO`",
         mcp: "connection closed, no answer",
         http: "connection closed, no answer",
@@ -256,12 +259,9 @@ mod tests {
         assert_eq!(amount("ignore files"), Some(1 << 20));
         assert_eq!(amount("knowledge file size"), Some(1 << 20));
         assert_eq!(amount("session notes"), Some(1000));
-        assert_eq!(crate::mcp::stdio::MAX_LINE, STDIO_LINE);
-        assert_eq!(crate::http::DEFAULT_MAX_BODY, HTTP_BODY_DEFAULT);
         assert_eq!(amount("HTTP connections"), Some(256));
         assert_eq!(amount("HTTP request deadline"), Some(10));
         assert_eq!(amount("HTTP keep-alive"), Some(30));
-        assert_eq!(crate::mcp::protocol::PAGE, PAGE_ITEMS);
     }
 
     #[test]

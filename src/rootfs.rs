@@ -33,7 +33,7 @@ use std::path::Path;
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::confine::{name_rule, Rule};
+use crate::rules::{name_rule, Rule};
 
 /// How many symbolic links one path may pass through (the kernel's own limit).
 pub const MAX_LINKS: usize = 40;
@@ -409,7 +409,7 @@ impl Root {
         git_ok: bool,
     ) -> Result<OwnedFd, Denied> {
         for (i, name) in names.iter().enumerate() {
-            if git_ok && i == 0 && crate::confine::is_git_name(name) {
+            if git_ok && i == 0 && crate::rules::is_git_name(name) {
                 continue;
             }
             if let Some(rule) = name_rule(name) {

@@ -1,4 +1,4 @@
-//! Names and protocol versions every projection announces.
+//! Names, protocol versions and MCP methods every projection announces.
 //!
 //! Dependency-free: the build-time codegen crate compiles this file too (through a `#[path]`
 //! include), so the server card and the MCP server cannot disagree on them.
@@ -26,3 +26,53 @@ pub const MCP_ALL_VERSIONS: &[&str] = &[
 
 /// Where the Streamable HTTP endpoint lives.
 pub const MCP_HTTP_PATH: &str = "/mcp";
+
+/// The methods of the `initialize` era (2024-11-05 … 2025-11-25).
+pub const LEGACY_METHODS: &[&str] = &[
+    "initialize",
+    "notifications/initialized",
+    "notifications/cancelled",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+];
+
+/// The methods of the modern era (2026-07-28): no handshake, no ping.
+pub const MODERN_METHODS: &[&str] = &[
+    "server/discover",
+    "notifications/cancelled",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "resources/templates/list",
+];
+
+/// Methods a client may expect that are deliberately not served, with the reason.
+pub const NOT_SERVED: &[(&str, &str)] = &[
+    (
+        "prompts/list",
+        "no prompts are served (the prompts capability is not advertised)",
+    ),
+    ("prompts/get", "no prompts are served"),
+    ("completion/complete", "no argument completion is offered"),
+    (
+        "logging/setLevel",
+        "logs go to stderr only; no log notifications are sent",
+    ),
+    (
+        "resources/subscribe",
+        "resources are read on demand; no update notifications are sent",
+    ),
+    (
+        "resources/unsubscribe",
+        "resources are read on demand; no update notifications are sent",
+    ),
+    (
+        "subscriptions/listen",
+        "no change notifications are sent: the tool list is fixed for the binary",
+    ),
+];

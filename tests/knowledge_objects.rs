@@ -467,7 +467,7 @@ fn resources_templates_and_read_serve_the_objects() {
     use seneschal::policy::Effect;
     let repo = common::knowledge_fixture("kinds");
     let ctx = Context::new(repo.path().to_path_buf(), Effect::Read);
-    let resources = seneschal::knowledge::resources(&ctx);
+    let resources = seneschal::knowledge::resources(&ctx.knowledge, &ctx.repo);
     assert_eq!(resources.len(), 9);
     let adr = &resources[0];
     assert_eq!(adr.uri, "seneschal://knowledge/adr/0001");
@@ -479,14 +479,19 @@ fn resources_templates_and_read_serve_the_objects() {
         adr.description,
         "We need transactions across orders and payments."
     );
-    let (mime, text) = seneschal::knowledge::read(&ctx, &adr.uri).unwrap();
+    let (mime, text) = seneschal::knowledge::read(&ctx.knowledge, &ctx.repo, &adr.uri).unwrap();
     assert_eq!(mime, "text/markdown");
     assert_eq!(
         text,
         std::fs::read_to_string(repo.path().join("docs/adr/0001-use-postgres.md")).unwrap()
     );
-    assert!(seneschal::knowledge::read(&ctx, "seneschal://knowledge/adr/0404").is_none());
-    let templates = seneschal::knowledge::templates(&ctx);
+    assert!(seneschal::knowledge::read(
+        &ctx.knowledge,
+        &ctx.repo,
+        "seneschal://knowledge/adr/0404"
+    )
+    .is_none());
+    let templates = seneschal::knowledge::templates(&ctx.knowledge, &ctx.repo);
     let names: Vec<&str> = templates.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["adr", "guide", "runbook", "skill", "term"]);
     assert_eq!(templates[0].uri_template, "seneschal://knowledge/adr/{id}");

@@ -13,7 +13,7 @@ pub mod project;
 
 #[path = "../../src/codes.rs"]
 pub mod codes;
-#[path = "../../src/cli/flags.rs"]
+#[path = "../../src/flags.rs"]
 pub mod flags;
 #[path = "../../src/policy.rs"]
 pub mod policy;

@@ -61,10 +61,8 @@ fn load(spec: &str, repo: &Path) -> Result<Value, CapabilityError> {
         std::fs::read_to_string(spec)
             .map_err(|e| CapabilityError::not_found(format!("cannot read {spec}: {e}")))?
     } else {
-        let out = std::process::Command::new("git")
+        let out = crate::git::command(repo)
             .args(["show", &format!("{spec}:generated/contract.lock")])
-            .current_dir(repo)
-            .env("GIT_OPTIONAL_LOCKS", "0")
             .output()
             .map_err(|e| CapabilityError::internal(format!("cannot run git: {e}")))?;
         if !out.status.success() {

@@ -6,8 +6,9 @@
 
 pub mod args;
 pub mod contract;
-pub mod flags;
+pub use crate::flags;
 pub mod render;
+pub mod servers;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
@@ -21,7 +22,6 @@ use crate::codes::{ErrorCode, EXIT_STALE};
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::execute::{execute, execute_index, Transport};
-use crate::policy::Effect;
 use crate::registry::{Descriptor, CAPABILITIES};
 
 /// The exit-code table printed at the end of `--help`.
@@ -54,15 +54,6 @@ pub fn exit_codes_help() -> String {
         crate::contract::EXIT_GATE
     ));
     s
-}
-
-fn effect_arg() -> Arg {
-    Arg::new("allow-effects")
-        .long("allow-effects")
-        .value_name("EFFECT")
-        .value_parser(["read", "process_state", "repository_write"])
-        .default_value("repository_write")
-        .help("Execute only capabilities whose effect is at most this one (least privilege)")
 }
 
 /// The top of the command tree: the program's name and its global arguments, without
@@ -114,7 +105,7 @@ pub fn command() -> Command {
                 .arg(Arg::new("input").long("input").value_name("JSON").default_value("{}").help(
                     "The input, a JSON object; `-` reads it from standard input (for inputs longer than one argument may be)",
                 ))
-                .arg(effect_arg()),
+                .arg(servers::effect_arg(servers::EFFECT_HELP)),
         )
         .subcommand(
             Command::new("generate")
@@ -172,8 +163,8 @@ pub fn command() -> Command {
                         .help("Check only this capability (repeatable)"),
                 ),
         )
-        .subcommand(crate::mcp::command())
-        .subcommand(crate::http::command());
+        .subcommand(servers::mcp())
+        .subcommand(servers::serve());
     // One subcommand per capability CLI path, grouped by its leading words.
     let mut paths: Vec<&'static Descriptor> = CAPABILITIES
         .iter()
@@ -218,8 +209,8 @@ fn server_subcommand(args: &[OsString]) -> Option<&'static str> {
 /// to the same matches, help and errors (checked by the tests below).
 fn command_for_args(args: &[OsString]) -> Command {
     match server_subcommand(args) {
-        Some("mcp") => root().subcommand(crate::mcp::command()),
-        Some(_) => root().subcommand(crate::http::command()),
+        Some("mcp") => root().subcommand(servers::mcp()),
+        Some(_) => root().subcommand(servers::serve()),
         None => command(),
     }
 }
@@ -227,7 +218,9 @@ fn command_for_args(args: &[OsString]) -> Command {
 /// Inserts the capability's command at `path` below `parent`, creating groups as needed.
 fn insert(parent: Command, d: &'static Descriptor, path: &'static [&'static str]) -> Command {
     if path.len() == 1 {
-        return parent.subcommand(args::command_for(d, path[0]).arg(effect_arg()));
+        return parent.subcommand(
+            args::command_for(d, path[0]).arg(servers::effect_arg(servers::EFFECT_HELP)),
+        );
     }
     let name = path[0];
     let parent = if parent.find_subcommand(name).is_none() {
@@ -353,11 +346,10 @@ pub fn repo_root(m: &ArgMatches) -> PathBuf {
     Context::discover(&start)
 }
 
-fn context(m: &ArgMatches, effect: Option<&String>) -> Context {
-    let max = effect
-        .and_then(|e| Effect::parse(e))
-        .unwrap_or(Effect::RepositoryWrite);
-    Context::new(repo_root(m), max)
+/// The context a command runs in: the repository of `m` (the top matches) and the effect
+/// `--allow-effects` chose on `sub` (its own matches).
+fn context(m: &ArgMatches, sub: &ArgMatches) -> Context {
+    Context::new(repo_root(m), servers::max_effect(sub))
 }
 
 /// Parses argv completely, then acts. Returns the process exit code.
@@ -388,7 +380,7 @@ pub fn main() -> ExitCode {
     }
     match matches.subcommand() {
         Some(("call", m)) => {
-            let ctx = context(&matches, m.get_one::<String>("allow-effects"));
+            let ctx = context(&matches, m);
             let id = m.get_one::<String>("id").expect("required");
             let mut text = m.get_one::<String>("input").expect("defaulted").clone();
             if text == "-" {
@@ -415,8 +407,32 @@ pub fn main() -> ExitCode {
                 Err(e) => fail(&e),
             }
         }
-        Some(("mcp", m)) => crate::mcp::cli_main(repo_root(&matches), m),
-        Some(("serve", m)) => crate::http::cli_main(repo_root(&matches), m),
+        Some(("mcp", m)) => {
+            let options = servers::mcp_options(m);
+            if m.get_flag("inspect") {
+                let json = m
+                    .try_get_one::<bool>("json")
+                    .ok()
+                    .flatten()
+                    .copied()
+                    .unwrap_or(false)
+                    || !std::io::stdout().is_terminal();
+                let ctx = Context::new(repo_root(&matches), options.max_effect);
+                return match crate::mcp::inspect::render(&ctx, json) {
+                    Ok(text) => print_stdout(&text),
+                    Err(e) => fail(&e),
+                };
+            }
+            crate::mcp::serve_stdio(repo_root(&matches), &options)
+        }
+        Some(("serve", m)) => {
+            match servers::serve_options(m)
+                .and_then(|options| crate::http::serve(repo_root(&matches), &options))
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(&e),
+            }
+        }
         Some(("conformance", m)) => {
             let template = m
                 .get_one::<PathBuf>("fixture")
@@ -512,7 +528,7 @@ pub fn main() -> ExitCode {
         ),
         _ => match capability_matches(&matches) {
             Some((d, leaf)) => {
-                let ctx = context(&matches, leaf.get_one::<String>("allow-effects"));
+                let ctx = context(&matches, leaf);
                 let index = CAPABILITIES
                     .iter()
                     .position(|c| std::ptr::eq(c, d))

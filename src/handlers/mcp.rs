@@ -14,11 +14,13 @@ use serde_json::{json, Map, Value};
 use super::typed;
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::mcp::protocol::{LEGACY_METHODS, MODERN_METHODS, NOT_SERVED};
 use crate::policy::Effect;
 use crate::registry::types::mcp_projection;
 use crate::registry::{self, Kind};
-use crate::versions::{MCP_HTTP_PATH, MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS, SERVER_NAME};
+use crate::versions::{
+    LEGACY_METHODS, MCP_HTTP_PATH, MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS, MODERN_METHODS,
+    NOT_SERVED, SERVER_NAME,
+};
 
 /// One MCP server entry of a client configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -24,11 +24,8 @@ mod routes;
 use std::io::{IsTerminal, Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
-
-use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use crate::context::Context;
 use crate::error::CapabilityError;
@@ -39,80 +36,7 @@ pub const DEFAULT_BIND: &str = "127.0.0.1:7878";
 /// The default largest request body, in bytes (1 MiB).
 pub const DEFAULT_MAX_BODY: usize = crate::limits::HTTP_BODY_DEFAULT;
 /// The default idle timeout of a keep-alive connection, in seconds.
-pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
-
-/// The `seneschal serve` subcommand's arguments.
-pub fn command() -> Command {
-    Command::new("serve")
-        .about("Serve the HTTP API, Swagger UI, the server card and MCP at /mcp on loopback")
-        .long_about(
-            "Serve the HTTP API (every capability's route), /openapi.json, Swagger UI at /docs, \
-             the MCP server card, MCP Streamable HTTP at /mcp and a cockpit page at /.\n\n\
-             Prints `listening on http://ADDR` on stdout once the socket is bound (use \
-             `--bind 127.0.0.1:0` for a free port) and the URLs on stderr. When stdin is a pipe, \
-             the server exits when stdin closes.",
-        )
-        .arg(
-            Arg::new("bind")
-                .long("bind")
-                .value_name("ADDR")
-                .default_value(DEFAULT_BIND)
-                .help("The address to listen on, IP:PORT (port 0 picks a free port)"),
-        )
-        .arg(
-            Arg::new("allow-remote")
-                .long("allow-remote")
-                .action(ArgAction::SetTrue)
-                .help("Allow a non-loopback --bind address (prints a warning: there is no authentication)"),
-        )
-        .arg(
-            Arg::new("allow-effects")
-                .long("allow-effects")
-                .value_name("EFFECT")
-                .value_parser(["read", "process_state", "repository_write"])
-                .default_value("repository_write")
-                .help("Execute only capabilities whose effect is at most this one (least privilege)"),
-        )
-        .arg(
-            Arg::new("max-body")
-                .long("max-body")
-                .value_name("BYTES")
-                .value_parser(clap::value_parser!(u64).range(0..=(1u64 << 32)))
-                .default_value("1048576")
-                .help("The largest request body accepted; a larger one is answered 413"),
-        )
-        .arg(
-            Arg::new("timeout")
-                .long("timeout")
-                .value_name("SECS")
-                .value_parser(clap::value_parser!(u64).range(1..=3600))
-                .default_value("30")
-                .help("How long a connection may stay idle between requests; no request's deadline is longer"),
-        )
-        .arg(
-            Arg::new("request-timeout")
-                .long("request-timeout")
-                .value_name("SECS")
-                .value_parser(clap::value_parser!(u64).range(1..=3600))
-                .default_value(crate::limits::HTTP_REQUEST_SECS_DEFAULT.to_string())
-                .help("A request's head and body must arrive within it from its first byte (else 408), and its answer must be written within it"),
-        )
-        .arg(
-            Arg::new("workers")
-                .long("workers")
-                .value_name("N")
-                .value_parser(clap::value_parser!(u64).range(1..=256))
-                .help("Worker threads running requests [default: the number of cores, 2 to 16]"),
-        )
-        .arg(
-            Arg::new("max-connections")
-                .long("max-connections")
-                .value_name("N")
-                .value_parser(clap::value_parser!(u64).range(1..=65536))
-                .default_value(crate::limits::HTTP_CONNECTIONS_DEFAULT.to_string())
-                .help("Connections open at once (each holds a thread); at the cap, a new client takes the place of the connection idle or stuck the longest"),
-        )
-}
+pub const DEFAULT_TIMEOUT_SECS: u64 = crate::limits::HTTP_IDLE_SECS_DEFAULT;
 
 /// What `serve` was asked for, parsed and checked.
 #[derive(Debug, Clone)]
@@ -137,50 +61,26 @@ pub struct Options {
 }
 
 impl Options {
-    /// Parses the subcommand's matches; a bad value is `invalid_input`, a non-loopback address
-    /// without `--allow-remote` is `refused`.
-    pub fn from_matches(m: &ArgMatches) -> Result<Options, CapabilityError> {
-        let text = m.get_one::<String>("bind").expect("defaulted");
-        let bind: SocketAddr = text.parse().map_err(|e| {
-            CapabilityError::invalid_input(format!(
-                "--bind {text:?} is not an IP:PORT address ({e}); for example {DEFAULT_BIND}"
-            ))
-        })?;
-        let allow_remote = m.get_flag("allow-remote");
-        if !bind.ip().is_loopback() && !allow_remote {
+    /// Refuses a non-loopback [`Options::bind`] unless [`Options::allow_remote`] says so
+    /// (there is no authentication); [`serve`] checks it before binding.
+    pub fn check(&self) -> Result<(), CapabilityError> {
+        if !self.bind.ip().is_loopback() && !self.allow_remote {
             return Err(CapabilityError::refused(format!(
-                "--bind {bind} is not a loopback address; pass --allow-remote to serve it anyway \
-                 (there is no authentication)"
+                "--bind {} is not a loopback address; pass --allow-remote to serve it anyway \
+                 (there is no authentication)",
+                self.bind
             )));
         }
-        let max_effect = m
-            .get_one::<String>("allow-effects")
-            .and_then(|e| Effect::parse(e))
-            .unwrap_or(Effect::RepositoryWrite);
-        let max_body = *m.get_one::<u64>("max-body").expect("defaulted") as usize;
-        let timeout = Duration::from_secs(*m.get_one::<u64>("timeout").expect("defaulted"));
-        let request_timeout =
-            Duration::from_secs(*m.get_one::<u64>("request-timeout").expect("defaulted"))
-                .min(timeout);
-        let workers = match m.get_one::<u64>("workers") {
-            Some(n) => *n as usize,
-            None => std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(2)
-                .clamp(2, 16),
-        };
-        let max_connections = *m.get_one::<u64>("max-connections").expect("defaulted") as usize;
-        Ok(Options {
-            bind,
-            allow_remote,
-            max_effect,
-            max_body,
-            timeout,
-            request_timeout,
-            workers,
-            max_connections,
-        })
+        Ok(())
     }
+}
+
+/// The default number of worker threads: the number of cores, 2 to 16.
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(2, 16)
 }
 
 /// The HTTP projection without sockets: one parsed request in, `(status, headers, body)` out,
@@ -202,18 +102,6 @@ impl InMemory {
         body: &[u8],
     ) -> (u16, Vec<(String, String)>, Vec<u8>) {
         routes::answer_in_memory(&self.0, method, url, headers, body)
-    }
-}
-
-/// Runs `seneschal serve`.
-pub fn cli_main(repo: PathBuf, m: &ArgMatches) -> ExitCode {
-    let options = match Options::from_matches(m) {
-        Ok(o) => o,
-        Err(e) => return crate::cli::fail(&e),
-    };
-    match serve(repo, &options) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => crate::cli::fail(&e),
     }
 }
 
@@ -291,6 +179,7 @@ fn stdin_is_pipe() -> bool {
 
 /// Binds, announces and serves until the process ends (stdin EOF when it is a pipe).
 pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
+    options.check()?;
     let listener = listen(options.bind, options.timeout, options.request_timeout)
         .map_err(|e| CapabilityError::refused(format!("cannot listen on {}: {e}", options.bind)))?;
     let addr = listener
@@ -348,4 +237,16 @@ pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
     }
     let _ = accept.join();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_body_default_is_the_limits_table_s() {
+        assert_eq!(super::DEFAULT_MAX_BODY, crate::limits::HTTP_BODY_DEFAULT);
+        assert_eq!(
+            super::DEFAULT_TIMEOUT_SECS,
+            crate::limits::HTTP_IDLE_SECS_DEFAULT
+        );
+    }
 }

@@ -70,7 +70,7 @@ fn json_pointer(name: &str) -> String {
 
 /// One home for reading a schema's type: the CLI's flag derivation (`json` when untyped).
 fn schema_type(schema: &Value) -> &str {
-    crate::cli::flags::type_of(schema)
+    crate::flags::type_of(schema)
 }
 
 /// Coerces one text value to the JSON the schema expects.

@@ -119,8 +119,7 @@ impl State {
 /// A strong ETag: the first 16 bytes of the SHA-256 of the body, quoted.
 pub fn etag(body: &[u8]) -> String {
     let digest = Sha256::digest(body);
-    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
-    format!("\"{hex}\"")
+    format!("\"{}\"", crate::text::hex(&digest[..16]))
 }
 
 /// A response before it is handed to tiny_http.

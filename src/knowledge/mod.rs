@@ -6,7 +6,8 @@
 //! a valid one becomes an [`Object`] served at `seneschal://knowledge/{kind}/{id}`; an invalid
 //! one becomes a [`Finding`] `{file, pointer, message}` — never a crash, never skipped.
 //!
-//! The [`Index`] lives in the process [`Context`] and caches a [`Snapshot`]. An access
+//! The [`Index`] lives in the process context (`crate::context::Context`, which this module
+//! does not import: callers pass the index and the repository root) and caches a [`Snapshot`]. An access
 //! re-lists the kinds' folders and compares each file's stamp (length, modification time,
 //! inode) with the cached one, so an edit, an addition or a removal is seen by the next call;
 //! only changed files are read again. While inotify ([`watch`]) reports that nothing under
@@ -26,7 +27,6 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::context::Context;
 use crate::rootfs::{Follow, Root};
 use kinds::{Kind, Kinds};
 use scan::{Candidate, FileResult, Stamp};
@@ -170,7 +170,7 @@ struct State {
     trusted: bool,
 }
 
-/// The process's knowledge index (kept in [`Context`]): a cached [`Snapshot`] that is checked
+/// The process's knowledge index (kept in `crate::context::Context`): a cached [`Snapshot`] that is checked
 /// against the files on every access.
 #[derive(Default)]
 pub struct Index {
@@ -584,9 +584,9 @@ pub struct Template {
 
 /// Every valid knowledge object of the repository, sorted by URI, unredacted: the MCP
 /// projection lists them through [`crate::execute::knowledge_resources`], which discloses them.
-pub fn resources(ctx: &Context) -> Vec<Resource> {
-    ctx.knowledge
-        .snapshot(&ctx.repo)
+pub fn resources(index: &Index, repo: &Path) -> Vec<Resource> {
+    index
+        .snapshot(repo)
         .objects
         .iter()
         .map(|o| Resource {
@@ -602,8 +602,8 @@ pub fn resources(ctx: &Context) -> Vec<Resource> {
 /// The content of one knowledge object: `(mime type, text)`, or `None` when no object has
 /// this URI; unredacted: the MCP projection reads it through
 /// [`crate::execute::knowledge_read`], which discloses it.
-pub fn read(ctx: &Context, uri: &str) -> Option<(String, String)> {
-    let snapshot = ctx.knowledge.snapshot(&ctx.repo);
+pub fn read(index: &Index, repo: &Path, uri: &str) -> Option<(String, String)> {
+    let snapshot = index.snapshot(repo);
     snapshot
         .get(uri)
         .map(|o| (o.mime_type.clone(), o.text.clone()))
@@ -611,8 +611,8 @@ pub fn read(ctx: &Context, uri: &str) -> Option<(String, String)> {
 
 /// One URI template per kind, unredacted (a repository's own kinds are its content): the MCP
 /// projection lists them through [`crate::execute::knowledge_templates`].
-pub fn templates(ctx: &Context) -> Vec<Template> {
-    let snapshot = ctx.knowledge.snapshot(&ctx.repo);
+pub fn templates(index: &Index, repo: &Path) -> Vec<Template> {
+    let snapshot = index.snapshot(repo);
     let mut out: Vec<Template> = snapshot
         .kinds
         .all

@@ -291,16 +291,7 @@ impl FileResult {
     }
 }
 
-/// Lower-case hex of bytes.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[(b >> 4) as usize] as char);
-        s.push(DIGITS[(b & 15) as usize] as char);
-    }
-    s
-}
+pub use crate::text::hex;
 
 /// Splits Markdown into (front matter text, its first line number, body offset), or says why not.
 fn split_front_matter(text: &str) -> Result<(&str, usize, usize), String> {

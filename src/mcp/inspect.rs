@@ -2,24 +2,25 @@
 //! for people on a terminal or as JSON for machines.
 
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
 use crate::context::Context;
-use crate::execute::{execute, Transport};
+use crate::error::CapabilityError;
+use crate::execute::execute;
+use crate::transport::Transport;
 
-/// Prints the projection; JSON when `json`, text otherwise.
-pub fn run(ctx: &Context, json: bool) -> ExitCode {
-    match execute(ctx, "mcp.projection", json!({}), Transport::Cli) {
-        Ok(v) if json => {
-            let mut s = serde_json::to_string_pretty(&v).expect("values serialize");
-            s.push('\n');
-            crate::cli::print_stdout(&s)
-        }
-        Ok(v) => crate::cli::print_stdout(&human(&v)),
-        Err(e) => crate::cli::fail(&e),
-    }
+/// The projection as `seneschal mcp --inspect` prints it: pretty JSON when `json`, text
+/// otherwise.
+pub fn render(ctx: &Context, json: bool) -> Result<String, CapabilityError> {
+    let v = execute(ctx, "mcp.projection", json!({}), Transport::Cli)?;
+    Ok(if json {
+        let mut s = serde_json::to_string_pretty(&v).expect("values serialize");
+        s.push('\n');
+        s
+    } else {
+        human(&v)
+    })
 }
 
 fn strs(v: &Value) -> Vec<&str> {

@@ -10,62 +10,29 @@ pub mod protocol;
 pub mod stdio;
 pub mod wire;
 
-use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-
-use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use crate::codes::ErrorCode;
 use crate::context::Context;
 use crate::policy::Effect;
 
-/// The `seneschal mcp` subcommand's arguments.
-pub fn command() -> Command {
-    Command::new("mcp")
-        .about("Serve MCP over stdio (newline-delimited JSON-RPC; logs on stderr)")
-        .long_about(
-            "Serve MCP over stdio: newline-delimited JSON-RPC on stdin/stdout, logs on stderr, \
-             exit 0 at end of input. Both eras are served: initialize-era clients (2024-11-05 … \
-             2025-11-25) and 2026-07-28 clients (server/discover, per-request _meta).",
-        )
-        .arg(
-            Arg::new("allow-effects")
-                .long("allow-effects")
-                .value_name("EFFECT")
-                .value_parser(Effect::ALL.map(Effect::as_str))
-                .default_value(Effect::RepositoryWrite.as_str())
-                .help("List and execute only tools whose effect is at most this one (least privilege)"),
-        )
-        .arg(
-            Arg::new("inspect")
-                .long("inspect")
-                .action(ArgAction::SetTrue)
-                .help("Print the MCP projection (capability mcp.projection) and exit"),
-        )
+/// What `seneschal mcp` serves with (parsed from argv by [`crate::cli`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// The strongest effect listed and executed.
+    pub max_effect: Effect,
 }
 
-/// Runs `seneschal mcp`.
-pub fn cli_main(repo: std::path::PathBuf, m: &ArgMatches) -> ExitCode {
-    let max = m
-        .get_one::<String>("allow-effects")
-        .and_then(|e| Effect::parse(e))
-        .unwrap_or(Effect::RepositoryWrite);
-    let ctx = Context::new(repo, max);
-    if m.get_flag("inspect") {
-        let json = m
-            .try_get_one::<bool>("json")
-            .ok()
-            .flatten()
-            .copied()
-            .unwrap_or(false)
-            || !std::io::stdout().is_terminal();
-        return inspect::run(&ctx, json);
-    }
+/// Serves MCP over this process's stdin and stdout for `repo` until end of input; the exit
+/// code is success at end of input or a closed output, `internal` when stdio fails.
+pub fn serve_stdio(repo: PathBuf, options: &Options) -> ExitCode {
+    let ctx = Context::new(repo, options.max_effect);
     eprintln!(
         "seneschal mcp: serving {} over stdio (--allow-effects {})",
         ctx.repo.display(),
-        max.as_str()
+        options.max_effect.as_str()
     );
     match stdio::serve(
         &ctx,
@@ -97,4 +64,13 @@ pub struct HttpReply {
 /// `headers` are the request headers, names lower-cased.
 pub fn http_post(ctx: &Arc<Context>, headers: &[(String, String)], body: &[u8]) -> HttpReply {
     http::post(ctx, headers, body)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_stdio_line_and_page_are_the_limits_table_s() {
+        assert_eq!(super::stdio::MAX_LINE, crate::limits::STDIO_LINE);
+        assert_eq!(super::protocol::PAGE, crate::limits::PAGE_ITEMS);
+    }
 }

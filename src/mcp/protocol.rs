@@ -14,9 +14,10 @@ use serde_json::{json, Map, Value};
 use super::wire;
 use crate::context::Context;
 use crate::error::{CapabilityError, ErrorCode};
-use crate::execute::{execute_index, Transport};
+use crate::execute::execute_index;
 use crate::policy::{Determinism, Disclosure, Effect};
 use crate::registry::{self, projections, Kind, CAPABILITIES};
+use crate::transport::Transport;
 use crate::versions::{MCP_ALL_VERSIONS, MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS, SERVER_NAME};
 
 /// JSON-RPC: the text is not JSON.
@@ -46,55 +47,7 @@ pub const META_DIGEST: &str = "seneschal/digest";
 /// The result `_meta` key naming the server (modern era).
 pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
-/// The methods of the `initialize` era (2024-11-05 … 2025-11-25).
-pub const LEGACY_METHODS: &[&str] = &[
-    "initialize",
-    "notifications/initialized",
-    "notifications/cancelled",
-    "ping",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/read",
-    "resources/templates/list",
-];
-
-/// The methods of the modern era (2026-07-28): no handshake, no ping.
-pub const MODERN_METHODS: &[&str] = &[
-    "server/discover",
-    "notifications/cancelled",
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/read",
-    "resources/templates/list",
-];
-
-/// Methods a client may expect that are deliberately not served, with the reason.
-pub const NOT_SERVED: &[(&str, &str)] = &[
-    (
-        "prompts/list",
-        "no prompts are served (the prompts capability is not advertised)",
-    ),
-    ("prompts/get", "no prompts are served"),
-    ("completion/complete", "no argument completion is offered"),
-    (
-        "logging/setLevel",
-        "logs go to stderr only; no log notifications are sent",
-    ),
-    (
-        "resources/subscribe",
-        "resources are read on demand; no update notifications are sent",
-    ),
-    (
-        "resources/unsubscribe",
-        "resources are read on demand; no update notifications are sent",
-    ),
-    (
-        "subscriptions/listen",
-        "no change notifications are sent: the tool list is fixed for the binary",
-    ),
-];
+pub use crate::versions::{LEGACY_METHODS, MODERN_METHODS, NOT_SERVED};
 
 /// How long a client may cache lists and reads that depend on the binary alone.
 pub const TTL_STATIC_MS: u64 = 300_000;
@@ -319,11 +272,7 @@ pub fn handle_value(ctx: &Context, session: &mut Session, message: Value) -> Opt
     let (era, body) = match outcome {
         Ok((era, body)) => (era, body),
         Err(panic) => {
-            let why = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "a panic".into());
+            let why = crate::text::panic_message(panic.as_ref(), "a panic");
             eprintln!("seneschal mcp: `{method}` panicked: {why}");
             (
                 None,

@@ -31,7 +31,7 @@ pub fn compact_json(pretty: &str) -> String {
 /// An opaque cursor naming a position in one list.
 pub fn encode_cursor(list: &str, offset: usize) -> String {
     let plain = format!("{list}:{offset}");
-    plain.bytes().map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(plain.as_bytes())
 }
 
 /// The offset an opaque cursor names in `list`, or `None` when it is not one of ours, names

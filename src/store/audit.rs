@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 
 use crate::confine::Rule;
 use crate::error::CapabilityError;
-use crate::knowledge::scan::hex;
+use crate::text::hex;
 
 use super::fs::{self, io_err, Mode};
 use super::{canonical, digest, GENESIS};

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::error::CapabilityError;
-use crate::knowledge::scan::hex;
+use crate::text::hex;
 
 use super::fs::{self, Mode};
 use super::{canonical, now, unix, Locked, KEY_TTL, STATE_DIR};

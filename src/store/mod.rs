@@ -42,8 +42,8 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::error::CapabilityError;
-use crate::execute::Transport;
-use crate::knowledge::scan::hex;
+use crate::text::hex;
+use crate::transport::Transport;
 
 pub mod audit;
 mod fs;

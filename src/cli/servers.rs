@@ -1,0 +1,165 @@
+//! The two long-running commands, `seneschal mcp` and `seneschal serve`: their arguments and
+//! the typed options they parse to. The transports ([`crate::mcp`], [`crate::http`]) take
+//! those options and know nothing of argv.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Arg, ArgAction, ArgMatches, Command};
+
+use crate::error::CapabilityError;
+use crate::http::{DEFAULT_BIND, DEFAULT_TIMEOUT_SECS};
+use crate::policy::Effect;
+
+/// `--allow-effects EFFECT`, the one definition every command shares: its values are
+/// [`Effect::ALL`], its default the strongest, and it parses to an [`Effect`].
+pub fn effect_arg(help: &'static str) -> Arg {
+    let names: Vec<&'static str> = Effect::ALL.iter().map(|e| e.as_str()).collect();
+    Arg::new("allow-effects")
+        .long("allow-effects")
+        .value_name("EFFECT")
+        .value_parser(
+            PossibleValuesParser::new(names)
+                .map(|s: String| Effect::parse(&s).expect("one of the possible values")),
+        )
+        .default_value(Effect::RepositoryWrite.as_str())
+        .help(help)
+}
+
+/// The help of `--allow-effects` on every command that executes capabilities.
+pub const EFFECT_HELP: &str =
+    "Execute only capabilities whose effect is at most this one (least privilege)";
+
+/// The effect `--allow-effects` chose (the strongest when the command has no such flag).
+pub fn max_effect(m: &ArgMatches) -> Effect {
+    m.try_get_one::<Effect>("allow-effects")
+        .ok()
+        .flatten()
+        .copied()
+        .unwrap_or(Effect::RepositoryWrite)
+}
+
+/// The `seneschal mcp` subcommand's arguments.
+pub fn mcp() -> Command {
+    Command::new("mcp")
+        .about("Serve MCP over stdio (newline-delimited JSON-RPC; logs on stderr)")
+        .long_about(
+            "Serve MCP over stdio: newline-delimited JSON-RPC on stdin/stdout, logs on stderr, \
+             exit 0 at end of input. Both eras are served: initialize-era clients (2024-11-05 … \
+             2025-11-25) and 2026-07-28 clients (server/discover, per-request _meta).",
+        )
+        .arg(effect_arg(
+            "List and execute only tools whose effect is at most this one (least privilege)",
+        ))
+        .arg(
+            Arg::new("inspect")
+                .long("inspect")
+                .action(ArgAction::SetTrue)
+                .help("Print the MCP projection (capability mcp.projection) and exit"),
+        )
+}
+
+/// The `seneschal serve` subcommand's arguments.
+pub fn serve() -> Command {
+    Command::new("serve")
+        .about("Serve the HTTP API, Swagger UI, the server card and MCP at /mcp on loopback")
+        .long_about(
+            "Serve the HTTP API (every capability's route), /openapi.json, Swagger UI at /docs, \
+             the MCP server card, MCP Streamable HTTP at /mcp and a cockpit page at /.\n\n\
+             Prints `listening on http://ADDR` on stdout once the socket is bound (use \
+             `--bind 127.0.0.1:0` for a free port) and the URLs on stderr. When stdin is a pipe, \
+             the server exits when stdin closes.",
+        )
+        .arg(
+            Arg::new("bind")
+                .long("bind")
+                .value_name("ADDR")
+                .default_value(DEFAULT_BIND)
+                .help("The address to listen on, IP:PORT (port 0 picks a free port)"),
+        )
+        .arg(
+            Arg::new("allow-remote")
+                .long("allow-remote")
+                .action(ArgAction::SetTrue)
+                .help("Allow a non-loopback --bind address (prints a warning: there is no authentication)"),
+        )
+        .arg(effect_arg(EFFECT_HELP))
+        .arg(
+            Arg::new("max-body")
+                .long("max-body")
+                .value_name("BYTES")
+                .value_parser(clap::value_parser!(u64).range(0..=(1u64 << 32)))
+                .default_value(crate::limits::HTTP_BODY_DEFAULT.to_string())
+                .help("The largest request body accepted; a larger one is answered 413"),
+        )
+        .arg(
+            Arg::new("timeout")
+                .long("timeout")
+                .value_name("SECS")
+                .value_parser(clap::value_parser!(u64).range(1..=3600))
+                .default_value(DEFAULT_TIMEOUT_SECS.to_string())
+                .help("How long a connection may stay idle between requests; no request's deadline is longer"),
+        )
+        .arg(
+            Arg::new("request-timeout")
+                .long("request-timeout")
+                .value_name("SECS")
+                .value_parser(clap::value_parser!(u64).range(1..=3600))
+                .default_value(crate::limits::HTTP_REQUEST_SECS_DEFAULT.to_string())
+                .help("A request's head and body must arrive within it from its first byte (else 408), and its answer must be written within it"),
+        )
+        .arg(
+            Arg::new("workers")
+                .long("workers")
+                .value_name("N")
+                .value_parser(clap::value_parser!(u64).range(1..=256))
+                .help("Worker threads running requests [default: the number of cores, 2 to 16]"),
+        )
+        .arg(
+            Arg::new("max-connections")
+                .long("max-connections")
+                .value_name("N")
+                .value_parser(clap::value_parser!(u64).range(1..=65536))
+                .default_value(crate::limits::HTTP_CONNECTIONS_DEFAULT.to_string())
+                .help("Connections open at once (each holds a thread); at the cap, a new client takes the place of the connection idle or stuck the longest"),
+        )
+}
+
+/// What `seneschal mcp` was asked for.
+pub fn mcp_options(m: &ArgMatches) -> crate::mcp::Options {
+    crate::mcp::Options {
+        max_effect: max_effect(m),
+    }
+}
+
+/// What `seneschal serve` was asked for, parsed and checked: a bad `--bind` is
+/// `invalid_input`; a non-loopback address without `--allow-remote` is `refused`
+/// ([`crate::http::Options::check`]).
+pub fn serve_options(m: &ArgMatches) -> Result<crate::http::Options, CapabilityError> {
+    let text = m.get_one::<String>("bind").expect("defaulted");
+    let bind: SocketAddr = text.parse().map_err(|e| {
+        CapabilityError::invalid_input(format!(
+            "--bind {text:?} is not an IP:PORT address ({e}); for example {DEFAULT_BIND}"
+        ))
+    })?;
+    let timeout = Duration::from_secs(*m.get_one::<u64>("timeout").expect("defaulted"));
+    let options = crate::http::Options {
+        bind,
+        allow_remote: m.get_flag("allow-remote"),
+        max_effect: max_effect(m),
+        max_body: *m.get_one::<u64>("max-body").expect("defaulted") as usize,
+        timeout,
+        request_timeout: Duration::from_secs(
+            *m.get_one::<u64>("request-timeout").expect("defaulted"),
+        )
+        .min(timeout),
+        workers: match m.get_one::<u64>("workers") {
+            Some(n) => *n as usize,
+            None => crate::http::default_workers(),
+        },
+        max_connections: *m.get_one::<u64>("max-connections").expect("defaulted") as usize,
+    };
+    options.check()?;
+    Ok(options)
+}

@@ -1,0 +1,516 @@
+//! The module graph of the library: every `crate::X` path in `src/**/*.rs` (comments and
+//! literals skipped) is an edge from the file's top-level module to `X`. The graph has no
+//! cycle, and the layering rules hold: only `cli/` knows argv (clap), the transports are
+//! imported by no one below them, handlers never reach a transport, and the leaves import
+//! nothing of the crate. A failure names the offending edge and the file that makes it.
+//!
+//! The generated dispatch (`OUT_DIR/registry.rs`, included by `src/registry.rs`) is not read:
+//! it is the registry calling the handlers, which by construction read the registry.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Modules that import nothing of the crate.
+const LEAVES: &[&str] = &[
+    "codes",
+    "flags",
+    "policy",
+    "rules",
+    "text",
+    "transport",
+    "versions",
+];
+
+/// The transports: argv, MCP, HTTP.
+const TRANSPORTS: &[&str] = &["cli", "http", "mcp"];
+
+/// Which transport may import which: the CLI starts both servers, HTTP serves MCP at /mcp.
+const TRANSPORT_EDGES: &[(&str, &str)] = &[("cli", "http"), ("cli", "mcp"), ("http", "mcp")];
+
+/// Crates only `cli/` may use.
+const ARGV_CRATES: &[&str] = &["clap", "clap_complete", "clap_mangen"];
+
+/// One import: from a top-level module to another, made in `file`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Edge {
+    from: String,
+    to: String,
+    file: String,
+}
+
+/// Rust source with comments, string, byte-string and char literals blanked out (newlines
+/// kept), so that only code remains for the path scan.
+fn code_only(src: &str) -> String {
+    let b = src.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    let blank = |out: &mut Vec<u8>, s: &[u8]| {
+        out.extend(s.iter().map(|c| if *c == b'\n' { b'\n' } else { b' ' }))
+    };
+    while i < b.len() {
+        let rest = &b[i..];
+        if rest.starts_with(b"//") {
+            let end = rest.iter().position(|c| *c == b'\n').unwrap_or(rest.len());
+            blank(&mut out, &rest[..end]);
+            i += end;
+        } else if rest.starts_with(b"/*") {
+            let (mut depth, mut j) = (0usize, 0usize);
+            while j < rest.len() {
+                if rest[j..].starts_with(b"/*") {
+                    depth += 1;
+                    j += 2;
+                } else if rest[j..].starts_with(b"*/") {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    j += 1;
+                }
+            }
+            blank(&mut out, &rest[..j]);
+            i += j;
+        } else if let Some(len) = raw_string_len(rest) {
+            blank(&mut out, &rest[..len]);
+            i += len;
+        } else if rest[0] == b'"' || rest.starts_with(b"b\"") {
+            let mut j = if rest[0] == b'"' { 1 } else { 2 };
+            while j < rest.len() && rest[j] != b'"' {
+                j += if rest[j] == b'\\' { 2 } else { 1 };
+            }
+            let len = (j + 1).min(rest.len());
+            blank(&mut out, &rest[..len]);
+            i += len;
+        } else if rest[0] == b'\'' {
+            // A char literal ('x', '\n', '\u{..}', 'é'), else a lifetime or label.
+            let len = if rest.get(1) == Some(&b'\\') {
+                rest[2..].iter().position(|c| *c == b'\'').map(|p| p + 3)
+            } else {
+                let ch = src[i + 1..].chars().next().map_or(1, char::len_utf8);
+                (rest.get(1 + ch) == Some(&b'\'')).then_some(ch + 2)
+            };
+            let len = len.unwrap_or(1);
+            if len > 1 {
+                blank(&mut out, &rest[..len]);
+            } else {
+                out.push(b'\'');
+            }
+            i += len;
+        } else {
+            out.push(rest[0]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).expect("ASCII blanks keep UTF-8 valid")
+}
+
+/// The length of a raw (byte) string literal at the start of `s`: `r"…"`, `r#"…"#`, `br"…"`.
+fn raw_string_len(s: &[u8]) -> Option<usize> {
+    let start = if s.starts_with(b"br") {
+        2
+    } else if s.starts_with(b"r") {
+        1
+    } else {
+        return None;
+    };
+    let hashes = s[start..].iter().take_while(|c| **c == b'#').count();
+    if s.get(start + hashes) != Some(&b'"') {
+        return None;
+    }
+    let mut close = vec![b'"'];
+    close.extend(std::iter::repeat_n(b'#', hashes));
+    let body = start + hashes + 1;
+    let end = s[body..].windows(close.len()).position(|w| w == close)?;
+    Some(body + end + close.len())
+}
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// The top-level modules `code` names through `crate::`: `crate::x::…`, `crate::x` and each
+/// first segment of a `crate::{x, y::z}` group.
+fn crate_paths(code: &str) -> BTreeSet<String> {
+    let b = code.as_bytes();
+    let mut found = BTreeSet::new();
+    let mut from = 0;
+    while let Some(p) = code[from..].find("crate::") {
+        let at = from + p;
+        from = at + 7;
+        // `$crate::` (macros) and `foo_crate::` are not this crate's paths.
+        if at > 0 && (is_ident(b[at - 1]) || b[at - 1] == b'$') {
+            continue;
+        }
+        let rest = code[at + 7..].trim_start();
+        if let Some(group) = rest.strip_prefix('{') {
+            // The first segment of each comma-separated item at depth one.
+            let mut depth = 1;
+            let mut item_start = true;
+            for (k, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    ',' if depth == 1 => item_start = true,
+                    c if item_start && depth == 1 && (c.is_alphanumeric() || c == '_') => {
+                        let name: String = group[k..]
+                            .chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect();
+                        found.insert(name);
+                        item_start = false;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                found.insert(name);
+            }
+        }
+    }
+    found
+}
+
+/// Whether `code` uses one of `crates` (`use clap…`, `clap::…`).
+fn uses_crate(code: &str, krate: &str) -> bool {
+    let b = code.as_bytes();
+    let needle = format!("{krate}::");
+    code.match_indices(&needle).any(|(at, _)| {
+        // `::clap::x` is the crate too; `foo_clap::` and `self.clap::` are not.
+        at == 0 || !(is_ident(b[at - 1]) || b[at - 1] == b'.')
+    })
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("a directory entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every source file of the library as `(path relative to src/, top-level module, code)`;
+/// `lib.rs` and `main.rs` are the roots, not modules.
+fn sources() -> Vec<(String, String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files
+        .into_iter()
+        .filter_map(|p| {
+            let rel = p
+                .strip_prefix(&src)
+                .expect("under src/")
+                .to_string_lossy()
+                .into_owned();
+            if rel == "lib.rs" || rel == "main.rs" {
+                return None;
+            }
+            let first = rel.split('/').next().expect("a first component");
+            let module = first.strip_suffix(".rs").unwrap_or(first).to_string();
+            let text = std::fs::read_to_string(&p).expect("readable source");
+            Some((rel, module, code_only(&text)))
+        })
+        .collect()
+}
+
+/// The top-level modules `src/lib.rs` declares.
+fn modules() -> BTreeSet<String> {
+    let lib = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/lib.rs"))
+        .expect("src/lib.rs");
+    code_only(&lib)
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .map(|m| m.trim_end_matches(';').trim().to_string())
+        .collect()
+}
+
+/// The edges between distinct top-level modules, each with the first file that makes it.
+fn edges(files: &[(String, String, String)], modules: &BTreeSet<String>) -> Vec<Edge> {
+    let mut seen: BTreeMap<(String, String), String> = BTreeMap::new();
+    for (rel, from, code) in files {
+        for to in crate_paths(code) {
+            if &to != from && modules.contains(&to) {
+                seen.entry((from.clone(), to))
+                    .or_insert_with(|| rel.clone());
+            }
+        }
+    }
+    seen.into_iter()
+        .map(|((from, to), file)| Edge { from, to, file })
+        .collect()
+}
+
+/// One cycle of the graph, as its edges, if there is any.
+fn find_cycle(edges: &[Edge]) -> Option<Vec<Edge>> {
+    let mut out: BTreeMap<&str, Vec<&Edge>> = BTreeMap::new();
+    for e in edges {
+        out.entry(&e.from).or_default().push(e);
+    }
+    // Depth-first search; `stack` holds the edges from the root to the current node.
+    fn visit<'a>(
+        node: &'a str,
+        out: &BTreeMap<&'a str, Vec<&'a Edge>>,
+        state: &mut BTreeMap<&'a str, u8>,
+        stack: &mut Vec<&'a Edge>,
+    ) -> Option<Vec<Edge>> {
+        state.insert(node, 1);
+        for e in out.get(node).into_iter().flatten() {
+            match state.get(e.to.as_str()) {
+                Some(1) => {
+                    let start = stack
+                        .iter()
+                        .position(|s| s.from == e.to)
+                        .unwrap_or(stack.len());
+                    let mut cycle: Vec<Edge> =
+                        stack[start..].iter().map(|s| (*s).clone()).collect();
+                    cycle.push((*e).clone());
+                    return Some(cycle);
+                }
+                Some(_) => {}
+                None => {
+                    stack.push(e);
+                    if let Some(c) = visit(&e.to, out, state, stack) {
+                        return Some(c);
+                    }
+                    stack.pop();
+                }
+            }
+        }
+        state.insert(node, 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    let nodes: Vec<&str> = out.keys().copied().collect();
+    for n in nodes {
+        if !state.contains_key(n) {
+            if let Some(c) = visit(n, &out, &mut state, &mut Vec::new()) {
+                return Some(c);
+            }
+        }
+    }
+    None
+}
+
+fn show(edges: &[Edge]) -> String {
+    edges
+        .iter()
+        .map(|e| format!("{} -> {} (src/{})", e.from, e.to, e.file))
+        .collect::<Vec<_>>()
+        .join("\n  ")
+}
+
+/// The layering rules broken by `edges` and `files`, each naming its edge or file.
+fn violations(files: &[(String, String, String)], edges: &[Edge]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for e in edges {
+        if LEAVES.contains(&e.from.as_str()) {
+            bad.push(format!(
+                "the leaf {} imports {} (src/{}): leaves import nothing of the crate",
+                e.from, e.to, e.file
+            ));
+        }
+        if TRANSPORTS.contains(&e.to.as_str())
+            && !TRANSPORT_EDGES.contains(&(e.from.as_str(), e.to.as_str()))
+        {
+            bad.push(format!(
+                "{} imports the transport {} (src/{}): only cli starts the servers and only http \
+                 serves mcp",
+                e.from, e.to, e.file
+            ));
+        }
+    }
+    for (rel, module, code) in files {
+        if module == "cli" {
+            continue;
+        }
+        for krate in ARGV_CRATES {
+            if uses_crate(code, krate) {
+                bad.push(format!("src/{rel} uses {krate}: only cli/ knows argv"));
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn the_module_graph_has_no_cycle() {
+    let files = sources();
+    let modules = modules();
+    let edges = edges(&files, &modules);
+    // The scan sees the graph: the transports reach the executor, the executor the registry.
+    for (from, to) in [
+        ("cli", "execute"),
+        ("mcp", "execute"),
+        ("http", "execute"),
+        ("execute", "registry"),
+    ] {
+        assert!(
+            edges.iter().any(|e| e.from == from && e.to == to),
+            "the scan missed {from} -> {to}; it found:\n  {}",
+            show(&edges)
+        );
+    }
+    if let Some(cycle) = find_cycle(&edges) {
+        panic!("the module graph has a cycle:\n  {}", show(&cycle));
+    }
+}
+
+#[test]
+fn the_layering_rules_hold() {
+    let files = sources();
+    let modules = modules();
+    for leaf in LEAVES.iter().chain(TRANSPORTS) {
+        assert!(
+            modules.contains(*leaf),
+            "src/lib.rs declares no module {leaf}"
+        );
+    }
+    let bad = violations(&files, &edges(&files, &modules));
+    assert!(
+        bad.is_empty(),
+        "layering rules broken:\n  {}",
+        bad.join("\n  ")
+    );
+}
+
+/// The checks fail when what they guard is broken: a cycle, a leaf that imports, a handler
+/// that reaches a transport, clap outside cli/.
+#[test]
+fn the_checks_catch_a_planted_break() {
+    let file = |rel: &str, module: &str, text: &str| {
+        (rel.to_string(), module.to_string(), code_only(text))
+    };
+    let files = vec![
+        file(
+            "a.rs",
+            "a",
+            "use crate::b::X;\n// crate::c is a comment\nlet s = \"crate::c\";",
+        ),
+        file(
+            "b/mod.rs",
+            "b",
+            "use crate::{a, text::hex};\nfn f<'a>(x: &'a str) -> char { 'c' }",
+        ),
+        file("text.rs", "text", "pub fn hex() { crate::codes::X }"),
+        file("handlers/x.rs", "handlers", "use crate::mcp::protocol;"),
+        file("http/mod.rs", "http", "use clap::Command;"),
+    ];
+    let modules: BTreeSet<String> = ["a", "b", "c", "codes", "handlers", "http", "mcp", "text"]
+        .map(String::from)
+        .into();
+    let edges = edges(&files, &modules);
+    assert!(
+        !edges.iter().any(|e| e.to == "c"),
+        "comments and strings are not imports: {edges:?}"
+    );
+    let cycle = find_cycle(&edges).expect("a -> b -> a is a cycle");
+    assert_eq!(show(&cycle), "a -> b (src/a.rs)\n  b -> a (src/b/mod.rs)");
+    let bad = violations(&files, &edges).join("\n");
+    assert!(
+        bad.contains("the leaf text imports codes (src/text.rs)"),
+        "{bad}"
+    );
+    assert!(
+        bad.contains("handlers imports the transport mcp (src/handlers/x.rs)"),
+        "{bad}"
+    );
+    assert!(bad.contains("src/http/mod.rs uses clap"), "{bad}");
+}
+
+/// Pieces with one home each: `(needle, the one file allowed to hold it, what it is)`.
+const ONE_HOME: &[(&str, &str, &str)] = &[
+    (
+        "Command::new(\"git\")",
+        "git.rs",
+        "a git command (its environment is set once, in git::command)",
+    ),
+    (
+        "downcast_ref::<String>",
+        "text.rs",
+        "a panic's text (text::panic_message)",
+    ),
+    (":02x}", "text.rs", "a hex encoder (text::hex)"),
+];
+
+/// Each file of `files` (`(path under src/, raw text)`) that holds a piece outside its home.
+fn second_homes(files: &[(String, String)]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (rel, text) in files {
+        for (needle, home, what) in ONE_HOME {
+            if rel != home && text.contains(needle) {
+                bad.push(format!(
+                    "src/{rel} holds {what}: `{needle}` lives in src/{home}"
+                ));
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn shared_pieces_have_one_home() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut paths = Vec::new();
+    rust_files(&src, &mut paths);
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| {
+            let rel = p.strip_prefix(&src).expect("under src/");
+            (
+                rel.to_string_lossy().into_owned(),
+                std::fs::read_to_string(p).expect("readable source"),
+            )
+        })
+        .collect();
+    // The homes hold their piece (text::hex uses a digit table, not `{:02x}`).
+    for (needle, home, _) in &ONE_HOME[..2] {
+        let (_, text) = files
+            .iter()
+            .find(|(rel, _)| rel == home)
+            .unwrap_or_else(|| panic!("src/{home} exists"));
+        assert!(
+            text.contains(needle),
+            "src/{home} no longer holds `{needle}`"
+        );
+    }
+    let bad = second_homes(&files);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // Planted: a second git command and a second hex encoder are caught.
+    let planted = [
+        (
+            "conformance.rs".to_string(),
+            "let c = Command::new(\"git\");".to_string(),
+        ),
+        (
+            "mcp/wire.rs".to_string(),
+            "s.bytes().map(|b| format!(\"{b:02x}\"))".to_string(),
+        ),
+    ];
+    let caught = second_homes(&planted).join("\n");
+    assert!(
+        caught.contains("src/conformance.rs holds a git command"),
+        "{caught}"
+    );
+    assert!(
+        caught.contains("src/mcp/wire.rs holds a hex encoder"),
+        "{caught}"
+    );
+}
