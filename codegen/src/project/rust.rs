@@ -15,6 +15,25 @@ use crate::policy::{Determinism, Disclosure, Effect, Stability};
 
 /// typify's types for one capability, in a module named after the capability.
 pub fn types_for(c: &Capability) -> Result<TokenStream, Diagnostic> {
+    let stream = typify_stream(c)?;
+    Ok(types_module(c, stream))
+}
+
+/// The module of one capability's types around typify's items.
+fn types_module(c: &Capability, stream: TokenStream) -> TokenStream {
+    let file = c.source.to_string_lossy().replace('\\', "/");
+    let module = format_ident!("{}", c.module_name());
+    let doc = format!(" Types of `{}`, generated from {}.", c.id, file);
+    quote! {
+        #[doc = #doc]
+        pub mod #module {
+            #stream
+        }
+    }
+}
+
+/// typify's items for one capability's input and output.
+fn typify_stream(c: &Capability) -> Result<TokenStream, Diagnostic> {
     let file = c.source.to_string_lossy().replace('\\', "/");
     let fail = |pointer: &str, message: String| Diagnostic {
         file: file.clone(),
@@ -75,15 +94,34 @@ pub fn types_for(c: &Capability) -> Result<TokenStream, Diagnostic> {
             "a `format` (date-time, date, uuid...) makes typify use a crate seneschal does not depend on: use a plain string with a pattern".into(),
         ));
     }
-    let stream = space.to_stream();
-    let module = format_ident!("{}", c.module_name());
-    let doc = format!(" Types of `{}`, generated from {}.", c.id, file);
-    Ok(quote! {
-        #[doc = #doc]
-        pub mod #module {
-            #stream
-        }
-    })
+    Ok(space.to_stream())
+}
+
+/// How a module of types prints the `pub mod error {}` left by [`hoist_error_module`].
+const ERROR_PLACEHOLDER: &str = "        pub mod error {}\n";
+
+/// typify's items with the body of their `pub mod error { ... }` taken out (left empty), and
+/// that body. typify writes the same error module into every type space: it is formatted once
+/// and put back as text ([`ERROR_PLACEHOLDER`]), which saves most of the formatting of a
+/// capability with few types.
+fn hoist_error_module(stream: TokenStream) -> (TokenStream, Option<proc_macro2::Group>) {
+    use proc_macro2::{Delimiter, Group, TokenTree};
+    let mut trees: Vec<TokenTree> = stream.into_iter().collect();
+    let is = |t: &TokenTree, word: &str| matches!(t, TokenTree::Ident(i) if i == word);
+    let found = trees.windows(4).position(|w| {
+        is(&w[0], "pub")
+            && is(&w[1], "mod")
+            && is(&w[2], "error")
+            && matches!(&w[3], TokenTree::Group(g) if g.delimiter() == Delimiter::Brace)
+    });
+    let body = found.and_then(|i| match &mut trees[i + 3] {
+        TokenTree::Group(g) => Some(std::mem::replace(
+            g,
+            Group::new(Delimiter::Brace, TokenStream::new()),
+        )),
+        _ => None,
+    });
+    (trees.into_iter().collect(), body)
 }
 
 fn effect_tokens(e: Effect) -> TokenStream {
@@ -318,11 +356,38 @@ pub fn render_registry(reg: &Registry, repo_root: &Path) -> Result<String, Vec<D
     Ok(out)
 }
 
+/// An error module body formatted as `pub mod error { ... }` at its depth in `pub mod types`,
+/// remembered by its tokens (typify writes one, the same, for every capability).
+fn error_text(
+    cache: &std::sync::Mutex<Vec<(String, String)>>,
+    body: &proc_macro2::Group,
+) -> Result<String, syn::Error> {
+    let key = body.to_string();
+    let known = |cache: &std::sync::Mutex<Vec<(String, String)>>| {
+        let cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.clone())
+    };
+    if let Some(text) = known(cache) {
+        return Ok(text);
+    }
+    let text = pretty(quote! { pub mod types { pub mod m { pub mod error #body } } })?;
+    let text = inner_lines(inner_lines(&text)).to_string();
+    cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((key, text.clone()));
+    Ok(text)
+}
+
 /// typify's modules for every query, in registry order, each formatted at its depth inside
 /// `pub mod types`, a blank line between two. The work is spread over the machine's cores
 /// (each capability has its own type space); typify's panics are caught per capability with
 /// the panic hook silenced for the duration.
 fn render_types(queries: &[&Capability]) -> Result<String, Vec<Diagnostic>> {
+    let errors = &std::sync::Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 8);
@@ -336,19 +401,29 @@ fn render_types(queries: &[&Capability]) -> Result<String, Vec<Diagnostic>> {
                 scope.spawn(move || {
                     part.iter()
                         .map(|c| {
-                            let tokens = types_for(c)?;
-                            let text =
-                                pretty(quote! { pub mod types { #tokens } }).map_err(|e| {
-                                    Diagnostic {
-                                        file: c.source.to_string_lossy().replace('\\', "/"),
-                                        line: None,
-                                        pointer: "/output".into(),
-                                        message: format!(
-                                            "the Rust typify generated does not parse: {e}"
-                                        ),
-                                    }
-                                })?;
-                            Ok(inner_lines(&text).to_string())
+                            let stream = typify_stream(c)?;
+                            let fail = |e: syn::Error| Diagnostic {
+                                file: c.source.to_string_lossy().replace('\\', "/"),
+                                line: None,
+                                pointer: "/output".into(),
+                                message: format!("the Rust typify generated does not parse: {e}"),
+                            };
+                            let whole = |stream: TokenStream| {
+                                let tokens = types_module(c, stream);
+                                pretty(quote! { pub mod types { #tokens } })
+                                    .map(|text| inner_lines(&text).to_string())
+                                    .map_err(fail)
+                            };
+                            let (hoisted, error) = hoist_error_module(stream.clone());
+                            let Some(error) = error else {
+                                return whole(stream);
+                            };
+                            let text = whole(hoisted)?;
+                            if !text.contains(ERROR_PLACEHOLDER) {
+                                return whole(stream);
+                            }
+                            let formatted = error_text(errors, &error).map_err(fail)?;
+                            Ok(text.replacen(ERROR_PLACEHOLDER, &formatted, 1))
                         })
                         .collect::<Vec<_>>()
                 })
