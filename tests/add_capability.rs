@@ -1,8 +1,9 @@
-//! Adding a capability is one manifest plus one handler file: this test copies the workspace,
-//! adds both, builds it with cargo, and checks that the new capability appears in every
-//! projection and runs through `call` and its own CLI path, with no other file edited. It
-//! also proves the build script's rerun triggers: a no-op build does not rerun build.rs;
-//! touching one manifest does.
+//! Adding a capability is one manifest plus one handler file and its `mod` line: this test
+//! copies the workspace, adds them, builds it with cargo, and checks that the new capability
+//! appears in every projection and runs through `call` and its own CLI path, with no other
+//! file edited; without the `mod` line the build fails naming the line to add. It also proves
+//! the build script's rerun triggers: a no-op build does not rerun build.rs; touching one
+//! manifest does.
 
 mod common;
 
@@ -176,9 +177,27 @@ fn one_manifest_and_one_handler_make_a_working_capability() {
     for file in ["Cargo.toml", "Cargo.lock", "build.rs", "codegen/Cargo.toml"] {
         std::fs::copy(root.join(file), ws.join(file)).unwrap();
     }
-    // The developer's whole change: one manifest, one handler file.
+    // The developer's whole change: one manifest, one handler file, and its line in the
+    // handler module list, which the build asks for when it is missing.
     std::fs::write(ws.join("capabilities/demo.echo.yaml"), MANIFEST).unwrap();
     std::fs::write(ws.join("src/handlers/demo.rs"), HANDLER).unwrap();
+    let o = cargo(&ws, &target, &["build", "--offline", "--bin", "seneschal"]);
+    assert!(
+        !o.status.success(),
+        "a handler module no line declares was built"
+    );
+    assert!(
+        tail(&o).contains("src/handlers/mod.rs:")
+            && tail(&o).contains("handler module `demo` of `demo.echo` (capabilities/demo.echo.yaml) is not declared: add the line `pub mod demo;`"),
+        "{}",
+        tail(&o)
+    );
+    let mod_rs = std::fs::read_to_string(ws.join("src/handlers/mod.rs")).unwrap();
+    std::fs::write(
+        ws.join("src/handlers/mod.rs"),
+        mod_rs.replacen("pub mod files;", "pub mod demo;\npub mod files;", 1),
+    )
+    .unwrap();
 
     let o = cargo(
         &ws,

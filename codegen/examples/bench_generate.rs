@@ -1,7 +1,7 @@
 //! Benchmark of the build-time generation step on a synthetic registry.
 //!
 //! `cargo run --release -p seneschal-codegen --example bench_generate -- 1000` writes 1,000
-//! synthetic manifests (and one handler file with their functions) into a temporary folder,
+//! synthetic manifests (one handler file with their functions, and its `mod` line) into a temporary folder,
 //! then times the whole pipeline — load, schema validation, invariant checks, typify, dispatch
 //! and every projection — and prints the median of several runs. With `--write DIR` it only
 //! writes the synthetic registry into DIR (used to measure compile-time growth).
@@ -86,6 +86,11 @@ fn write_registry(root: &Path, n: usize) {
         .unwrap();
     }
     std::fs::write(root.join("src/handlers/synth.rs"), handler(n)).unwrap();
+    std::fs::write(
+        root.join("src/handlers/mod.rs"),
+        "//! Synthetic handler modules.\npub mod synth;\n",
+    )
+    .unwrap();
 }
 
 fn main() {
@@ -95,7 +100,7 @@ fn main() {
         let dir = Path::new(&args[pos + 1]);
         write_registry(dir, n);
         println!(
-            "wrote {n} synthetic manifests and src/handlers/synth.rs under {}",
+            "wrote {n} synthetic manifests, src/handlers/synth.rs and src/handlers/mod.rs under {}",
             dir.display()
         );
         return;
@@ -128,7 +133,7 @@ fn main() {
     let _ = seneschal_codegen::committed_projections(&reg);
     let committed = t.elapsed();
     println!(
-        "phases: load+check {:.1} ms, rust (typify + dispatch tokens, {} KiB) {:.1} ms, committed projections {:.1} ms",
+        "phases: load+check {:.1} ms, rust (typify + prettyplease, {} KiB) {:.1} ms, committed projections {:.1} ms",
         load.as_secs_f64() * 1e3,
         rust.len() / 1024,
         rust_time.as_secs_f64() * 1e3,

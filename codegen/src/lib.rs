@@ -272,8 +272,8 @@ pub struct Outputs {
     pub registry: Registry,
     /// Committed projections: `(file name under generated/, content)`.
     pub committed: Vec<(&'static str, String)>,
-    /// Files for OUT_DIR only: the Rust registry, the handler tree, the surfaces of the
-    /// narrowed profiles ([`NARROWED`]) and the cockpit surfaces.
+    /// Files for OUT_DIR only: the Rust registry, the surfaces of the narrowed profiles
+    /// ([`NARROWED`]) and the cockpit surfaces.
     pub out_dir: Vec<(&'static str, String)>,
 }
 
@@ -297,19 +297,8 @@ pub fn generate_with(inputs: &Inputs, extra: &[PathBuf]) -> Result<Outputs, Vec<
         )
     });
     let registry_rs = registry_rs?;
+    project::rust::check_handler_modules(&registry, &handler_dirs(inputs, extra), &inputs.root)?;
     let mut out_dir = vec![("registry.rs", registry_rs)];
-    let dirs = handler_dirs(inputs, extra);
-    if !dirs.is_empty() {
-        let handlers_rs = project::rust::render_handlers(&dirs).map_err(|e| {
-            vec![Diagnostic {
-                file: "src/handlers".into(),
-                line: None,
-                pointer: String::new(),
-                message: format!("cannot list handlers: {e}"),
-            }]
-        })?;
-        out_dir.push(("handlers.rs", handlers_rs));
-    }
     out_dir.extend(rendered.profiles);
     out_dir.push(("digest.txt", rendered.digest));
     Ok(Outputs {

@@ -9,7 +9,9 @@ use crate::registry::types::{capabilities_list, capabilities_projections, capabi
 use crate::registry::{Descriptor, CAPABILITIES};
 
 fn route(d: &Descriptor) -> Value {
-    d.http.map(|h| json!(format!("{} {}", h.method, h.path))).unwrap_or(Value::Null)
+    d.http
+        .map(|h| json!(format!("{} {}", h.method, h.path)))
+        .unwrap_or(Value::Null)
 }
 
 fn cli_path(d: &Descriptor) -> Value {
@@ -22,7 +24,10 @@ fn cli_path(d: &Descriptor) -> Value {
 
 /// `capabilities.list`: every capability, filtered by tag, effect or stability; executable
 /// when this process executes it (a narrowed process lists what it refuses as not executable).
-pub fn list(ctx: &Context, input: capabilities_list::Input) -> Result<capabilities_list::Output, CapabilityError> {
+pub fn list(
+    ctx: &Context,
+    input: capabilities_list::Input,
+) -> Result<capabilities_list::Output, CapabilityError> {
     let items: Vec<Value> = CAPABILITIES
         .iter()
         .filter(|d| input.tag.as_ref().is_none_or(|t| d.tags.contains(&t.as_str())))
@@ -47,11 +52,16 @@ pub fn list(ctx: &Context, input: capabilities_list::Input) -> Result<capabiliti
 }
 
 /// `capabilities.show`: the whole descriptor of one capability.
-pub fn show(_ctx: &Context, input: capabilities_show::Input) -> Result<capabilities_show::Output, CapabilityError> {
-    let (_, d) = crate::registry::find(&input.id)
-        .ok_or_else(|| CapabilityError::not_found(format!("no capability has the id `{}`", input.id)).at("/id"))?;
-    let descriptor: Value = serde_json::from_str(d.descriptor_json)
-        .map_err(|e| CapabilityError::internal(format!("compiled descriptor does not parse: {e}")))?;
+pub fn show(
+    _ctx: &Context,
+    input: capabilities_show::Input,
+) -> Result<capabilities_show::Output, CapabilityError> {
+    let (_, d) = crate::registry::find(&input.id).ok_or_else(|| {
+        CapabilityError::not_found(format!("no capability has the id `{}`", input.id)).at("/id")
+    })?;
+    let descriptor: Value = serde_json::from_str(d.descriptor_json).map_err(|e| {
+        CapabilityError::internal(format!("compiled descriptor does not parse: {e}"))
+    })?;
     typed(descriptor)
 }
 

@@ -9,9 +9,13 @@ use crate::registry::projections::CONTRACT_LOCK;
 use crate::registry::types::contract_digest;
 
 /// `contract.digest`: the digest, the section hashes, and optionally the whole lock.
-pub fn digest(_ctx: &Context, input: contract_digest::Input) -> Result<contract_digest::Output, CapabilityError> {
-    let lock: Value = serde_json::from_str(CONTRACT_LOCK)
-        .map_err(|e| CapabilityError::internal(format!("the compiled contract lock does not parse: {e}")))?;
+pub fn digest(
+    _ctx: &Context,
+    input: contract_digest::Input,
+) -> Result<contract_digest::Output, CapabilityError> {
+    let lock: Value = serde_json::from_str(CONTRACT_LOCK).map_err(|e| {
+        CapabilityError::internal(format!("the compiled contract lock does not parse: {e}"))
+    })?;
     let mut capabilities = Map::new();
     for (id, entry) in lock["capabilities"].as_object().into_iter().flatten() {
         let mut sections = Map::new();

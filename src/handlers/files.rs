@@ -25,8 +25,8 @@ use crate::confine::{self, refusal, Rule};
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::redact::{holds_private_key, redact};
-use crate::rootfs::{Denied, Follow, Root};
 use crate::registry::types::{files_read, files_search};
+use crate::rootfs::{Denied, Follow, Root};
 
 /// The largest file `files.read` opens.
 pub const FILE_CAP: u64 = 8 * 1024 * 1024;
@@ -66,7 +66,10 @@ fn open_root(ctx: &Context) -> Result<Root, CapabilityError> {
 }
 
 /// `files.read`: a window of lines of one confined file.
-pub fn read(ctx: &Context, input: files_read::Input) -> Result<files_read::Output, CapabilityError> {
+pub fn read(
+    ctx: &Context,
+    input: files_read::Input,
+) -> Result<files_read::Output, CapabilityError> {
     let path = input.path.as_str();
     let rel = confine::check_lexical(path, "/path")?
         .iter()
@@ -108,7 +111,9 @@ pub fn read(ctx: &Context, input: files_read::Input) -> Result<files_read::Outpu
     let text = String::from_utf8_lossy(&bytes);
     let all: Vec<&str> = text.split_inclusive('\n').collect();
     let total = all.len() as u64;
-    let start = usize::try_from(offset - 1).unwrap_or(usize::MAX).min(all.len());
+    let start = usize::try_from(offset - 1)
+        .unwrap_or(usize::MAX)
+        .min(all.len());
     let want = usize::try_from(input.limit.get()).unwrap_or(usize::MAX);
     let mut window = String::new();
     let mut taken = 0usize;
@@ -176,8 +181,11 @@ impl Sink for Collect {
         let line = raw.trim_end_matches(['\n', '\r']);
         // The line is already redacted: its markers are the secrets it held.
         let markers = line.matches(crate::redact::MARKER).count();
-        self.lines
-            .push((m.line_number().unwrap_or(0), cut(line, LINE_CAP).to_string(), markers));
+        self.lines.push((
+            m.line_number().unwrap_or(0),
+            cut(line, LINE_CAP).to_string(),
+            markers,
+        ));
         Ok(true)
     }
 }
@@ -210,7 +218,12 @@ impl IgnoreRules {
 
     /// The `.ignore` and `.gitignore` rules of the folder at `rel`.
     fn folder(&self, rel: &str) -> Arc<[Option<Gitignore>; 2]> {
-        if let Some(f) = self.folders.read().unwrap_or_else(|p| p.into_inner()).get(rel) {
+        if let Some(f) = self
+            .folders
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(rel)
+        {
             return f.clone();
         }
         let base = self.root_path.join(rel);
@@ -314,8 +327,10 @@ pub fn search(
         .line_terminator(Some(b'\n'))
         .build(input.pattern.as_str())
         .map_err(|e| {
-            CapabilityError::invalid_input(format!("the pattern is not a valid regular expression: {e}"))
-                .at("/pattern")
+            CapabilityError::invalid_input(format!(
+                "the pattern is not a valid regular expression: {e}"
+            ))
+            .at("/pattern")
         })?;
     let limit = usize::try_from(input.limit.get()).unwrap_or(usize::MAX);
     // The walker lists folders only: it reads no ignore file itself (see IgnoreRules).

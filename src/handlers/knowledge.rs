@@ -10,7 +10,9 @@ use super::typed;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::knowledge::{kinds, scan::hex, search, Snapshot, URI_PREFIX};
-use crate::registry::types::{knowledge_check, knowledge_get, knowledge_kinds, knowledge_list, knowledge_search};
+use crate::registry::types::{
+    knowledge_check, knowledge_get, knowledge_kinds, knowledge_list, knowledge_search,
+};
 
 /// The version tag of list cursors.
 const CURSOR_TAG: &str = "k2.";
@@ -48,13 +50,19 @@ fn encode_cursor(position: usize, uri: &str) -> String {
 
 fn decode_cursor(cursor: &str) -> Result<(usize, String), CapabilityError> {
     let bad = || {
-        CapabilityError::invalid_input("`cursor` was not issued by knowledge.list; pass a next_cursor back unchanged")
-            .at("/cursor")
+        CapabilityError::invalid_input(
+            "`cursor` was not issued by knowledge.list; pass a next_cursor back unchanged",
+        )
+        .at("/cursor")
     };
     let rest = cursor.strip_prefix(CURSOR_TAG).ok_or_else(bad)?;
     let (position, print) = rest.split_once('.').ok_or_else(bad)?;
     let position: usize = position.parse().map_err(|_| bad())?;
-    if print.len() != CURSOR_PRINT || !print.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+    if print.len() != CURSOR_PRINT
+        || !print
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
         return Err(bad());
     }
     Ok((position, print.to_string()))
@@ -63,23 +71,39 @@ fn decode_cursor(cursor: &str) -> Result<(usize, String), CapabilityError> {
 /// Where the page after a cursor starts in `uris`: after the object the cursor names, found by
 /// its fingerprint (near its former position first); when that object is gone, after its
 /// former position.
-fn resume<'a>(uris: impl ExactSizeIterator<Item = &'a str> + Clone, (position, print): &(usize, String)) -> usize {
+fn resume<'a>(
+    uris: impl ExactSizeIterator<Item = &'a str> + Clone,
+    (position, print): &(usize, String),
+) -> usize {
     let n = uris.len();
-    let near = uris.clone().enumerate().skip(position.saturating_sub(8)).take(17);
-    match near.chain(uris.enumerate()).find(|(_, u)| fingerprint(u) == *print) {
+    let near = uris
+        .clone()
+        .enumerate()
+        .skip(position.saturating_sub(8))
+        .take(17);
+    match near
+        .chain(uris.enumerate())
+        .find(|(_, u)| fingerprint(u) == *print)
+    {
         Some((i, _)) => i + 1,
         None => position.saturating_add(1).min(n),
     }
 }
 
 /// `knowledge.kinds`: the kinds and their schemas.
-pub fn kinds(ctx: &Context, _input: knowledge_kinds::Input) -> Result<knowledge_kinds::Output, CapabilityError> {
+pub fn kinds(
+    ctx: &Context,
+    _input: knowledge_kinds::Input,
+) -> Result<knowledge_kinds::Output, CapabilityError> {
     let snapshot = ctx.knowledge.snapshot(&ctx.repo);
     typed(json!({ "kinds": kinds::describe(&snapshot.kinds) }))
 }
 
 /// `knowledge.list`: valid objects by URI, filtered, a page at a time.
-pub fn list(ctx: &Context, input: knowledge_list::Input) -> Result<knowledge_list::Output, CapabilityError> {
+pub fn list(
+    ctx: &Context,
+    input: knowledge_list::Input,
+) -> Result<knowledge_list::Output, CapabilityError> {
     let after = input.cursor.as_deref().map(decode_cursor).transpose()?;
     let snapshot = ctx.knowledge.snapshot(&ctx.repo);
     known_kind(&snapshot, &input.kind)?;
@@ -89,12 +113,18 @@ pub fn list(ctx: &Context, input: knowledge_list::Input) -> Result<knowledge_lis
         .iter()
         .filter(|o| input.kind.as_ref().is_none_or(|k| &o.kind == k))
         .filter(|o| input.tag.as_ref().is_none_or(|t| o.tags.contains(t)))
-        .filter(|o| input.status.as_ref().is_none_or(|s| o.status.as_ref() == Some(s)))
+        .filter(|o| {
+            input
+                .status
+                .as_ref()
+                .is_none_or(|s| o.status.as_ref() == Some(s))
+        })
         .collect();
     let start = after.map_or(0, |a| resume(matching.iter().map(|o| o.uri.as_str()), &a));
     let page = &matching[start..(start + limit).min(matching.len())];
     let next = if start + page.len() < matching.len() {
-        page.last().map(|o| encode_cursor(start + page.len() - 1, &o.uri))
+        page.last()
+            .map(|o| encode_cursor(start + page.len() - 1, &o.uri))
     } else {
         None
     };
@@ -111,7 +141,10 @@ pub fn list(ctx: &Context, input: knowledge_list::Input) -> Result<knowledge_lis
 }
 
 /// `knowledge.get`: one object's front matter, body and digest.
-pub fn get(ctx: &Context, input: knowledge_get::Input) -> Result<knowledge_get::Output, CapabilityError> {
+pub fn get(
+    ctx: &Context,
+    input: knowledge_get::Input,
+) -> Result<knowledge_get::Output, CapabilityError> {
     let snapshot = ctx.knowledge.snapshot(&ctx.repo);
     let o = snapshot.get(&input.uri).ok_or_else(|| {
         let hint = if input.uri.starts_with(URI_PREFIX) {
@@ -119,7 +152,11 @@ pub fn get(ctx: &Context, input: knowledge_get::Input) -> Result<knowledge_get::
         } else {
             "knowledge URIs look like seneschal://knowledge/{kind}/{id}"
         };
-        CapabilityError::not_found(format!("no knowledge object has the URI `{}`; {hint}", input.uri)).at("/uri")
+        CapabilityError::not_found(format!(
+            "no knowledge object has the URI `{}`; {hint}",
+            input.uri
+        ))
+        .at("/uri")
     })?;
     typed(json!({
         "uri": o.uri, "kind": o.kind, "id": o.id, "title": o.title, "file": o.file,
@@ -128,9 +165,15 @@ pub fn get(ctx: &Context, input: knowledge_get::Input) -> Result<knowledge_get::
 }
 
 /// `knowledge.search`: BM25-ranked hits with snippets.
-pub fn search(ctx: &Context, input: knowledge_search::Input) -> Result<knowledge_search::Output, CapabilityError> {
+pub fn search(
+    ctx: &Context,
+    input: knowledge_search::Input,
+) -> Result<knowledge_search::Output, CapabilityError> {
     let terms = search::SearchIndex::query_terms(&input.query).ok_or_else(|| {
-        CapabilityError::invalid_input("the query has no searchable word (only punctuation or stop words)").at("/query")
+        CapabilityError::invalid_input(
+            "the query has no searchable word (only punctuation or stop words)",
+        )
+        .at("/query")
     })?;
     let snapshot = ctx.knowledge.snapshot(&ctx.repo);
     known_kind(&snapshot, &input.kind)?;
@@ -138,7 +181,11 @@ pub fn search(ctx: &Context, input: knowledge_search::Input) -> Result<knowledge
     let objects = &snapshot.objects;
     let hits: Vec<Value> = snapshot
         .search()
-        .search(&terms, |i| input.kind.as_ref().is_none_or(|k| &objects[i].kind == k), limit)
+        .search(
+            &terms,
+            |i| input.kind.as_ref().is_none_or(|k| &objects[i].kind == k),
+            limit,
+        )
         .into_iter()
         .map(|(i, score)| {
             let o = &objects[i];
@@ -153,7 +200,10 @@ pub fn search(ctx: &Context, input: knowledge_search::Input) -> Result<knowledge
 }
 
 /// `knowledge.check`: every finding.
-pub fn check(ctx: &Context, _input: knowledge_check::Input) -> Result<knowledge_check::Output, CapabilityError> {
+pub fn check(
+    ctx: &Context,
+    _input: knowledge_check::Input,
+) -> Result<knowledge_check::Output, CapabilityError> {
     let snapshot = ctx.knowledge.snapshot(&ctx.repo);
     typed(json!({
         "ok": snapshot.findings.is_empty(),
@@ -168,9 +218,16 @@ mod tests {
 
     #[test]
     fn cursors_round_trip_and_reject_forgeries() {
-        let uris = ["seneschal://knowledge/adr/0001", "seneschal://knowledge/adr/0002", "seneschal://knowledge/guide/z"];
+        let uris = [
+            "seneschal://knowledge/adr/0001",
+            "seneschal://knowledge/adr/0002",
+            "seneschal://knowledge/guide/z",
+        ];
         let cursor = encode_cursor(1, uris[1]);
-        assert!(!cursor.contains("0002") && !cursor.contains(&hex(uris[1].as_bytes())), "{cursor}");
+        assert!(
+            !cursor.contains("0002") && !cursor.contains(&hex(uris[1].as_bytes())),
+            "{cursor}"
+        );
         let decoded = decode_cursor(&cursor).unwrap();
         assert_eq!(resume(uris.iter().copied(), &decoded), 2);
         // The object moved: found by its fingerprint; gone: after its former position.
@@ -181,7 +238,16 @@ mod tests {
         assert_eq!(resume(uris.iter().copied(), &far), 1);
         let past = decode_cursor(&encode_cursor(99, "x")).unwrap();
         assert_eq!(resume(uris.iter().copied(), &past), 3);
-        for bad in ["", "k2.", "k2.1", "k2.x.0123456789abcdef", "k2.1.0123", "k2.1.0123456789abcdeg", "k1.6869", "x.00"] {
+        for bad in [
+            "",
+            "k2.",
+            "k2.1",
+            "k2.x.0123456789abcdef",
+            "k2.1.0123",
+            "k2.1.0123456789abcdeg",
+            "k1.6869",
+            "x.00",
+        ] {
             assert!(decode_cursor(bad).is_err(), "{bad}");
         }
     }

@@ -215,7 +215,8 @@ const CLIENTS: &[Client] = &[
 
 /// The `mcpServers` map of a Claude Code or Gemini CLI configuration.
 fn parse_json_servers(text: &str) -> Result<Vec<Entry>, String> {
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("does not parse as JSON: {e}"))?;
+    let v: Value =
+        serde_json::from_str(text).map_err(|e| format!("does not parse as JSON: {e}"))?;
     let Some(servers) = v.get("mcpServers") else {
         return Ok(Vec::new());
     };
@@ -226,11 +227,20 @@ fn parse_json_servers(text: &str) -> Result<Vec<Entry>, String> {
         .iter()
         .map(|(name, s)| Entry {
             name: name.clone(),
-            command: s.get("command").and_then(Value::as_str).unwrap_or_default().to_string(),
+            command: s
+                .get("command")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
             args: s
                 .get("args")
                 .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
                 .unwrap_or_default(),
         })
         .collect())
@@ -345,7 +355,10 @@ fn parse_codex_toml(text: &str) -> Result<Vec<Entry>, String> {
                     .next()
                     .unwrap_or_default()
             }
-            "args" => entries[i].args = toml_strings(&value).map_err(|e| format!("line {}: {e}", n + 1))?,
+            "args" => {
+                entries[i].args =
+                    toml_strings(&value).map_err(|e| format!("line {}: {e}", n + 1))?
+            }
             _ => {}
         }
     }
@@ -406,9 +419,17 @@ fn client_state(repo: &Path, c: &Client, this: Option<&ThisBinary>) -> Value {
             format!("{} does not exist", c.file),
             Some(c.fix.to_string()),
         ),
-        Err(Unreadable::Refused(why)) => ("foreign", format!("{} {why}", c.file), Some(c.fix.to_string())),
+        Err(Unreadable::Refused(why)) => (
+            "foreign",
+            format!("{} {why}", c.file),
+            Some(c.fix.to_string()),
+        ),
         Ok(text) => match (c.parse)(&text) {
-            Err(why) => ("foreign", format!("{} {why}", c.file), Some(c.fix.to_string())),
+            Err(why) => (
+                "foreign",
+                format!("{} {why}", c.file),
+                Some(c.fix.to_string()),
+            ),
             Ok(entries) => {
                 let resolved: Vec<(&Entry, Resolved)> = entries
                     .iter()
@@ -458,7 +479,11 @@ fn client_state(repo: &Path, c: &Client, this: Option<&ThisBinary>) -> Value {
                     }
                     (_, Some((e, _))) => (
                         "foreign",
-                        format!("server \"{}\" runs `{}`, not `seneschal mcp`", e.name, e.command_line()),
+                        format!(
+                            "server \"{}\" runs `{}`, not `seneschal mcp`",
+                            e.name,
+                            e.command_line()
+                        ),
                         Some(c.fix.to_string()),
                     ),
                     (_, None) => {
@@ -595,7 +620,9 @@ command = "ignored"
         let e = Entry {
             name: "s".into(),
             command: "cargo".into(),
-            args: ["run", "--bin", "seneschal", "--", "mcp"].map(String::from).to_vec(),
+            args: ["run", "--bin", "seneschal", "--", "mcp"]
+                .map(String::from)
+                .to_vec(),
         };
         assert!(e.aims_at_seneschal() && e.runs_mcp());
         let e = Entry {
@@ -632,7 +659,10 @@ command = "ignored"
         let d = dir.path().canonicalize().unwrap();
         let path = std::env::join_paths([d.join("bin"), d.clone()]).unwrap();
         let r = |cmd: &str| resolve(cmd, &d, Some(&path), Some(&this));
-        assert_eq!(r(d.join("prog").to_str().unwrap()), Resolved::This(d.join("prog")));
+        assert_eq!(
+            r(d.join("prog").to_str().unwrap()),
+            Resolved::This(d.join("prog"))
+        );
         // Relative paths start at the repository; symlinks and hard links are the same file.
         assert_eq!(r("./link"), Resolved::This(d.join("prog")));
         assert!(matches!(r("./hard"), Resolved::This(_)));
@@ -640,11 +670,25 @@ command = "ignored"
         assert_eq!(r("prog"), Resolved::This(d.join("prog")));
         assert_eq!(r("tool"), Resolved::Other(d.join("bin/tool")));
         assert_eq!(r("./bin/tool"), Resolved::Other(d.join("bin/tool")));
-        for missing in ["", "nonexistent", "./nonexistent", "/nonexistent/seneschal", "./data", "./bin"] {
-            assert!(matches!(r(missing), Resolved::Unresolved(_)), "{missing:?}: {:?}", r(missing));
+        for missing in [
+            "",
+            "nonexistent",
+            "./nonexistent",
+            "/nonexistent/seneschal",
+            "./data",
+            "./bin",
+        ] {
+            assert!(
+                matches!(r(missing), Resolved::Unresolved(_)),
+                "{missing:?}: {:?}",
+                r(missing)
+            );
         }
         // Without PATH a bare name starts nothing; without this binary nothing is it.
-        assert!(matches!(resolve("prog", &d, None, Some(&this)), Resolved::Unresolved(_)));
+        assert!(matches!(
+            resolve("prog", &d, None, Some(&this)),
+            Resolved::Unresolved(_)
+        ));
         assert_eq!(
             resolve("./prog", &d, None, None),
             Resolved::Other(d.join("prog"))
@@ -669,7 +713,13 @@ command = "ignored"
         assert_eq!(state("./missing", r#"["mcp"]"#).0, "unresolved");
         let (s, v) = state("./bin/tool", r#"["mcp"]"#);
         assert_eq!(s, "not_this_binary");
-        assert!(v["fix"].as_str().unwrap().contains(d.join("prog").to_str().unwrap()), "{v}");
+        assert!(
+            v["fix"]
+                .as_str()
+                .unwrap()
+                .contains(d.join("prog").to_str().unwrap()),
+            "{v}"
+        );
         // Without a known binary, nothing is wired.
         let v = client_state(&d, &CLIENTS[0], None);
         assert_eq!(v["state"], "not_this_binary", "{v}");

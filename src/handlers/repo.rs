@@ -14,8 +14,14 @@ use crate::git;
 use crate::registry::types::{repo_identity, repo_log, repo_status};
 
 fn root(ctx: &Context) -> Result<std::path::PathBuf, CapabilityError> {
-    let out = git::output(&ctx.repo, &["rev-parse", "--show-toplevel"], "the repository root")?;
-    Ok(std::path::PathBuf::from(String::from_utf8_lossy(&out).trim()))
+    let out = git::output(
+        &ctx.repo,
+        &["rev-parse", "--show-toplevel"],
+        "the repository root",
+    )?;
+    Ok(std::path::PathBuf::from(
+        String::from_utf8_lossy(&out).trim(),
+    ))
 }
 
 /// `repo.identity`: root, branch, HEAD and remotes, their URLs shaped.

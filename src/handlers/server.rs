@@ -10,9 +10,18 @@ use crate::registry::types::server_status;
 use crate::registry::CAPABILITIES;
 
 /// `server.status`: version, pid, uptime, repository, profile and capability counts.
-pub fn status(ctx: &Context, _input: server_status::Input) -> Result<server_status::Output, CapabilityError> {
-    let count = |f: &dyn Fn(&crate::registry::Descriptor) -> bool| CAPABILITIES.iter().filter(|d| f(d)).count();
-    let allowed: Vec<&str> = Effect::ALL.iter().filter(|e| **e <= ctx.max_effect).map(|e| e.as_str()).collect();
+pub fn status(
+    ctx: &Context,
+    _input: server_status::Input,
+) -> Result<server_status::Output, CapabilityError> {
+    let count = |f: &dyn Fn(&crate::registry::Descriptor) -> bool| {
+        CAPABILITIES.iter().filter(|d| f(d)).count()
+    };
+    let allowed: Vec<&str> = Effect::ALL
+        .iter()
+        .filter(|e| **e <= ctx.max_effect)
+        .map(|e| e.as_str())
+        .collect();
     typed(json!({
         "name": crate::versions::SERVER_NAME,
         "version": env!("CARGO_PKG_VERSION"),

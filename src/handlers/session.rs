@@ -9,7 +9,9 @@ use crate::registry::types::{session_note_add, session_note_list};
 
 fn notes(ctx: &Context) -> std::sync::MutexGuard<'_, Vec<Note>> {
     // A panic elsewhere while the lock was held leaves the notes themselves intact.
-    ctx.notes.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    ctx.notes
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The most notes one process holds, so that a long-lived server's memory (and the answer of
@@ -66,7 +68,14 @@ mod tests {
     fn the_same_text_twice_makes_two_notes() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = Context::new(dir.path().to_path_buf(), Effect::ProcessState);
-        let add = || execute(&ctx, "session.note.add", json!({"text": "same"}), Transport::Cli);
+        let add = || {
+            execute(
+                &ctx,
+                "session.note.add",
+                json!({"text": "same"}),
+                Transport::Cli,
+            )
+        };
         let first = add().unwrap();
         let second = add().unwrap();
         assert_eq!(first["id"], 1);
@@ -80,14 +89,24 @@ mod tests {
             .map(|n| n["text"].as_str().unwrap())
             .collect();
         assert_eq!(texts, ["same", "same"]);
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no file is written");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "no file is written"
+        );
     }
 
     #[test]
     fn a_read_only_profile_refuses_to_add() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = Context::new(dir.path().to_path_buf(), Effect::Read);
-        let e = execute(&ctx, "session.note.add", json!({"text": "x"}), Transport::Cli).unwrap_err();
+        let e = execute(
+            &ctx,
+            "session.note.add",
+            json!({"text": "x"}),
+            Transport::Cli,
+        )
+        .unwrap_err();
         assert_eq!(e.code.as_str(), "refused");
         assert!(ctx.notes.lock().unwrap().is_empty());
     }
@@ -97,22 +116,42 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ctx = Context::new(dir.path().to_path_buf(), Effect::ProcessState);
         for i in 0..MAX_NOTES {
-            let r = execute(&ctx, "session.note.add", json!({"text": format!("note {i}")}), Transport::Cli);
+            let r = execute(
+                &ctx,
+                "session.note.add",
+                json!({"text": format!("note {i}")}),
+                Transport::Cli,
+            );
             assert_eq!(r.unwrap()["count"], i + 1);
         }
-        let e = execute(&ctx, "session.note.add", json!({"text": "one more"}), Transport::Cli).unwrap_err();
+        let e = execute(
+            &ctx,
+            "session.note.add",
+            json!({"text": "one more"}),
+            Transport::Cli,
+        )
+        .unwrap_err();
         assert_eq!(e.code.as_str(), "refused");
         assert_eq!(e.data.as_ref().unwrap()["rule"], "note_cap");
         let list = execute(&ctx, "session.note.list", json!({}), Transport::Cli).unwrap();
         assert_eq!(list["notes"].as_array().unwrap().len(), MAX_NOTES);
-        assert_eq!(list["notes"][MAX_NOTES - 1]["text"], format!("note {}", MAX_NOTES - 1));
+        assert_eq!(
+            list["notes"][MAX_NOTES - 1]["text"],
+            format!("note {}", MAX_NOTES - 1)
+        );
     }
 
     #[test]
     fn an_empty_note_is_invalid() {
         let dir = tempfile::tempdir().unwrap();
         let ctx = Context::new(dir.path().to_path_buf(), Effect::ProcessState);
-        let e = execute(&ctx, "session.note.add", json!({"text": ""}), Transport::Cli).unwrap_err();
+        let e = execute(
+            &ctx,
+            "session.note.add",
+            json!({"text": ""}),
+            Transport::Cli,
+        )
+        .unwrap_err();
         assert_eq!(e.code.as_str(), "invalid_input");
         assert_eq!(e.pointer.as_deref(), Some("/text"));
     }

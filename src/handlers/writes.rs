@@ -30,7 +30,9 @@ struct Prepared {
 }
 
 fn review(id: &str, p: &Prepared) -> String {
-    let d = crate::registry::find(id).expect("a registered capability").1;
+    let d = crate::registry::find(id)
+        .expect("a registered capability")
+        .1;
     let target = p.uri.strip_prefix(URI_PREFIX).unwrap_or(&p.uri);
     d.render_review(&json!({ "count": 1, "target": target, "file": p.file }))
 }
@@ -73,7 +75,9 @@ fn run(
 /// The front matter checked against the kind's schema (`kind` is seneschal's, not the schema's).
 fn validate(kind: &Kind, front: &Value) -> Result<(), CapabilityError> {
     let Value::Object(fields) = front else {
-        return Err(CapabilityError::invalid_input("front_matter must be an object").at("/front_matter"));
+        return Err(
+            CapabilityError::invalid_input("front_matter must be an object").at("/front_matter"),
+        );
     };
     let mut checked = fields.clone();
     if let Some(k) = checked.remove("kind") {
@@ -93,7 +97,11 @@ fn validate(kind: &Kind, front: &Value) -> Result<(), CapabilityError> {
         return Err(CapabilityError::invalid_input(format!(
             "{ptr}: {e} (schema of kind `{}`){}",
             kind.name,
-            if more > 0 { format!(" (and {more} more)") } else { String::new() }
+            if more > 0 {
+                format!(" (and {more} more)")
+            } else {
+                String::new()
+            }
         ))
         .at(ptr));
     }
@@ -102,8 +110,10 @@ fn validate(kind: &Kind, front: &Value) -> Result<(), CapabilityError> {
 
 /// The file's text: YAML front matter between `---` lines, then the body.
 fn compose(kind: &Kind, front: &Value, body: &str) -> Result<Vec<u8>, CapabilityError> {
-    let yaml = serde_yaml::to_string(front)
-        .map_err(|e| CapabilityError::invalid_input(format!("front_matter cannot be written as YAML: {e}")).at("/front_matter"))?;
+    let yaml = serde_yaml::to_string(front).map_err(|e| {
+        CapabilityError::invalid_input(format!("front_matter cannot be written as YAML: {e}"))
+            .at("/front_matter")
+    })?;
     let text = match kind.format {
         Format::Markdown => format!("---\n{yaml}---\n{body}"),
         Format::Yaml if body.is_empty() => yaml.clone(),
@@ -116,8 +126,9 @@ fn compose(kind: &Kind, front: &Value, body: &str) -> Result<Vec<u8>, Capability
         }
     };
     // What is written must read back as the same front matter.
-    let back: serde_yaml::Value = serde_yaml::from_str(&yaml)
-        .map_err(|e| CapabilityError::internal(format!("written front matter does not read back: {e}")))?;
+    let back: serde_yaml::Value = serde_yaml::from_str(&yaml).map_err(|e| {
+        CapabilityError::internal(format!("written front matter does not read back: {e}"))
+    })?;
     if serde_json::to_value(&back).ok().as_ref() != Some(front) {
         return Err(CapabilityError::invalid_input(
             "front_matter does not survive YAML (a value would read back differently)",
@@ -131,7 +142,11 @@ fn compose(kind: &Kind, front: &Value, body: &str) -> Result<Vec<u8>, Capability
             text.len(),
             crate::knowledge::MAX_FILE_BYTES
         ))
-        .at(if body.is_empty() { "/front_matter" } else { "/body" }));
+        .at(if body.is_empty() {
+            "/front_matter"
+        } else {
+            "/body"
+        }));
     }
     Ok(text.into_bytes())
 }
@@ -153,15 +168,20 @@ fn slug(s: &str) -> String {
 
 /// The id a kind reads from a file name, if any.
 fn id_from_name(kind: &Kind, name: &str) -> Option<String> {
-    kind.id_pattern
-        .as_ref()
-        .and_then(|re| re.find(name).and_then(|m| m.group(1)).map(|r| name[r].to_string()))
+    kind.id_pattern.as_ref().and_then(|re| {
+        re.find(name)
+            .and_then(|m| m.group(1))
+            .map(|r| name[r].to_string())
+    })
 }
 
 /// The repository-relative file of a new object: the kind's first glob with its `*` filled.
 fn new_file(kind: &Kind, id: &str, front: &Value) -> Result<String, CapabilityError> {
     let glob = kind.files.first().ok_or_else(|| {
-        CapabilityError::refused(format!("kind `{}` declares no files to write into", kind.name))
+        CapabilityError::refused(format!(
+            "kind `{}` declares no files to write into",
+            kind.name
+        ))
     })?;
     let segments: Vec<&str> = glob.split('/').collect();
     let star = segments.iter().position(|s| s.contains('*'));
@@ -172,7 +192,10 @@ fn new_file(kind: &Kind, id: &str, front: &Value) -> Result<String, CapabilityEr
         )));
     };
     let last = at + 1 == segments.len();
-    let title = front.get("title").and_then(Value::as_str).unwrap_or_default();
+    let title = front
+        .get("title")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let mut stems = vec![id.to_string()];
     if last && !slug(title).is_empty() {
         stems.push(format!("{id}-{}", slug(title)));
@@ -182,7 +205,10 @@ fn new_file(kind: &Kind, id: &str, front: &Value) -> Result<String, CapabilityEr
         segs[at] = segs[at].replacen('*', &stem, 1);
         let name = segs.last().expect("non-empty").clone();
         let named = id_from_name(kind, &name);
-        if kind.id_pattern.is_none() || named.as_deref() == Some(id) || (kind.id.field.is_some() && named.is_none() && !last) {
+        if kind.id_pattern.is_none()
+            || named.as_deref() == Some(id)
+            || (kind.id.field.is_some() && named.is_none() && !last)
+        {
             return Ok(segs.join("/"));
         }
     }
@@ -194,12 +220,21 @@ fn new_file(kind: &Kind, id: &str, front: &Value) -> Result<String, CapabilityEr
 }
 
 /// Confines a path and checks that the kind's globs claim it.
-fn confine_to_kind(root: &Path, kind: &Kind, rel: &str, field: &str) -> Result<(), CapabilityError> {
+fn confine_to_kind(
+    root: &Path,
+    kind: &Kind,
+    rel: &str,
+    field: &str,
+) -> Result<(), CapabilityError> {
     confine::confine(root, rel, field)?;
     let segs: Vec<&str> = rel.split('/').collect();
     let claimed = kind.files.iter().any(|g| {
         let gs: Vec<&str> = g.split('/').collect();
-        gs.len() == segs.len() && gs.iter().zip(&segs).all(|(p, n)| scan::segment_matches(p, n))
+        gs.len() == segs.len()
+            && gs
+                .iter()
+                .zip(&segs)
+                .all(|(p, n)| scan::segment_matches(p, n))
     });
     if !claimed {
         return Err(CapabilityError::refused(format!(
@@ -212,10 +247,18 @@ fn confine_to_kind(root: &Path, kind: &Kind, rel: &str, field: &str) -> Result<(
     Ok(())
 }
 
-fn kind_of<'s>(snapshot: &'s Snapshot, name: &str, field: &str) -> Result<&'s std::sync::Arc<Kind>, CapabilityError> {
+fn kind_of<'s>(
+    snapshot: &'s Snapshot,
+    name: &str,
+    field: &str,
+) -> Result<&'s std::sync::Arc<Kind>, CapabilityError> {
     snapshot.kinds.get(name).ok_or_else(|| {
         let names: Vec<&str> = snapshot.kinds.all.iter().map(|k| k.name.as_str()).collect();
-        CapabilityError::invalid_input(format!("no kind is named `{name}`; the kinds are: {}", names.join(", "))).at(field)
+        CapabilityError::invalid_input(format!(
+            "no kind is named `{name}`; the kinds are: {}",
+            names.join(", ")
+        ))
+        .at(field)
     })
 }
 
@@ -232,29 +275,57 @@ fn next_number(snapshot: &Snapshot, kind: &str) -> String {
 }
 
 /// `knowledge.create`: a new object in its kind's folder.
-pub fn create(ctx: &Context, input: knowledge_create::Input) -> Result<knowledge_create::Output, CapabilityError> {
+pub fn create(
+    ctx: &Context,
+    input: knowledge_create::Input,
+) -> Result<knowledge_create::Output, CapabilityError> {
     let raw = serde_json::to_value(&input).map_err(|e| CapabilityError::internal(e.to_string()))?;
     let dry_run = input.dry_run.unwrap_or(false);
     let raw_in = raw.clone();
     let out = run(ctx, "knowledge.create", raw, dry_run, |snapshot| {
         let kind = kind_of(snapshot, &input.kind, "/kind")?;
-        let mut front = raw_in.get("front_matter").cloned().unwrap_or_else(|| json!({}));
+        let mut front = raw_in
+            .get("front_matter")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
         let input_id = raw_in.get("id").and_then(Value::as_str).map(str::to_string);
-        let field_id = kind.id.field.as_ref().and_then(|f| front.get(f)).and_then(Value::as_str).map(str::to_string);
+        let field_id = kind
+            .id
+            .field
+            .as_ref()
+            .and_then(|f| front.get(f))
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let id = match (&input_id, &field_id) {
             (Some(a), Some(b)) if a != b => {
                 let f = kind.id.field.as_deref().unwrap_or_default();
-                return Err(CapabilityError::invalid_input(format!("`id` is `{a}` but the front matter's `{f}` is `{b}`; make them agree"))
-                    .at(format!("/front_matter/{}", escape_pointer(f))));
+                return Err(CapabilityError::invalid_input(format!(
+                    "`id` is `{a}` but the front matter's `{f}` is `{b}`; make them agree"
+                ))
+                .at(format!("/front_matter/{}", escape_pointer(f))));
             }
             (Some(a), _) => a.clone(),
             (None, Some(b)) => b.clone(),
-            (None, None) if kind.id.file_pattern.as_deref().is_some_and(|p| p.contains("[0-9]")) => next_number(snapshot, &kind.name),
+            (None, None)
+                if kind
+                    .id
+                    .file_pattern
+                    .as_deref()
+                    .is_some_and(|p| p.contains("[0-9]")) =>
+            {
+                next_number(snapshot, &kind.name)
+            }
             (None, None) => {
-                let title = front.get("title").and_then(Value::as_str).unwrap_or_default();
+                let title = front
+                    .get("title")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
                 let s = slug(title);
                 if s.is_empty() {
-                    return Err(CapabilityError::invalid_input("give an `id`, or a front-matter title to make one from").at("/id"));
+                    return Err(CapabilityError::invalid_input(
+                        "give an `id`, or a front-matter title to make one from",
+                    )
+                    .at("/id"));
                 }
                 s
             }
@@ -267,19 +338,34 @@ pub fn create(ctx: &Context, input: knowledge_create::Input) -> Result<knowledge
         validate(kind, &front)?;
         let uri = format!("{URI_PREFIX}{}/{id}", kind.name);
         if let Some(o) = snapshot.get(&uri) {
-            return Err(CapabilityError::conflict(format!("`{uri}` already exists ({})", o.file))
-                .at("/id")
-                .with_data(json!({ "current_digest": o.digest, "file": o.file })));
+            return Err(
+                CapabilityError::conflict(format!("`{uri}` already exists ({})", o.file))
+                    .at("/id")
+                    .with_data(json!({ "current_digest": o.digest, "file": o.file })),
+            );
         }
         let file = new_file(kind, &id, &front)?;
         confine_to_kind(&ctx.repo, kind, &file, "/id")?;
         if store::read(&ctx.repo, &file)?.is_some() {
-            return Err(CapabilityError::conflict(format!("`{file}` already exists (it is not a valid object; knowledge.check says why)")).at("/id"));
+            return Err(CapabilityError::conflict(format!(
+                "`{file}` already exists (it is not a valid object; knowledge.check says why)"
+            ))
+            .at("/id"));
         }
-        let bytes = compose(kind, &front, raw_in.get("body").and_then(Value::as_str).unwrap_or_default())?;
+        let bytes = compose(
+            kind,
+            &front,
+            raw_in
+                .get("body")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        )?;
         Ok(Prepared {
             uri,
-            effects: Effects { create: vec![file.clone()], ..Effects::default() },
+            effects: Effects {
+                create: vec![file.clone()],
+                ..Effects::default()
+            },
             file,
             bytes: Some(bytes),
         })
@@ -293,13 +379,27 @@ fn current<'s>(
     snapshot: &'s Snapshot,
     uri: &str,
     expected: &str,
-) -> Result<(&'s std::sync::Arc<crate::knowledge::Object>, &'s std::sync::Arc<Kind>), CapabilityError> {
+) -> Result<
+    (
+        &'s std::sync::Arc<crate::knowledge::Object>,
+        &'s std::sync::Arc<Kind>,
+    ),
+    CapabilityError,
+> {
     let o = snapshot.get(uri).ok_or_else(|| {
-        CapabilityError::not_found(format!("no knowledge object has the URI `{uri}`; knowledge.list shows the objects")).at("/uri")
+        CapabilityError::not_found(format!(
+            "no knowledge object has the URI `{uri}`; knowledge.list shows the objects"
+        ))
+        .at("/uri")
     })?;
     let kind = kind_of(snapshot, &o.kind, "/uri")?;
-    confine_to_kind(&ctx.repo, kind, &o.file, "/uri")
-        .or_else(|e| if o.file.starts_with(".seneschal/knowledge/") { confine::confine(&ctx.repo, &o.file, "/uri").map(|_| ()) } else { Err(e) })?;
+    confine_to_kind(&ctx.repo, kind, &o.file, "/uri").or_else(|e| {
+        if o.file.starts_with(".seneschal/knowledge/") {
+            confine::confine(&ctx.repo, &o.file, "/uri").map(|_| ())
+        } else {
+            Err(e)
+        }
+    })?;
     let bytes = store::read(&ctx.repo, &o.file)?
         .ok_or_else(|| CapabilityError::not_found(format!("`{}` vanished", o.file)).at("/uri"))?;
     let now = store::digest(&bytes);
@@ -314,28 +414,44 @@ fn current<'s>(
 }
 
 /// `knowledge.update`: new front matter, body or both, on the digest the caller read.
-pub fn update(ctx: &Context, input: knowledge_update::Input) -> Result<knowledge_update::Output, CapabilityError> {
+pub fn update(
+    ctx: &Context,
+    input: knowledge_update::Input,
+) -> Result<knowledge_update::Output, CapabilityError> {
     let raw = serde_json::to_value(&input).map_err(|e| CapabilityError::internal(e.to_string()))?;
     let dry_run = input.dry_run.unwrap_or(false);
     let raw_in = raw.clone();
     let out = run(ctx, "knowledge.update", raw, dry_run, |snapshot| {
         let (o, kind) = current(ctx, snapshot, &input.uri, &input.expected_digest)?;
-        let front = raw_in.get("front_matter").cloned().unwrap_or_else(|| o.front_matter.clone());
+        let front = raw_in
+            .get("front_matter")
+            .cloned()
+            .unwrap_or_else(|| o.front_matter.clone());
         validate(kind, &front)?;
         if let Some(f) = &kind.id.field {
             if let Some(v) = front.get(f) {
                 if v.as_str() != Some(o.id.as_str()) {
-                    return Err(CapabilityError::invalid_input(format!("`{f}` is the id (`{}`); an update cannot change it", o.id))
-                        .at(format!("/front_matter/{}", escape_pointer(f))));
+                    return Err(CapabilityError::invalid_input(format!(
+                        "`{f}` is the id (`{}`); an update cannot change it",
+                        o.id
+                    ))
+                    .at(format!("/front_matter/{}", escape_pointer(f))));
                 }
             }
         }
-        let body = raw_in.get("body").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| o.body().to_string());
+        let body = raw_in
+            .get("body")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| o.body().to_string());
         let bytes = compose(kind, &front, &body)?;
         Ok(Prepared {
             uri: o.uri.clone(),
             file: o.file.clone(),
-            effects: Effects { change: vec![o.file.clone()], ..Effects::default() },
+            effects: Effects {
+                change: vec![o.file.clone()],
+                ..Effects::default()
+            },
             bytes: Some(bytes),
         })
     })?;
@@ -343,7 +459,10 @@ pub fn update(ctx: &Context, input: knowledge_update::Input) -> Result<knowledge
 }
 
 /// `knowledge.delete`: removes the object's file, on the digest the caller read.
-pub fn delete(ctx: &Context, input: knowledge_delete::Input) -> Result<knowledge_delete::Output, CapabilityError> {
+pub fn delete(
+    ctx: &Context,
+    input: knowledge_delete::Input,
+) -> Result<knowledge_delete::Output, CapabilityError> {
     let raw = serde_json::to_value(&input).map_err(|e| CapabilityError::internal(e.to_string()))?;
     let dry_run = input.dry_run.unwrap_or(false);
     let out = run(ctx, "knowledge.delete", raw, dry_run, |snapshot| {
@@ -351,7 +470,10 @@ pub fn delete(ctx: &Context, input: knowledge_delete::Input) -> Result<knowledge
         Ok(Prepared {
             uri: o.uri.clone(),
             file: o.file.clone(),
-            effects: Effects { delete: vec![o.file.clone()], ..Effects::default() },
+            effects: Effects {
+                delete: vec![o.file.clone()],
+                ..Effects::default()
+            },
             bytes: None,
         })
     })?;
@@ -359,7 +481,10 @@ pub fn delete(ctx: &Context, input: knowledge_delete::Input) -> Result<knowledge
 }
 
 /// `audit.list`: the audit log, a page at a time.
-pub fn audit_list(ctx: &Context, input: audit_list::Input) -> Result<audit_list::Output, CapabilityError> {
+pub fn audit_list(
+    ctx: &Context,
+    input: audit_list::Input,
+) -> Result<audit_list::Output, CapabilityError> {
     let all = store::records(&ctx.repo)?;
     let after = input.after.unwrap_or(0);
     let limit = input.limit.map_or(100, |l| l.get() as usize);
@@ -371,5 +496,7 @@ pub fn audit_list(ctx: &Context, input: audit_list::Input) -> Result<audit_list:
         .collect();
     let last = page.last().and_then(|r| r["seq"].as_u64());
     let more = last.is_some_and(|l| all.iter().any(|r| r["seq"].as_u64().unwrap_or(0) > l));
-    typed(json!({ "records": page, "total": all.len(), "next_after": if more { last } else { None } }))
+    typed(
+        json!({ "records": page, "total": all.len(), "next_after": if more { last } else { None } }),
+    )
 }
