@@ -24,7 +24,7 @@ use super::typed;
 use crate::confine::{self, refusal, Rule};
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::redact::{holds_private_key, redact};
+use crate::redact::{holds_private_key, redact, redact_lines};
 use crate::rootfs::{Denied, Follow, Root};
 use crate::registry::types::{files_read, files_search};
 
@@ -386,7 +386,7 @@ pub fn search(
                 Ok(t) => std::borrow::Cow::Borrowed(t),
                 Err(_) => String::from_utf8_lossy(&buf),
             };
-            let (text, _) = redact(&text);
+            let (text, _) = redact_lines(&text);
             let mut sink = Collect {
                 cap: limit,
                 lines: Vec::new(),
