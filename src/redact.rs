@@ -452,8 +452,15 @@ fn apply<'t>(rule: &Rule, text: Cow<'t, str>, count: &mut usize) -> Cow<'t, str>
     if rule.replace == Replace::Userinfo && !text.contains('@') {
         return text;
     }
+    // An assignment holds a `:` or an `=`, a credential query parameter an `=`: most lines
+    // that hold a gate word (`key`, `token`) hold neither.
+    let needs = match rule.replace {
+        Replace::Value => memchr::memchr2(b':', b'=', text.as_bytes()).is_some(),
+        Replace::AfterGroup1 => memchr::memchr(b'=', text.as_bytes()).is_some(),
+        Replace::Whole | Replace::Userinfo => true,
+    };
     let re = rule.regex();
-    if !re.is_match(&text) {
+    if !needs || !re.is_match(&text) {
         return text;
     }
     let mut n = 0;
