@@ -595,6 +595,17 @@ const FOLDS_TO_ASCII: [&str; 2] = ["\u{17F}", "\u{212A}"];
 /// text's edge), so replacing line by line gives what replacing the whole text gives; a marker
 /// holds no gate, so the gates found before any replacement stay right.
 pub fn redact_lines(text: &str) -> (Cow<'_, str>, usize) {
+    redact_lines_where(text, &|_| true)
+}
+
+/// [`redact_lines`], except that on the line by line path a line `wanted` refuses is left as
+/// it is (and its secrets are not counted). For a reader that only looks at some lines of the
+/// answer (files.search looks at the lines its pattern matches), the lines it looks at are
+/// those of [`redact`]; the others must never leave.
+pub fn redact_lines_where<'t>(
+    text: &'t str,
+    wanted: &dyn Fn(&str) -> bool,
+) -> (Cow<'t, str>, usize) {
     let mut count = 0;
     let env = environment(Cow::Borrowed(text), &mut count);
     let bytes = env.as_bytes();
@@ -649,6 +660,9 @@ pub fn redact_lines(text: &str) -> (Cow<'_, str>, usize) {
     let mut out: Option<String> = None;
     let mut last = 0;
     for (start, end, rules) in lines {
+        if !wanted(&env[start..end]) {
+            continue;
+        }
         let mut line = Cow::Borrowed(&env[start..end]);
         for (i, rule) in RULES.iter().enumerate() {
             if rules & (1 << i) != 0 {

@@ -25,7 +25,7 @@ use super::typed;
 use crate::confine::{self, refusal, Rule};
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::redact::{holds_private_key, redact, redact_lines};
+use crate::redact::{holds_private_key, redact, redact_lines, redact_lines_where};
 use crate::rootfs::{Denied, Follow, Root};
 use crate::registry::types::{files_read, files_search};
 
@@ -426,7 +426,15 @@ pub fn search(
             if blind && !matcher.is_match(text.as_bytes()).unwrap_or(true) {
                 return WalkState::Continue;
             }
-            let (text, _) = redact_lines(&text);
+            // And a line it does not match in the raw text it cannot match once redacted: only
+            // the lines it matches need redacting (when no rule spans lines).
+            let (text, _) = if blind {
+                redact_lines_where(&text, &|line| {
+                    matcher.is_match(line.as_bytes()).unwrap_or(true)
+                })
+            } else {
+                redact_lines(&text)
+            };
             let mut sink = Collect {
                 cap: limit,
                 lines: Vec::new(),
@@ -557,6 +565,16 @@ mod tests {
                     r.is_match(&text) || !r.is_match(&red),
                     "{p} matches {red:?} but not {text:?}"
                 );
+                // Redacting only the lines the pattern matches gives the same matching lines.
+                let matched = |t: &str| -> Vec<(usize, String)> {
+                    t.split('\n')
+                        .enumerate()
+                        .filter(|(_, l)| r.is_match(l))
+                        .map(|(i, l)| (i, l.to_string()))
+                        .collect()
+                };
+                let (some, _) = redact_lines_where(&text, &|l| r.is_match(l));
+                assert_eq!(matched(&some), matched(&red), "{p}: {text:?}");
             }
             for (i, r) in seeing_res.iter().enumerate() {
                 seen[i] |= !r.is_match(&text) && r.is_match(&red);
