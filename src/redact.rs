@@ -620,7 +620,8 @@ pub fn redact_lines_where<'t>(
         let mut at = 0;
         // A line holding a gate (in any case) holds a lower-case gate of the finder once
         // lowered: find one, take that line's rules, go on after the line.
-        while let Some(m) = finder.find(aho_corasick::Input::new(&lower[..]).span(at..lower.len())) {
+        while let Some(m) = finder.find(aho_corasick::Input::new(&lower[..]).span(at..lower.len()))
+        {
             let (start, end, _) = line_around(bytes, m.start(), 0);
             let rules = candidates(&env[start..end]);
             mask |= rules;
