@@ -51,6 +51,9 @@
 //! Cost: one Aho-Corasick pass for the environment values and one for every rule's gate (cheap
 //! literal searches, [`candidates`]); a text that holds no gate (most strings of an answer)
 //! costs those two scans and no regex, and a text runs only the rules whose gates it holds.
+//! For a whole file, [`redact_lines`] gives the same answer at the cost of the lines that hold
+//! a gate (found by a vectorised search of a lowered copy), when no rule the text wakes can
+//! span lines; [`redact_lines_where`] leaves alone the lines its reader will not look at.
 //!
 //! [`redact_url`] is stricter, for URLs that are known to be URLs (git remotes): it also blanks
 //! every query value and fragment — a shaping rule of `repo.identity`, not a guarantee.
