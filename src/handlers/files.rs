@@ -337,10 +337,10 @@ struct Tally {
 /// never read, only counted), and redacted before it is matched: every figure of the answer
 /// depends on the redacted text only, so the pattern cannot probe a secret. A file holding a
 /// private key block is counted whatever the pattern. The redaction is that of
-/// [`crate::redact::redact`], done only where it can change the answer: for a pattern that is
-/// marker-blind (`marker_blind`), a file without a match in its raw text has none once redacted, and only
-/// the lines the pattern matches are redacted; for any other pattern, every line that holds a
-/// rule's gate ([`crate::redact::redact_lines`]).
+/// [`crate::redact::redact`], done only where it can change the answer: for a marker-blind
+/// pattern (`marker_blind`), a file without a match in its raw text has none once redacted,
+/// and only the lines the pattern matches are redacted; for any other pattern, every line that
+/// holds a rule's gate ([`crate::redact::redact_lines`]).
 pub fn search(
     ctx: &Context,
     input: files_search::Input,
