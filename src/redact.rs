@@ -584,6 +584,28 @@ fn multiline_rules() -> u32 {
         .fold(0, |mask, (i, _)| mask | 1 << i)
 }
 
+/// Whether a rule of `mask` that can span lines may match in `text` (the text as the rules
+/// get it, after the environment's values). `private_key` and `putty_key` run first: their own
+/// regexes say. `bearer` runs after rules that may replace the word before it with a marker
+/// (which gives its `\b`): a match of it without that `\b` holds no byte of a marker (no `[`,
+/// no `b`), so it is a run of `text` itself, and its absence from `text` is its absence then.
+fn spans_lines(text: &str, mask: u32) -> bool {
+    static LOOSE_BEARER: OnceLock<Regex> = OnceLock::new();
+    RULES.iter().enumerate().any(|(i, rule)| {
+        mask & multiline_rules() & (1 << i) != 0
+            && if rule.name == "bearer" {
+                LOOSE_BEARER
+                    .get_or_init(|| {
+                        let loose = rule.pattern.replace("(?-u:\\b)", "");
+                        Regex::new(&loose).expect("the loose bearer rule compiles")
+                    })
+                    .is_match(text)
+            } else {
+                rule.regex().is_match(text)
+            }
+    })
+}
+
 /// The characters outside ASCII that a case-insensitive rule (`(?i)`, Unicode simple case
 /// folding) matches as an ASCII letter: the Kelvin sign (`k`) and the long s (`s`). A line
 /// holding one may match a rule without holding its gate, so it is redacted with every rule
@@ -635,7 +657,7 @@ pub fn redact_lines_where<'t>(
     if mask == 0 {
         return (env, count);
     }
-    if mask & multiline_rules() != 0 {
+    if mask & multiline_rules() != 0 && spans_lines(&env, mask) {
         let mut out = env;
         for (i, rule) in RULES.iter().enumerate() {
             if mask & (1 << i) != 0 {
@@ -643,6 +665,11 @@ pub fn redact_lines_where<'t>(
             }
         }
         return (out, count);
+    }
+    // The rules that could span lines match nowhere: they replace nothing.
+    mask &= !multiline_rules();
+    for line in &mut lines {
+        line.2 &= !multiline_rules();
     }
     let mut folds = false;
     for c in FOLDS_TO_ASCII {
@@ -1080,6 +1107,8 @@ mod tests {
                 "api_\u{212A}ey=Zx9Zx9Zx9Zx9",
                 "Bearer",
                 "abcdefghijklmnopqrstuvwxyz0123",
+                "AIzaSy0_-xSy0_-xSy0_-xSy0_-xSy0_-xSy0_xbearer abcdefghijklmnopqrstuvwxyz",
+                "the bearer of PRIVATE KEY news",
                 "password:",
                 "  hunter2hunter2",
                 "[REDACTED]",
@@ -1132,6 +1161,20 @@ mod tests {
         let text = "password: none\nſecret=abcdefgh1234\n";
         assert_eq!(redact(text).1, 1);
         assert_eq!(redact_lines(text), redact(text));
+        // A marker before `bearer` gives it the `\b` the raw text lacked: whether it may
+        // match is asked without that `\b`.
+        let text = format!(
+            "AIza{}xbearer {}",
+            "Sy0_-x".repeat(6)[..34].to_string(),
+            "t".repeat(20)
+        );
+        assert_eq!(redact(&text), (Cow::Owned(format!("{MARKER}{MARKER}")), 2));
+        assert_eq!(redact_lines(&text), redact(&text));
+        assert!(spans_lines(&text, candidates(&text)));
+        assert!(!spans_lines(
+            "the bearer of news",
+            candidates("the bearer of news")
+        ));
     }
 
     /// The only characters outside ASCII that `(?i)` matches as an ASCII letter are the ones
