@@ -52,8 +52,8 @@
 //! literal searches, [`candidates`]); a text that holds no gate (most strings of an answer)
 //! costs those two scans and no regex, and a text runs only the rules whose gates it holds.
 //! For a whole file, [`redact_lines`] gives the same answer at the cost of the lines that hold
-//! a gate (found by a vectorised search of a lowered copy), when no rule the text wakes can
-//! span lines; [`redact_lines_where`] leaves alone the lines its reader will not look at.
+//! a gate (found by a vectorised search of a lowered copy), unless a rule that can span lines
+//! matches in it; [`redact_lines_where`] leaves alone the lines its reader will not look at.
 //!
 //! [`redact_url`] is stricter, for URLs that are known to be URLs (git remotes): it also blanks
 //! every query value and fragment — a shaping rule of `repo.identity`, not a guarantee.
@@ -614,8 +614,9 @@ const FOLDS_TO_ASCII: [&str; 2] = ["\u{17F}", "\u{212A}"];
 
 /// [`redact`] with the same answer, text and count (`redact_lines_answers_as_redact`), at the
 /// cost of the lines that need it: the environment's values are replaced in the whole text,
-/// as [`redact`] does, and then, when no rule of the text can span lines, only the lines that
-/// hold a gate (or a character that folds to ASCII) run the rules. Every other rule's regex
+/// as [`redact`] does, and then, unless a rule that can span lines matches ([`spans_lines`]),
+/// only the lines that hold a gate (or a character that folds to ASCII) run the rules, without
+/// those rules (they replace nothing). Every other rule's regex
 /// matches within one line (no match holds a `\n`, and `\b` sees a line break as it sees the
 /// text's edge), so replacing line by line gives what replacing the whole text gives; a marker
 /// holds no gate, so the gates found before any replacement stay right.
@@ -1165,7 +1166,7 @@ mod tests {
         // match is asked without that `\b`.
         let text = format!(
             "AIza{}xbearer {}",
-            "Sy0_-x".repeat(6)[..34].to_string(),
+            &"Sy0_-x".repeat(6)[..34],
             "t".repeat(20)
         );
         assert_eq!(redact(&text), (Cow::Owned(format!("{MARKER}{MARKER}")), 2));
