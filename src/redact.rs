@@ -51,6 +51,9 @@
 //! Cost: one Aho-Corasick pass for the environment values and one for every rule's gate (cheap
 //! literal searches, `candidates`); a text that holds no gate (most strings of an answer)
 //! costs those two scans and no regex, and a text runs only the rules whose gates it holds.
+//! For a whole file, [`redact_lines`] gives the same answer at the cost of the lines that hold
+//! a gate (found by a vectorised search of a lowered copy), unless a rule that can span lines
+//! matches in it; [`redact_lines_where`] leaves alone the lines its reader will not look at.
 //!
 //! [`redact_url`] is stricter, for URLs that are known to be URLs (git remotes): it also blanks
 //! every query value and fragment — a shaping rule of `repo.identity`, not a guarantee.
@@ -452,8 +455,15 @@ fn apply<'t>(rule: &Rule, text: Cow<'t, str>, count: &mut usize) -> Cow<'t, str>
     if rule.replace == Replace::Userinfo && !text.contains('@') {
         return text;
     }
+    // An assignment holds a `:` or an `=`, a credential query parameter an `=`: most lines
+    // that hold a gate word (`key`, `token`) hold neither.
+    let needs = match rule.replace {
+        Replace::Value => memchr::memchr2(b':', b'=', text.as_bytes()).is_some(),
+        Replace::AfterGroup1 => memchr::memchr(b'=', text.as_bytes()).is_some(),
+        Replace::Whole | Replace::Userinfo => true,
+    };
     let re = rule.regex();
-    if !re.is_match(&text) {
+    if !needs || !re.is_match(&text) {
         return text;
     }
     let mut n = 0;
@@ -505,8 +515,15 @@ fn apply<'t>(rule: &Rule, text: Cow<'t, str>, count: &mut usize) -> Cow<'t, str>
 /// most strings of an answer hold no gate and cost this one scan, and a URL wakes only the URL
 /// rules. A marker holds no gate, so the set found before any replacement stays right.
 fn candidates(text: &str) -> u32 {
+    let (ac, rule_of) = gates();
+    ac.find_overlapping_iter(text)
+        .fold(0, |mask, m| mask | rule_of[m.pattern().as_usize()])
+}
+
+/// The automaton of every rule's gates (ASCII case ignored) and, for each gate, its rule's bit.
+fn gates() -> &'static (AhoCorasick, Vec<u32>) {
     static ALL: OnceLock<(AhoCorasick, Vec<u32>)> = OnceLock::new();
-    let (ac, rule_of) = ALL.get_or_init(|| {
+    ALL.get_or_init(|| {
         let mut gates = Vec::new();
         let mut rule_of = Vec::new();
         for (i, r) in RULES.iter().enumerate() {
@@ -520,9 +537,7 @@ fn candidates(text: &str) -> u32 {
             .build(gates)
             .expect("the gates are literals");
         (ac, rule_of)
-    });
-    ac.find_overlapping_iter(text)
-        .fold(0, |mask, m| mask | rule_of[m.pattern().as_usize()])
+    })
 }
 
 /// Replaces the values of the secret environment variables in `text`.
@@ -557,6 +572,186 @@ pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
         }
     }
     (out, count)
+}
+
+/// The rules whose match may span lines: a key block, a PuTTY key's lines, and `bearer`
+/// (`\s+` crosses a line break). Every other rule matches inside one line.
+fn multiline_rules() -> u32 {
+    RULES
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| matches!(r.name, "private_key" | "putty_key" | "bearer"))
+        .fold(0, |mask, (i, _)| mask | 1 << i)
+}
+
+/// Whether a rule of `mask` that can span lines may match in `text` (the text as the rules
+/// get it, after the environment's values). `private_key` and `putty_key` run first: their own
+/// regexes say. `bearer` runs after rules that may replace the word before it with a marker
+/// (which gives its `\b`): a match of it without that `\b` holds no byte of a marker (no `[`,
+/// no `b`), so it is a run of `text` itself, and its absence from `text` is its absence then.
+fn spans_lines(text: &str, mask: u32) -> bool {
+    static LOOSE_BEARER: OnceLock<Regex> = OnceLock::new();
+    RULES.iter().enumerate().any(|(i, rule)| {
+        mask & multiline_rules() & (1 << i) != 0
+            && if rule.name == "bearer" {
+                LOOSE_BEARER
+                    .get_or_init(|| {
+                        let loose = rule.pattern.replace("(?-u:\\b)", "");
+                        Regex::new(&loose).expect("the loose bearer rule compiles")
+                    })
+                    .is_match(text)
+            } else {
+                rule.regex().is_match(text)
+            }
+    })
+}
+
+/// The characters outside ASCII that a case-insensitive rule (`(?i)`, Unicode simple case
+/// folding) matches as an ASCII letter: the Kelvin sign (`k`) and the long s (`s`). A line
+/// holding one may match a rule without holding its gate, so it is redacted with every rule
+/// the text woke (`ascii_folds_are_only_kelvin_and_long_s` holds the list).
+const FOLDS_TO_ASCII: [&str; 2] = ["\u{17F}", "\u{212A}"];
+
+/// [`redact`] with the same answer, text and count (`redact_lines_answers_as_redact`), at the
+/// cost of the lines that need it: the environment's values are replaced in the whole text,
+/// as [`redact`] does, and then, unless a rule that can span lines matches ([`spans_lines`]),
+/// only the lines that hold a gate (or a character that folds to ASCII) run the rules, without
+/// those rules (they replace nothing). Every other rule's regex
+/// matches within one line (no match holds a `\n`, and `\b` sees a line break as it sees the
+/// text's edge), so replacing line by line gives what replacing the whole text gives; a marker
+/// holds no gate, so the gates found before any replacement stay right.
+pub fn redact_lines(text: &str) -> (Cow<'_, str>, usize) {
+    redact_lines_where(text, &|_| true)
+}
+
+/// [`redact_lines`], except that on the line by line path a line `wanted` refuses is left as
+/// it is (and its secrets are not counted). For a reader that only looks at some lines of the
+/// answer (files.search looks at the lines its pattern matches), the lines it looks at are
+/// those of [`redact`]; the others must never leave.
+pub fn redact_lines_where<'t>(
+    text: &'t str,
+    wanted: &dyn Fn(&str) -> bool,
+) -> (Cow<'t, str>, usize) {
+    let mut count = 0;
+    let env = environment(Cow::Borrowed(text), &mut count);
+    let bytes = env.as_bytes();
+    // The lines holding a gate, in order: start, end (its `\n` or the text's end), rules.
+    let mut lines: Vec<(usize, usize, u32)> = Vec::new();
+    let mut mask = 0;
+    LOWER.with(|lower| {
+        let mut lower = lower.borrow_mut();
+        lower.clear();
+        lower.extend(bytes.iter().map(u8::to_ascii_lowercase));
+        let finder = line_finder();
+        let mut at = 0;
+        // A line holding a gate (in any case) holds a lower-case gate of the finder once
+        // lowered: find one, take that line's rules, go on after the line.
+        while let Some(m) = finder.find(aho_corasick::Input::new(&lower[..]).span(at..lower.len()))
+        {
+            let (start, end, _) = line_around(bytes, m.start(), 0);
+            let rules = candidates(&env[start..end]);
+            mask |= rules;
+            lines.push((start, end, rules));
+            at = (end + 1).min(lower.len());
+        }
+    });
+    if mask == 0 {
+        return (env, count);
+    }
+    if mask & multiline_rules() != 0 && spans_lines(&env, mask) {
+        let mut out = env;
+        for (i, rule) in RULES.iter().enumerate() {
+            if mask & (1 << i) != 0 {
+                out = apply(rule, out, &mut count);
+            }
+        }
+        return (out, count);
+    }
+    // The rules that could span lines match nowhere: they replace nothing.
+    mask &= !multiline_rules();
+    for line in &mut lines {
+        line.2 &= !multiline_rules();
+    }
+    let mut folds = false;
+    for c in FOLDS_TO_ASCII {
+        for at in memchr::memmem::find_iter(bytes, c.as_bytes()) {
+            lines.push(line_around(bytes, at, mask));
+            folds = true;
+        }
+    }
+    if folds {
+        lines.sort_unstable_by_key(|l| l.0);
+        lines.dedup_by(|b, a| {
+            let same = a.0 == b.0;
+            if same {
+                a.2 |= b.2;
+            }
+            same
+        });
+    }
+    let mut out: Option<String> = None;
+    let mut last = 0;
+    for (start, end, rules) in lines {
+        if !wanted(&env[start..end]) {
+            continue;
+        }
+        let mut line = Cow::Borrowed(&env[start..end]);
+        for (i, rule) in RULES.iter().enumerate() {
+            if rules & (1 << i) != 0 {
+                line = apply(rule, line, &mut count);
+            }
+        }
+        // `apply` answers an owned text only when it replaced something.
+        if let Cow::Owned(new) = line {
+            let o = out.get_or_insert_with(|| String::with_capacity(env.len() + 64));
+            o.push_str(&env[last..start]);
+            o.push_str(&new);
+            last = end;
+        }
+    }
+    match out {
+        None => (env, count),
+        Some(mut o) => {
+            o.push_str(&env[last..]);
+            (Cow::Owned(o), count)
+        }
+    }
+}
+
+thread_local! {
+    /// The text lowered to ASCII lower case, for [`line_finder`].
+    static LOWER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Finds, in a text lowered to ASCII lower case, the gates of every rule lowered, less those
+/// that hold another (`token=` holds `token`): a line holds a gate in any case exactly when
+/// its lowered text holds one of these. Case-sensitive, so the automaton's vectorised prefilter
+/// runs (a case-insensitive automaton reads the text byte by byte, several times slower).
+fn line_finder() -> &'static AhoCorasick {
+    static FINDER: OnceLock<AhoCorasick> = OnceLock::new();
+    FINDER.get_or_init(|| {
+        let all: Vec<String> = RULES
+            .iter()
+            .flat_map(|r| r.gates.iter().map(|g| g.to_ascii_lowercase()))
+            .collect();
+        let mut least: Vec<&String> = all
+            .iter()
+            .filter(|g| !all.iter().any(|h| h != *g && g.contains(h.as_str())))
+            .collect();
+        least.sort();
+        least.dedup();
+        AhoCorasick::builder()
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(least)
+            .expect("the gates are literals")
+    })
+}
+
+/// The line of `bytes` around `at` (without its line break), tagged with `rules`.
+fn line_around(bytes: &[u8], at: usize, rules: u32) -> (usize, usize, u32) {
+    let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+    let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+    (start, end, rules)
 }
 
 /// Redacts every string of `value` in place, object keys included (a key of a front matter or
@@ -890,6 +1085,110 @@ mod tests {
         assert_eq!(candidates("fn main() { println!(\"hello\"); }"), 0);
         assert_eq!(candidates(MARKER), 0);
         assert!(RULES.len() <= 32, "the candidate mask has 32 bits");
+    }
+
+    /// Every text made of the rules' samples and near misses, markers, URLs, characters that
+    /// fold to ASCII and line breaks, joined at random: [`redact_lines`] answers exactly what
+    /// [`redact`] answers, text and count.
+    #[test]
+    fn redact_lines_answers_as_redact() {
+        let mut pieces: Vec<String> = Vec::new();
+        for rule in &RULES {
+            let (hits, misses) = samples(rule.name);
+            pieces.extend(hits.into_iter().map(|(t, _)| t));
+            pieces.extend(misses);
+        }
+        pieces.extend(
+            [
+                "fn main() { let key = map.get(&token); }",
+                "https://github.com/o/r?rev=1#x",
+                "git+https://user@example.com/r.git",
+                "ſecret=abcdefgh1234",
+                "to\u{212A}en: hunter2hunter2",
+                "api_\u{212A}ey=Zx9Zx9Zx9Zx9",
+                "Bearer",
+                "abcdefghijklmnopqrstuvwxyz0123",
+                "AIzaSy0_-xSy0_-xSy0_-xSy0_-xSy0_-xSy0_xbearer abcdefghijklmnopqrstuvwxyz",
+                "the bearer of PRIVATE KEY news",
+                "password:",
+                "  hunter2hunter2",
+                "[REDACTED]",
+                "a: b",
+                "é — ü",
+                "?",
+                "=",
+                "@host",
+                "https://",
+                "",
+            ]
+            .map(String::from),
+        );
+        let seps = ["\n", "\n", "\r\n", " ", "", "\n\n", "\t"];
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        // Half the texts are made of pieces no rule spanning lines wakes: the line by line
+        // path.
+        let local: Vec<&String> = pieces
+            .iter()
+            .filter(|p| candidates(p) & multiline_rules() == 0)
+            .collect();
+        let (mut redacted, mut by_lines) = (0, 0);
+        for i in 0..6000 {
+            let mut text = String::new();
+            for _ in 0..1 + next(8) {
+                let piece = if i % 2 == 0 {
+                    local[next(local.len())]
+                } else {
+                    &pieces[next(pieces.len())]
+                };
+                text.push_str(piece);
+                text.push_str(seps[next(seps.len())]);
+            }
+            let whole = redact(&text);
+            assert_eq!(redact_lines(&text), whole, "{text:?}");
+            let lines = candidates(&text) & multiline_rules() == 0;
+            by_lines += usize::from(lines);
+            redacted += usize::from(lines && whole.1 > 0);
+        }
+        // Both paths were exercised, and the line by line one redacted often.
+        assert!(by_lines > 3000 && redacted > 1500, "{by_lines} {redacted}");
+        // A character that folds to ASCII wakes a rule without its gate: the line is redacted
+        // because another line woke the rule, as the whole text is.
+        let text = "password: none\nſecret=abcdefgh1234\n";
+        assert_eq!(redact(text).1, 1);
+        assert_eq!(redact_lines(text), redact(text));
+        // A marker before `bearer` gives it the `\b` the raw text lacked: whether it may
+        // match is asked without that `\b`.
+        let text = format!(
+            "AIza{}xbearer {}",
+            &"Sy0_-x".repeat(6)[..34],
+            "t".repeat(20)
+        );
+        assert_eq!(redact(&text), (Cow::Owned(format!("{MARKER}{MARKER}")), 2));
+        assert_eq!(redact_lines(&text), redact(&text));
+        assert!(spans_lines(&text, candidates(&text)));
+        assert!(!spans_lines(
+            "the bearer of news",
+            candidates("the bearer of news")
+        ));
+    }
+
+    /// The only characters outside ASCII that `(?i)` matches as an ASCII letter are the ones
+    /// [`FOLDS_TO_ASCII`] lists.
+    #[test]
+    fn ascii_folds_are_only_kelvin_and_long_s() {
+        let re = Regex::new("(?i)^[a-z]$").unwrap();
+        let folds: Vec<String> = (0x80..=0x10FFFF_u32)
+            .filter_map(char::from_u32)
+            .map(String::from)
+            .filter(|c| re.is_match(c))
+            .collect();
+        assert_eq!(folds, FOLDS_TO_ASCII.map(String::from).to_vec());
     }
 
     #[test]

@@ -13,6 +13,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
+use grep_matcher::Matcher;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
@@ -24,7 +25,7 @@ use super::typed;
 use crate::confine::{self, refusal, Rule};
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::redact::{holds_private_key, redact};
+use crate::redact::{holds_private_key, redact, redact_lines, redact_lines_where};
 use crate::registry::types::{files_read, files_search};
 use crate::rootfs::{Denied, Follow, Root};
 
@@ -300,6 +301,40 @@ fn rel_path(root: &Path, p: &Path) -> String {
         .join("/")
 }
 
+/// Whether no match of `pattern` can hold a byte of [`crate::redact::MARKER`] or depend on
+/// what surrounds it (no look-around: `^`, `$`, `\b`). Then a match in the redacted text is a
+/// match in the raw text: redaction only replaces spans with the marker, so every run of the
+/// redacted text free of the marker's bytes is a run of the raw text, and a pattern without
+/// look-around that matches inside a run matches the raw text there too. So a file whose raw
+/// text has no match has none once redacted, and is not redacted (`marker_blind_patterns_
+/// never_match_redacted_text_alone`). `None` from the parser (a syntax it does not take): not
+/// blind.
+fn marker_blind(pattern: &str) -> bool {
+    use regex_syntax::hir::{Class, Hir, HirKind};
+    fn blind(h: &Hir, marker: &[u8]) -> bool {
+        match h.kind() {
+            HirKind::Empty => true,
+            HirKind::Literal(l) => !l.0.iter().any(|b| marker.contains(b)),
+            HirKind::Class(Class::Unicode(c)) => !c.ranges().iter().any(|r| {
+                marker
+                    .iter()
+                    .any(|&b| (r.start()..=r.end()).contains(&char::from(b)))
+            }),
+            HirKind::Class(Class::Bytes(c)) => !c
+                .ranges()
+                .iter()
+                .any(|r| marker.iter().any(|b| (r.start()..=r.end()).contains(b))),
+            HirKind::Look(_) => false,
+            HirKind::Repetition(r) => blind(&r.sub, marker),
+            HirKind::Capture(c) => blind(&c.sub, marker),
+            HirKind::Concat(hs) | HirKind::Alternation(hs) => hs.iter().all(|h| blind(h, marker)),
+        }
+    }
+    regex_syntax::Parser::new()
+        .parse(pattern)
+        .is_ok_and(|h| blind(&h, crate::redact::MARKER.as_bytes()))
+}
+
 /// The counts of one search, which depend on the files and never on the pattern.
 #[derive(Default)]
 struct Tally {
@@ -314,7 +349,11 @@ struct Tally {
 /// followed), read whole through that handle (at most [`FILE_CAP`] bytes: a larger file is
 /// never read, only counted), and redacted before it is matched: every figure of the answer
 /// depends on the redacted text only, so the pattern cannot probe a secret. A file holding a
-/// private key block is counted whatever the pattern.
+/// private key block is counted whatever the pattern. The redaction is that of
+/// [`crate::redact::redact`], done only where it can change the answer: for a marker-blind
+/// pattern (`marker_blind`), a file without a match in its raw text has none once redacted,
+/// and only the lines the pattern matches are redacted; for any other pattern, every line that
+/// holds a rule's gate ([`crate::redact::redact_lines`]).
 pub fn search(
     ctx: &Context,
     input: files_search::Input,
@@ -332,6 +371,7 @@ pub fn search(
             ))
             .at("/pattern")
         })?;
+    let blind = marker_blind(input.pattern.as_str());
     let limit = usize::try_from(input.limit.get()).unwrap_or(usize::MAX);
     // The walker lists folders only: it reads no ignore file itself (see IgnoreRules).
     let rules = IgnoreRules::new(root.clone(), root_path.clone());
@@ -401,7 +441,19 @@ pub fn search(
                 Ok(t) => std::borrow::Cow::Borrowed(t),
                 Err(_) => String::from_utf8_lossy(&buf),
             };
-            let (text, _) = redact(&text);
+            // No match in the raw text: none in the redacted text either (see marker_blind).
+            if blind && !matcher.is_match(text.as_bytes()).unwrap_or(true) {
+                return WalkState::Continue;
+            }
+            // And a line it does not match in the raw text it cannot match once redacted: only
+            // the lines it matches need redacting (when no rule spans lines).
+            let (text, _) = if blind {
+                redact_lines_where(&text, &|line| {
+                    matcher.is_match(line.as_bytes()).unwrap_or(true)
+                })
+            } else {
+                redact_lines(&text)
+            };
             let mut sink = Collect {
                 cap: limit,
                 lines: Vec::new(),
@@ -449,4 +501,114 @@ pub fn search(
         "truncated": truncated,
         "redactions": redactions,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn re(p: &str) -> regex::Regex {
+        regex::Regex::new(p).unwrap()
+    }
+
+    /// Texts with secrets of every kind, joined at random: for a pattern judged blind, a text
+    /// whose raw form has no match has none once redacted. Patterns that can see the marker or
+    /// the text around it are not blind, and for each a text shows why.
+    #[test]
+    fn marker_blind_patterns_never_match_redacted_text_alone() {
+        let kind = "RSA PRIVATE KEY";
+        let pieces = [
+            format!("github_token = ghp_{}", "Zq7Lm2Xp".repeat(4) + "Wd9K"),
+            "remote https://alice:s3cr3tvalue@example.com/r.git".into(),
+            "https://h/p?x=1&access_token=abcdef123&y=2".into(),
+            "password: hunter2hunter2".into(),
+            "xpassword=hunter2hunter2y".into(),
+            "ſecret=abcdefgh1234".into(),
+            format!("Bearer\n  {}", "Tok3n.value".repeat(2)),
+            format!("-----BEGIN {kind}-----\nMIIEowIBAAKCAQEAu1SU1Lf\n-----END {kind}-----"),
+            format!("sk-{}", "Qw3r".repeat(8)),
+            "id AKIAIOSFODNN7EXAMPLE here".into(),
+            "fn main() { let key = 1; }".into(),
+            "[REDACTED]".into(),
+            "xoxb-1234567890_value".into(),
+            "value".into(),
+            "a".into(),
+        ];
+        let seps = ["\n", " ", "", "\r\n", "x"];
+        let blind = [
+            "fn [a-z_]+\\(",
+            "ZZZ_no_such_QQQ",
+            "hunter",
+            "[a-z]+=[0-9a-z]+",
+            "token|secret",
+            "ghp_[a-z0-9]+",
+            "://[a-z.]+",
+            "s://@",
+            "x@",
+            ":@",
+            "[0-9]+",
+            "y",
+            "e ",
+        ];
+        // The first five are each seen matching a redacted text whose raw form they miss.
+        let seeing = [
+            "REDACTED",
+            "\\[",
+            "(?i)red",
+            "\\b_value",
+            "] ",
+            ".",
+            "^value",
+            "[^a]",
+            "\\w+",
+        ];
+        for p in blind {
+            assert!(marker_blind(p), "{p}");
+        }
+        for p in seeing {
+            assert!(!marker_blind(p), "{p}");
+        }
+        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let blind_res: Vec<_> = blind.iter().map(|p| (p, re(p))).collect();
+        let seeing_res: Vec<_> = seeing[..5].iter().map(|p| re(p)).collect();
+        let mut changed = 0;
+        let mut seen = [false; 5];
+        for _ in 0..3000 {
+            let mut text = String::new();
+            for _ in 0..1 + next(5) {
+                text.push_str(&pieces[next(pieces.len())]);
+                text.push_str(seps[next(seps.len())]);
+            }
+            let (red, n) = redact(&text);
+            changed += usize::from(n > 0);
+            for (p, r) in &blind_res {
+                assert!(
+                    r.is_match(&text) || !r.is_match(&red),
+                    "{p} matches {red:?} but not {text:?}"
+                );
+                // Redacting only the lines the pattern matches gives the same matching lines.
+                let matched = |t: &str| -> Vec<(usize, String)> {
+                    t.split('\n')
+                        .enumerate()
+                        .filter(|(_, l)| r.is_match(l))
+                        .map(|(i, l)| (i, l.to_string()))
+                        .collect()
+                };
+                let (some, _) = redact_lines_where(&text, &|l| r.is_match(l));
+                assert_eq!(matched(&some), matched(&red), "{p}: {text:?}");
+            }
+            for (i, r) in seeing_res.iter().enumerate() {
+                seen[i] |= !r.is_match(&text) && r.is_match(&red);
+            }
+        }
+        assert!(changed > 1000, "{changed}");
+        // Each pattern judged not blind does match a redacted text whose raw form it misses.
+        assert_eq!(seen, [true; 5], "{seeing:?}");
+    }
 }
