@@ -614,7 +614,7 @@ const FOLDS_TO_ASCII: [&str; 2] = ["\u{17F}", "\u{212A}"];
 
 /// [`redact`] with the same answer, text and count (`redact_lines_answers_as_redact`), at the
 /// cost of the lines that need it: the environment's values are replaced in the whole text,
-/// as [`redact`] does, and then, unless a rule that can span lines matches ([`spans_lines`]),
+/// as [`redact`] does, and then, unless a rule that can span lines matches (`spans_lines`),
 /// only the lines that hold a gate (or a character that folds to ASCII) run the rules, without
 /// those rules (they replace nothing). Every other rule's regex
 /// matches within one line (no match holds a `\n`, and `\b` sees a line break as it sees the
