@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::common;
+use seneschal::store::canonical;
 
 /// Runs the binary in `dir` with `args` and `env`, killed if it has not ended within 10 s
 /// (a FIFO read would hang forever).
@@ -565,26 +566,6 @@ fn a_dropped_tail_an_emptied_log_and_a_deleted_log_fail_verify() {
         "{}",
         common::stderr(&v)
     );
-}
-
-/// Canonical JSON (keys sorted, compact), as the log writes it.
-fn canonical(v: &Value) -> String {
-    fn sort(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                let mut out = Map::new();
-                for k in keys {
-                    out.insert(k.clone(), sort(&m[k]));
-                }
-                Value::Object(out)
-            }
-            Value::Array(a) => Value::Array(a.iter().map(sort).collect()),
-            other => other.clone(),
-        }
-    }
-    serde_json::to_string(&sort(v)).unwrap()
 }
 
 /// Rewrites the log from record `from` on with `edit`, recomputing every hash (what anyone
