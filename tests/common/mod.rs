@@ -125,3 +125,29 @@ pub fn adr_repo() -> tempfile::TempDir {
     .expect("write the ADR");
     dir
 }
+
+/// Runs `cmd` (its stdio set here: stdin closed, stdout and stderr captured) and answers its
+/// output, or kills it and panics when it has not ended within `wait`: for a reader that a FIFO
+/// or a slow peer could hang.
+pub fn output_within(mut cmd: Command, wait: std::time::Duration) -> Output {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let deadline = std::time::Instant::now() + wait;
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let o = child.wait_with_output().expect("output");
+            panic!(
+                "{cmd:?} did not end within {wait:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    child.wait_with_output().expect("output")
+}

@@ -17,31 +17,12 @@ use seneschal::store::canonical;
 /// Runs the binary in `dir` with `args` and `env`, killed if it has not ended within 10 s
 /// (a FIFO read would hang forever).
 fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut child = Command::new(common::bin())
-        .args(args)
+    let mut cmd = Command::new(common::bin());
+    cmd.args(args)
         .env_remove("SENESCHAL_AUDIT_KEY")
         .envs(env.iter().copied())
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let o = child.wait_with_output().expect("output");
-            panic!(
-                "seneschal {args:?} did not answer within 10 s: {}",
-                common::stderr(&o)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
+        .current_dir(dir);
+    common::output_within(cmd, Duration::from_secs(10))
 }
 
 /// `seneschal call ID --input JSON` in `dir`.

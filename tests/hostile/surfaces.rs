@@ -350,25 +350,9 @@ fn inspect_calls_wired_only_the_command_that_is_this_binary() {
 
 /// `seneschal mcp --inspect --json` in `dir`, which must answer within `wait`.
 fn inspect_within(dir: &Path, wait: std::time::Duration) -> Value {
-    use std::process::Stdio;
-    let mut child = Command::new(bin())
-        .args(["mcp", "--inspect", "--json"])
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let deadline = std::time::Instant::now() + wait;
-    while child.try_wait().expect("wait").is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("mcp --inspect did not answer within {wait:?}");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let o = child.wait_with_output().expect("output");
+    let mut cmd = Command::new(bin());
+    cmd.args(["mcp", "--inspect", "--json"]).current_dir(dir);
+    let o = crate::common::output_within(cmd, wait);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     serde_json::from_slice(&o.stdout).expect("JSON")
 }
