@@ -1,7 +1,7 @@
 //! `seneschal generate [--check]`: the committed projections, from the bytes compiled in.
 //!
 //! [`check`] is the one comparison between `generated/` and this build: `generate --check`
-//! and `tests/freshness.rs` both call it, so the test fails exactly when the command does.
+//! and `tests/it/freshness.rs` both call it, so the test fails exactly when the command does.
 
 use std::fmt;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! or are referenced from their owner (the `files.*` caps in [`crate::handlers::files`], the
 //! knowledge file cap in [`crate::knowledge`]).
 //! The HTTP head limits live in the vendored tiny_http (`vendor/tiny_http/src/client.rs`,
-//! private there); their values are repeated here and proved by `tests/barrage.rs`.
+//! private there); their values are repeated here and proved by `tests/it/barrage.rs`.
 //! [`TABLE`] is rendered into docs/ROBUSTNESS.md by [`markdown`], and a unit test keeps
 //! the two equal.
 

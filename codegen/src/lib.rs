@@ -314,7 +314,7 @@ pub const CI: &str = "CI";
 /// Whether a build writes `generated/` (it always writes OUT_DIR): only a local build from the
 /// repository. Not from a package (`packaged`), not with the conformance fixtures (the
 /// committed projections never hold fixtures), and not under [`CI`], where the committed
-/// files are what `tests/freshness.rs` and `generate --check` compare the build with: a build
+/// files are what `tests/it/freshness.rs` and `generate --check` compare the build with: a build
 /// that rewrote them first would make that comparison unable to fail.
 pub fn writes_generated(packaged: bool, fixtures: bool, ci: bool) -> bool {
     !packaged && !fixtures && !ci

@@ -1,0 +1,34 @@
+//! seneschal's integration tests: one test crate, linked once, driving the built binary over
+//! its real transports (argv, MCP stdio pipes, loopback HTTP) as a user would. `support` holds
+//! the one set of helpers (`support` for the command line and scratch repositories,
+//! `support::mcp` for an MCP stdio client, `support::http` for an HTTP server process and raw
+//! connections). Run one module with `cargo test --test it <module>::`, e.g.
+//! `cargo test --test it hostile::`.
+
+mod support;
+
+mod add_capability;
+mod barrage;
+mod cli;
+mod conformance;
+mod contract;
+mod foundation;
+mod freshness;
+mod hostile;
+mod http_server;
+mod knowledge_objects;
+mod knowledge_search;
+mod layering;
+mod mcp_annotations;
+mod mcp_digest;
+mod mcp_projection;
+mod mcp_stdio;
+mod parity;
+mod prose;
+mod repo_examples;
+mod repo_files;
+mod repo_git;
+mod repo_secrets;
+mod repo_session;
+mod writes_cli;
+mod writes_transports;

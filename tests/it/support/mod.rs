@@ -1,0 +1,160 @@
+//! Helpers shared by the black-box tests: run the built binary, make scratch repositories.
+
+pub mod http;
+pub mod mcp;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The built `seneschal` binary.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_seneschal"))
+}
+
+/// `seneschal call ID --input JSON` in the repository at `dir`.
+pub fn call(dir: &Path, id: &str, input: impl std::borrow::Borrow<serde_json::Value>) -> Output {
+    run_in(dir, &["call", id, "--input", &input.borrow().to_string()])
+}
+
+/// Runs the binary with `args` in `dir` (stdout is a pipe, so answers are JSON).
+pub fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the binary runs")
+}
+
+/// Runs the binary with `args` in the crate root.
+pub fn run(args: &[&str]) -> Output {
+    run_in(Path::new(env!("CARGO_MANIFEST_DIR")), args)
+}
+
+/// Stdout as text.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Stderr as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Stdout parsed as JSON.
+pub fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(o)))
+}
+
+/// Runs `seneschal <args>` in `dir` with `stdin` as its standard input.
+pub fn run_with_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(stdin)
+        .expect("write stdin");
+    child.wait_with_output().expect("the binary ends")
+}
+
+/// A scratch git repository with one commit, for tests that need a repository.
+pub fn scratch_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    git(dir.path(), &["init", "-q", "-b", "main"]);
+    git(
+        dir.path(),
+        &["config", "user.email", "test@example.invalid"],
+    );
+    git(dir.path(), &["config", "user.name", "Test"]);
+    std::fs::write(dir.path().join("README.md"), "# scratch\n").expect("write");
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "initial"]);
+    dir
+}
+
+/// Runs git in `dir`, panicking on failure.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        o.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Copies the folder `from` into `to`, recursively.
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create a folder");
+    for entry in std::fs::read_dir(from).expect("read a fixture folder") {
+        let entry = entry.expect("a folder entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("a file type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy a fixture file");
+        }
+    }
+}
+
+/// A scratch repository holding a copy of `tests/fixtures/knowledge/<name>`.
+pub fn knowledge_fixture(name: &str) -> tempfile::TempDir {
+    let repo = scratch_repo();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/knowledge")
+        .join(name);
+    copy_tree(&src, repo.path());
+    repo
+}
+
+/// A scratch repository holding one ADR, `docs/adr/0001-first.md`.
+pub fn adr_repo() -> tempfile::TempDir {
+    let dir = scratch_repo();
+    std::fs::create_dir_all(dir.path().join("docs/adr")).expect("create docs/adr");
+    std::fs::write(
+        dir.path().join("docs/adr/0001-first.md"),
+        "---\nid: \"0001\"\ntitle: First\nstatus: accepted\ndate: 2026-11-30\n---\n# First\n",
+    )
+    .expect("write the ADR");
+    dir
+}
+
+/// Runs `cmd` (its stdio set here: stdin closed, stdout and stderr captured) and answers its
+/// output, or kills it and panics when it has not ended within `wait`: for a reader that a FIFO
+/// or a slow peer could hang.
+pub fn output_within(mut cmd: Command, wait: std::time::Duration) -> Output {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let deadline = std::time::Instant::now() + wait;
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let o = child.wait_with_output().expect("output");
+            panic!(
+                "{cmd:?} did not end within {wait:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    child.wait_with_output().expect("output")
+}
