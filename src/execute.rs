@@ -434,6 +434,25 @@ mod tests {
     }
 
     #[test]
+    fn no_handler_converts_a_json_value_into_its_output() {
+        // A handler builds its generated `Output` (a wrong shape does not compile); a JSON
+        // value turned into it would move the check back to run time. The one exception reads
+        // an applied write's answer back from the store, which keeps it as JSON for replay.
+        const READS_STORED_ANSWERS: &[&str] = &["handlers/writes.rs"];
+        for (file, text) in sources("handlers") {
+            for needle in ["fn typed", "typed(", "from_value"] {
+                if needle == "from_value" && READS_STORED_ANSWERS.contains(&file.as_str()) {
+                    continue;
+                }
+                assert!(
+                    !text.contains(needle),
+                    "{file} contains `{needle}`: construct the generated Output instead"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn only_the_executor_reads_knowledge_resources() {
         for (file, text) in sources("") {
             if file == "execute.rs" || file == "knowledge/mod.rs" {
