@@ -1,5 +1,9 @@
 //! The one executor: look up → policy → validate → handler → disclosure → result.
 //!
+//! A handler returns its generated `Output` struct (a wrong shape does not compile); the
+//! generated dispatch serializes it once, to the `serde_json::Value` that disclosure redacts
+//! and the transports print.
+//!
 //! **Architecture invariant:** every transport (CLI, MCP, HTTP) calls [`execute`]; nothing
 //! else calls a handler, and there is no transport-only branch below this line.
 //!

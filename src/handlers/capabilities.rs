@@ -106,3 +106,36 @@ pub fn projections(
 
 same_variants!(Effect => capabilities_projections::OutputCapabilitiesItemEffect { Read, ProcessState, RepositoryWrite });
 same_variants!(Approval => capabilities_projections::OutputCapabilitiesItemApproval { None, Session, PerCall });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `same_variants!` maps by variant name; the answer must keep the policy's spelling.
+    #[test]
+    fn mapped_enums_are_spelled_as_the_policy_spells_them() {
+        let spelled = |v: serde_json::Value| v.as_str().expect("a string").to_string();
+        for e in Effect::ALL {
+            let out = capabilities_list::OutputCapabilitiesItemEffect::from(e);
+            assert_eq!(spelled(serde_json::to_value(out).unwrap()), e.as_str());
+            let out = capabilities_projections::OutputCapabilitiesItemEffect::from(e);
+            assert_eq!(spelled(serde_json::to_value(out).unwrap()), e.as_str());
+        }
+        for s in [
+            Stability::Stable,
+            Stability::Experimental,
+            Stability::Planned,
+        ] {
+            let out = capabilities_list::OutputCapabilitiesItemStability::from(s);
+            assert_eq!(spelled(serde_json::to_value(out).unwrap()), s.as_str());
+        }
+        for a in [Approval::None, Approval::Session, Approval::PerCall] {
+            let out = capabilities_projections::OutputCapabilitiesItemApproval::from(a);
+            assert_eq!(spelled(serde_json::to_value(out).unwrap()), a.as_str());
+        }
+        for (k, word) in [(Kind::Query, "query"), (Kind::Resource, "resource")] {
+            let out = capabilities_list::OutputCapabilitiesItemKind::from(k);
+            assert_eq!(spelled(serde_json::to_value(out).unwrap()), word);
+        }
+    }
+}
