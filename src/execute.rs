@@ -1,5 +1,9 @@
 //! The one executor: look up → policy → validate → handler → disclosure → result.
 //!
+//! A handler returns its generated `Output` struct (a wrong shape does not compile); the
+//! generated dispatch serializes it once, to the `serde_json::Value` that disclosure redacts
+//! and the transports print.
+//!
 //! **Architecture invariant:** every transport (CLI, MCP, HTTP) calls [`execute`]; nothing
 //! else calls a handler, and there is no transport-only branch below this line.
 //!
@@ -27,20 +31,48 @@ use crate::redact::{redact, redact_value};
 use crate::registry::{self, Descriptor, Kind, CAPABILITIES};
 pub use crate::transport::Transport;
 
+/// One schema compiled per capability, on first use: the slot of each capability, and how
+/// many compilations each slot has run (one at most; the tests read the count).
+struct Compiled {
+    slots: Vec<OnceLock<Result<jsonschema::Validator, String>>>,
+    #[cfg(test)]
+    compilations: Vec<std::sync::atomic::AtomicUsize>,
+}
+
+impl Compiled {
+    fn new() -> Self {
+        Compiled {
+            slots: (0..CAPABILITIES.len()).map(|_| OnceLock::new()).collect(),
+            #[cfg(test)]
+            compilations: (0..CAPABILITIES.len())
+                .map(|_| std::sync::atomic::AtomicUsize::new(0))
+                .collect(),
+        }
+    }
+
+    /// The validator of the capability at `index`, compiling `schema` the first time.
+    fn get(&self, index: usize, schema: &str) -> Result<&jsonschema::Validator, &str> {
+        self.slots[index]
+            .get_or_init(|| {
+                #[cfg(test)]
+                self.compilations[index].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let schema: Value = serde_json::from_str(schema).map_err(|e| e.to_string())?;
+                jsonschema::draft202012::new(&schema).map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
 /// Compiled input validators, one per capability, built on first use.
 fn validator(
     index: usize,
     schema: &'static str,
 ) -> Result<&'static jsonschema::Validator, CapabilityError> {
-    static VALIDATORS: OnceLock<Vec<OnceLock<Result<jsonschema::Validator, String>>>> =
-        OnceLock::new();
-    let all = VALIDATORS.get_or_init(|| (0..CAPABILITIES.len()).map(|_| OnceLock::new()).collect());
-    let compiled = all[index].get_or_init(|| {
-        let schema: Value = serde_json::from_str(schema).map_err(|e| e.to_string())?;
-        jsonschema::draft202012::new(&schema).map_err(|e| e.to_string())
-    });
-    compiled
-        .as_ref()
+    static INPUTS: OnceLock<Compiled> = OnceLock::new();
+    INPUTS
+        .get_or_init(Compiled::new)
+        .get(index, schema)
         .map_err(|e| CapabilityError::internal(format!("input schema does not compile: {e}")))
 }
 
@@ -130,7 +162,7 @@ pub fn execute_index(
     }
     let output = disclose(d, answer(ctx, index, d, input))?;
     #[cfg(debug_assertions)]
-    check_output(d, &output)?;
+    check_output(index, d, &output)?;
     Ok(output)
 }
 
@@ -265,13 +297,25 @@ fn disclose_string(s: &mut String) {
     }
 }
 
-/// In debug builds (and so in every test), an answer that breaks its own output schema is a
-/// fault, not a success: the schema the surfaces publish must be true.
+/// The compiled output validators of the debug check, one per capability, built on first use.
 #[cfg(debug_assertions)]
-fn check_output(d: &Descriptor, output: &Value) -> Result<(), CapabilityError> {
-    let schema: Value =
-        serde_json::from_str(d.output_schema).expect("compiled output schema parses");
-    let v = jsonschema::draft202012::new(&schema).expect("compiled output schema compiles");
+fn output_validators() -> &'static Compiled {
+    static OUTPUTS: OnceLock<Compiled> = OnceLock::new();
+    OUTPUTS.get_or_init(Compiled::new)
+}
+
+/// In debug builds (and so in every test), an answer that breaks its own output schema is a
+/// fault, not a success: the schema the surfaces publish must be true. The handler's typed
+/// `Output` already holds the shape; this also holds what a type cannot say (patterns,
+/// bounds, `additionalProperties` of free-form parts) and the executor's own answers.
+#[cfg(debug_assertions)]
+fn check_output(index: usize, d: &Descriptor, output: &Value) -> Result<(), CapabilityError> {
+    let v = output_validators()
+        .get(index, d.output_schema)
+        .map_err(|e| CapabilityError::internal(format!("output schema does not compile: {e}")))?;
+    if v.is_valid(output) {
+        return Ok(());
+    }
     if let Some(e) = v.iter_errors(output).next() {
         return Err(CapabilityError::internal(format!(
             "`{}` answered outside its output schema at {}: {e}",
@@ -292,6 +336,31 @@ mod tests {
 
     fn token() -> String {
         format!("ghp_{}", "x9Y8".repeat(9))
+    }
+
+    #[test]
+    fn the_output_check_compiles_each_schema_once_and_fails_a_wrong_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context::new(dir.path().to_path_buf(), crate::policy::Effect::Read);
+        let (index, d) = registry::find("server.status").expect("a registered id");
+        for _ in 0..5 {
+            execute_index(&ctx, index, json!({}), Transport::Cli).unwrap();
+        }
+        let compilations = &output_validators().compilations[index];
+        assert_eq!(
+            compilations.load(std::sync::atomic::Ordering::Relaxed),
+            1,
+            "the output schema of server.status is compiled once, not per call"
+        );
+        // The cached validator still judges: an answer of the wrong shape is a fault.
+        let e = check_output(index, d, &json!({"name": 1})).unwrap_err();
+        assert_eq!(e.code.as_str(), "internal");
+        assert!(
+            e.message.contains("outside its output schema"),
+            "{}",
+            e.message
+        );
+        assert_eq!(compilations.load(std::sync::atomic::Ordering::Relaxed), 1);
     }
 
     #[test]
@@ -363,6 +432,25 @@ mod tests {
                 assert!(
                     !text.contains(needle),
                     "{file} calls `{needle}`: disclosure is the executor's (src/execute.rs)"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn no_handler_converts_a_json_value_into_its_output() {
+        // A handler builds its generated `Output` (a wrong shape does not compile); a JSON
+        // value turned into it would move the check back to run time. The one exception reads
+        // an applied write's answer back from the store, which keeps it as JSON for replay.
+        const READS_STORED_ANSWERS: &[&str] = &["handlers/writes.rs"];
+        for (file, text) in sources("handlers") {
+            for needle in ["fn typed", "typed(", "from_value"] {
+                if needle == "from_value" && READS_STORED_ANSWERS.contains(&file.as_str()) {
+                    continue;
+                }
+                assert!(
+                    !text.contains(needle),
+                    "{file} contains `{needle}`: construct the generated Output instead"
                 );
             }
         }

@@ -1,25 +1,18 @@
 //! Handlers of the `capabilities.*` group: the registry describing itself.
 
-use serde_json::{json, Value};
-
-use super::typed;
+use super::same_variants;
 use crate::context::Context;
 use crate::error::CapabilityError;
+use crate::policy::{Approval, Effect, Stability};
 use crate::registry::types::{capabilities_list, capabilities_projections, capabilities_show};
-use crate::registry::{Descriptor, CAPABILITIES};
+use crate::registry::{Descriptor, Kind, CAPABILITIES};
 
-fn route(d: &Descriptor) -> Value {
-    d.http
-        .map(|h| json!(format!("{} {}", h.method, h.path)))
-        .unwrap_or(Value::Null)
+fn route(d: &Descriptor) -> Option<String> {
+    d.http.map(|h| format!("{} {}", h.method, h.path))
 }
 
-fn cli_path(d: &Descriptor) -> Value {
-    if d.cli.is_empty() {
-        Value::Null
-    } else {
-        json!(d.cli.join(" "))
-    }
+fn cli_path(d: &Descriptor) -> Option<String> {
+    (!d.cli.is_empty()).then(|| d.cli.join(" "))
 }
 
 /// `capabilities.list`: every capability, filtered by tag, effect or stability; executable
@@ -28,30 +21,46 @@ pub fn list(
     ctx: &Context,
     input: capabilities_list::Input,
 ) -> Result<capabilities_list::Output, CapabilityError> {
-    let items: Vec<Value> = CAPABILITIES
+    let capabilities = CAPABILITIES
         .iter()
-        .filter(|d| input.tag.as_ref().is_none_or(|t| d.tags.contains(&t.as_str())))
-        .filter(|d| input.effect.is_none_or(|e| e.to_string() == d.effect.as_str()))
-        .filter(|d| input.stability.is_none_or(|s| s.to_string() == d.stability.as_str()))
-        .map(|d| {
-            json!({
-                "id": d.id,
-                "title": d.title,
-                "kind": match d.kind { crate::registry::Kind::Query => "query", crate::registry::Kind::Resource => "resource" },
-                "effect": d.effect.as_str(),
-                "stability": d.stability.as_str(),
-                "executable": d.served_by(ctx.max_effect),
-                "tags": d.tags,
-                "mcp_tool": d.mcp_tool,
-                "http": route(d),
-                "cli": cli_path(d),
-            })
+        .filter(|d| {
+            input
+                .tag
+                .as_ref()
+                .is_none_or(|t| d.tags.contains(&t.as_str()))
+        })
+        .filter(|d| {
+            input
+                .effect
+                .is_none_or(|e| e.to_string() == d.effect.as_str())
+        })
+        .filter(|d| {
+            input
+                .stability
+                .is_none_or(|s| s.to_string() == d.stability.as_str())
+        })
+        .map(|d| capabilities_list::OutputCapabilitiesItem {
+            id: d.id.to_string(),
+            title: d.title.to_string(),
+            kind: d.kind.into(),
+            effect: d.effect.into(),
+            stability: d.stability.into(),
+            executable: d.served_by(ctx.max_effect),
+            tags: d.tags.iter().map(|t| t.to_string()).collect(),
+            mcp_tool: d.mcp_tool.map(str::to_string),
+            http: route(d),
+            cli: cli_path(d),
         })
         .collect();
-    typed(json!({ "capabilities": items }))
+    Ok(capabilities_list::Output { capabilities })
 }
 
-/// `capabilities.show`: the whole descriptor of one capability.
+same_variants!(Kind => capabilities_list::OutputCapabilitiesItemKind { Query, Resource });
+same_variants!(Effect => capabilities_list::OutputCapabilitiesItemEffect { Read, ProcessState, RepositoryWrite });
+same_variants!(Stability => capabilities_list::OutputCapabilitiesItemStability { Stable, Experimental, Planned });
+
+/// `capabilities.show`: the whole descriptor of one capability, read from the descriptor
+/// compiled into the binary (the one the projections publish) straight into its type.
 pub fn show(
     _ctx: &Context,
     input: capabilities_show::Input,
@@ -59,10 +68,11 @@ pub fn show(
     let (_, d) = crate::registry::find(&input.id).ok_or_else(|| {
         CapabilityError::not_found(format!("no capability has the id `{}`", input.id)).at("/id")
     })?;
-    let descriptor: Value = serde_json::from_str(d.descriptor_json).map_err(|e| {
-        CapabilityError::internal(format!("compiled descriptor does not parse: {e}"))
-    })?;
-    typed(descriptor)
+    serde_json::from_str(d.descriptor_json).map_err(|e| {
+        CapabilityError::internal(format!(
+            "compiled descriptor does not match its output type: {e}"
+        ))
+    })
 }
 
 /// `capabilities.projections`: where each interface exposes each capability; executable when
@@ -71,25 +81,61 @@ pub fn projections(
     ctx: &Context,
     _input: capabilities_projections::Input,
 ) -> Result<capabilities_projections::Output, CapabilityError> {
-    let items: Vec<Value> = CAPABILITIES
+    let capabilities = CAPABILITIES
         .iter()
         .map(|d| {
             let h = d.hints();
-            json!({
-                "id": d.id,
-                "executable": d.served_by(ctx.max_effect),
-                "effect": d.effect.as_str(),
-                "approval": d.approval().as_str(),
-                "readOnlyHint": h.read_only,
-                "destructiveHint": h.destructive,
-                "idempotentHint": h.idempotent,
-                "openWorldHint": h.open_world,
-                "mcp_tool": d.mcp_tool,
-                "mcp_resource": d.mcp_resource,
-                "http": route(d),
-                "cli": cli_path(d),
-            })
+            capabilities_projections::OutputCapabilitiesItem {
+                id: d.id.to_string(),
+                executable: d.served_by(ctx.max_effect),
+                effect: d.effect.into(),
+                approval: d.approval().into(),
+                read_only_hint: h.read_only,
+                destructive_hint: h.destructive,
+                idempotent_hint: h.idempotent,
+                open_world_hint: h.open_world,
+                mcp_tool: d.mcp_tool.map(str::to_string),
+                mcp_resource: d.mcp_resource.map(str::to_string),
+                http: route(d),
+                cli: cli_path(d),
+            }
         })
         .collect();
-    typed(json!({ "capabilities": items }))
+    Ok(capabilities_projections::Output { capabilities })
+}
+
+same_variants!(Effect => capabilities_projections::OutputCapabilitiesItemEffect { Read, ProcessState, RepositoryWrite });
+same_variants!(Approval => capabilities_projections::OutputCapabilitiesItemApproval { None, Session, PerCall });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `same_variants!` maps by variant name; the answer must keep the policy's spelling.
+    #[test]
+    fn mapped_enums_are_spelled_as_the_policy_spells_them() {
+        let spelled = |v: serde_json::Value| v.as_str().expect("a string").to_string();
+        for e in Effect::ALL {
+            let out = capabilities_list::OutputCapabilitiesItemEffect::from(e);
+            assert_eq!(spelled(serde_json::to_value(out).unwrap()), e.as_str());
+            let out = capabilities_projections::OutputCapabilitiesItemEffect::from(e);
+            assert_eq!(spelled(serde_json::to_value(out).unwrap()), e.as_str());
+        }
+        for s in [
+            Stability::Stable,
+            Stability::Experimental,
+            Stability::Planned,
+        ] {
+            let out = capabilities_list::OutputCapabilitiesItemStability::from(s);
+            assert_eq!(spelled(serde_json::to_value(out).unwrap()), s.as_str());
+        }
+        for a in [Approval::None, Approval::Session, Approval::PerCall] {
+            let out = capabilities_projections::OutputCapabilitiesItemApproval::from(a);
+            assert_eq!(spelled(serde_json::to_value(out).unwrap()), a.as_str());
+        }
+        for (k, word) in [(Kind::Query, "query"), (Kind::Resource, "resource")] {
+            let out = capabilities_list::OutputCapabilitiesItemKind::from(k);
+            assert_eq!(spelled(serde_json::to_value(out).unwrap()), word);
+        }
+    }
 }

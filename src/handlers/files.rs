@@ -19,9 +19,7 @@ use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkMatch}
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::OverrideBuilder;
 use ignore::{WalkBuilder, WalkState};
-use serde_json::{json, Value};
 
-use super::typed;
 use crate::confine::{self, refusal, Rule};
 use crate::context::Context;
 use crate::error::CapabilityError;
@@ -103,11 +101,18 @@ pub fn read(
     let size = bytes.len() as u64;
     let offset = input.offset.get();
     if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_PROBE)]).is_some() {
-        return typed(json!({
-            "path": rel, "size": size, "binary": true, "content": null,
-            "offset": offset, "lines": 0, "total_lines": null, "truncated": false,
-            "next_offset": null, "redactions": 0,
-        }));
+        return Ok(files_read::Output {
+            path: rel,
+            size,
+            binary: true,
+            content: None,
+            offset: input.offset,
+            lines: 0,
+            total_lines: None,
+            truncated: false,
+            next_offset: None,
+            redactions: 0,
+        });
     }
     let text = String::from_utf8_lossy(&bytes);
     let all: Vec<&str> = text.split_inclusive('\n').collect();
@@ -140,18 +145,22 @@ pub fn read(
         let (c, n) = redact(&window);
         (c.into_owned(), n)
     };
-    typed(json!({
-        "path": rel,
-        "size": size,
-        "binary": false,
-        "content": content,
-        "offset": offset,
-        "lines": taken,
-        "total_lines": total,
-        "truncated": more || long_line,
-        "next_offset": if more { Some(end as u64 + 1) } else { None },
-        "redactions": redactions,
-    }))
+    Ok(files_read::Output {
+        path: rel,
+        size,
+        binary: false,
+        content: Some(content),
+        offset: input.offset,
+        lines: taken as u64,
+        total_lines: Some(total),
+        truncated: more || long_line,
+        next_offset: if more {
+            std::num::NonZeroU64::new(end as u64 + 1)
+        } else {
+            None
+        },
+        redactions: redactions as u64,
+    })
 }
 
 /// The matches of one file.
@@ -480,7 +489,7 @@ pub fn search(
     let files_matched = files.len();
     let mut truncated = false;
     let mut redactions = 0usize;
-    let mut matches: Vec<Value> = Vec::new();
+    let mut matches = Vec::new();
     for f in &files {
         truncated |= f.more;
         for (line, text, markers) in &f.lines {
@@ -489,18 +498,24 @@ pub fn search(
                 break;
             }
             redactions += markers;
-            matches.push(json!({ "path": f.path, "line": line, "text": text }));
+            matches.push(files_search::OutputMatchesItem {
+                path: f.path.clone(),
+                line: std::num::NonZeroU64::new(*line).ok_or_else(|| {
+                    CapabilityError::internal("a match is on line 0; lines count from 1")
+                })?,
+                text: text.clone(),
+            });
         }
     }
-    typed(json!({
-        "matches": matches,
-        "files_searched": tally.searched.into_inner(),
-        "files_matched": files_matched,
-        "skipped_secret_files": tally.secret.into_inner(),
-        "skipped_large_files": tally.large.into_inner(),
-        "truncated": truncated,
-        "redactions": redactions,
-    }))
+    Ok(files_search::Output {
+        matches,
+        files_searched: tally.searched.into_inner(),
+        files_matched: files_matched as u64,
+        skipped_secret_files: tally.secret.into_inner(),
+        skipped_large_files: tally.large.into_inner(),
+        truncated,
+        redactions: redactions as u64,
+    })
 }
 
 #[cfg(test)]

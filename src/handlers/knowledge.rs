@@ -3,13 +3,13 @@
 //! Each call takes the index's current snapshot (refreshed from disk as needed, see
 //! [`crate::knowledge::Index`]) and shapes an answer; the knowledge module does the work.
 
-use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::typed;
+use super::same_variants;
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::knowledge::{kinds, scan::hex, search, Snapshot, URI_PREFIX};
+use crate::knowledge::kinds::{Format, Origin};
+use crate::knowledge::{scan::hex, search, Snapshot, URI_PREFIX};
 use crate::registry::types::{
     knowledge_check, knowledge_get, knowledge_kinds, knowledge_list, knowledge_search,
 };
@@ -96,8 +96,39 @@ pub fn kinds(
     _input: knowledge_kinds::Input,
 ) -> Result<knowledge_kinds::Output, CapabilityError> {
     let snapshot = ctx.knowledge.snapshot(&ctx.repo);
-    typed(json!({ "kinds": kinds::describe(&snapshot.kinds) }))
+    let mut all: Vec<_> = snapshot.kinds.all.iter().collect();
+    all.sort_by(|a, b| a.name.cmp(&b.name));
+    let kinds = all
+        .into_iter()
+        .map(|k| {
+            let schema = k.schema.as_object().cloned().ok_or_else(|| {
+                CapabilityError::internal(format!(
+                    "the schema of kind `{}` is not an object",
+                    k.name
+                ))
+            })?;
+            Ok(knowledge_kinds::OutputKindsItem {
+                name: k.name.clone(),
+                description: k.description.clone(),
+                origin: k.origin.into(),
+                files: k.files.clone(),
+                format: k.format.into(),
+                mime_type: k.format.mime_type().to_string(),
+                id: knowledge_kinds::OutputKindsItemId {
+                    field: k.id.field.clone(),
+                    file_pattern: k.id.file_pattern.clone(),
+                },
+                uri_template: k.uri_template(),
+                schema_file: k.schema_file.clone(),
+                schema,
+            })
+        })
+        .collect::<Result<_, CapabilityError>>()?;
+    Ok(knowledge_kinds::Output { kinds })
 }
+
+same_variants!(Origin => knowledge_kinds::OutputKindsItemOrigin { Distributed, Repository });
+same_variants!(Format => knowledge_kinds::OutputKindsItemFormat { Markdown, Yaml });
 
 /// `knowledge.list`: valid objects by URI, filtered, a page at a time.
 pub fn list(
@@ -128,16 +159,24 @@ pub fn list(
     } else {
         None
     };
-    let objects: Vec<Value> = page
+    let objects = page
         .iter()
-        .map(|o| {
-            json!({
-                "uri": o.uri, "kind": o.kind, "id": o.id, "title": o.title,
-                "description": o.description, "tags": o.tags, "status": o.status, "file": o.file,
-            })
+        .map(|o| knowledge_list::OutputObjectsItem {
+            uri: o.uri.clone(),
+            kind: o.kind.clone(),
+            id: o.id.clone(),
+            title: o.title.clone(),
+            description: o.description.clone(),
+            tags: o.tags.clone(),
+            status: o.status.clone(),
+            file: o.file.clone(),
         })
         .collect();
-    typed(json!({ "objects": objects, "total": matching.len(), "next_cursor": next }))
+    Ok(knowledge_list::Output {
+        objects,
+        total: matching.len() as u64,
+        next_cursor: next,
+    })
 }
 
 /// `knowledge.get`: one object's front matter, body and digest.
@@ -158,10 +197,21 @@ pub fn get(
         ))
         .at("/uri")
     })?;
-    typed(json!({
-        "uri": o.uri, "kind": o.kind, "id": o.id, "title": o.title, "file": o.file,
-        "mime_type": o.mime_type, "front_matter": o.front_matter, "body": o.body(), "digest": o.digest,
-    }))
+    Ok(knowledge_get::Output {
+        uri: o.uri.clone(),
+        kind: o.kind.clone(),
+        id: o.id.clone(),
+        title: o.title.clone(),
+        file: o.file.clone(),
+        mime_type: o.mime_type.clone(),
+        front_matter: o.front_matter.as_object().cloned().ok_or_else(|| {
+            CapabilityError::internal(format!("the front matter of `{}` is not an object", o.uri))
+        })?,
+        body: o.body().to_string(),
+        digest: o.digest.as_str().try_into().map_err(|e| {
+            CapabilityError::internal(format!("the digest of `{}` is malformed: {e}", o.uri))
+        })?,
+    })
 }
 
 /// `knowledge.search`: BM25-ranked hits with snippets.
@@ -179,7 +229,7 @@ pub fn search(
     known_kind(&snapshot, &input.kind)?;
     let limit = input.limit.map_or(10, |l| l.get() as usize);
     let objects = &snapshot.objects;
-    let hits: Vec<Value> = snapshot
+    let hits = snapshot
         .search()
         .search(
             &terms,
@@ -189,14 +239,16 @@ pub fn search(
         .into_iter()
         .map(|(i, score)| {
             let o = &objects[i];
-            json!({
-                "uri": o.uri, "kind": o.kind, "title": o.title,
-                "score": (score * 1000.0).round() / 1000.0,
-                "snippet": search::snippet(o, &terms),
-            })
+            knowledge_search::OutputHitsItem {
+                uri: o.uri.clone(),
+                kind: o.kind.clone(),
+                title: o.title.clone(),
+                score: (score * 1000.0).round() / 1000.0,
+                snippet: search::snippet(o, &terms),
+            }
         })
         .collect();
-    typed(json!({ "hits": hits }))
+    Ok(knowledge_search::Output { hits })
 }
 
 /// `knowledge.check`: every finding.
@@ -205,11 +257,19 @@ pub fn check(
     _input: knowledge_check::Input,
 ) -> Result<knowledge_check::Output, CapabilityError> {
     let snapshot = ctx.knowledge.snapshot(&ctx.repo);
-    typed(json!({
-        "ok": snapshot.findings.is_empty(),
-        "objects": snapshot.objects.len(),
-        "findings": snapshot.findings,
-    }))
+    Ok(knowledge_check::Output {
+        ok: snapshot.findings.is_empty(),
+        objects: snapshot.objects.len() as u64,
+        findings: snapshot
+            .findings
+            .iter()
+            .map(|f| knowledge_check::OutputFindingsItem {
+                file: f.file.clone(),
+                pointer: f.pointer.clone(),
+                message: f.message.clone(),
+            })
+            .collect(),
+    })
 }
 
 #[cfg(test)]

@@ -9,12 +9,12 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
-use super::typed;
+use super::same_variants;
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::policy::Effect;
+use crate::policy::{Approval, Effect};
 use crate::registry::types::mcp_projection;
 use crate::registry::{self, Kind};
 use crate::versions::{
@@ -411,22 +411,27 @@ fn point_at_this_binary(c: &Client, e: &Entry, this: Option<&ThisBinary>) -> Str
 /// resolves to this binary and asks for `mcp`; `unresolved` or `not_this_binary` when the
 /// entry meant for seneschal starts nothing or another program; `foreign` or `absent`
 /// otherwise.
-fn client_state(repo: &Path, c: &Client, this: Option<&ThisBinary>) -> Value {
+fn client_state(
+    repo: &Path,
+    c: &Client,
+    this: Option<&ThisBinary>,
+) -> mcp_projection::OutputClientsItem {
+    use mcp_projection::OutputClientsItemState as State;
     let path_var = std::env::var_os("PATH");
     let (state, detail, fix) = match read_config(repo, c.file) {
         Err(Unreadable::Absent) => (
-            "absent",
+            State::Absent,
             format!("{} does not exist", c.file),
             Some(c.fix.to_string()),
         ),
         Err(Unreadable::Refused(why)) => (
-            "foreign",
+            State::Foreign,
             format!("{} {why}", c.file),
             Some(c.fix.to_string()),
         ),
         Ok(text) => match (c.parse)(&text) {
             Err(why) => (
-                "foreign",
+                State::Foreign,
                 format!("{} {why}", c.file),
                 Some(c.fix.to_string()),
             ),
@@ -441,7 +446,7 @@ fn client_state(repo: &Path, c: &Client, this: Option<&ThisBinary>) -> Value {
                 let aimed = resolved.iter().find(|(e, _)| e.aims_at_seneschal());
                 match (wired, aimed) {
                     (Some((e, Resolved::This(at))), _) => (
-                        "wired",
+                        State::Wired,
                         format!(
                             "server \"{}\" runs `{}`; `{}` is this binary ({})",
                             e.name,
@@ -459,12 +464,12 @@ fn client_state(repo: &Path, c: &Client, this: Option<&ThisBinary>) -> Value {
                         };
                         match r {
                             Resolved::Unresolved(why) => (
-                                "unresolved",
+                                State::Unresolved,
                                 format!("server \"{}\" runs `{}`, but {why}", e.name, e.command_line()),
                                 Some(point_at_this_binary(c, e, this)),
                             ),
                             Resolved::Other(at) | Resolved::This(at) => (
-                                "not_this_binary",
+                                State::NotThisBinary,
                                 format!(
                                     "server \"{}\" runs `{}`, but `{}` is {}, not this binary ({}){runner}",
                                     e.name,
@@ -478,7 +483,7 @@ fn client_state(repo: &Path, c: &Client, this: Option<&ThisBinary>) -> Value {
                         }
                     }
                     (_, Some((e, _))) => (
-                        "foreign",
+                        State::Foreign,
                         format!(
                             "server \"{}\" runs `{}`, not `seneschal mcp`",
                             e.name,
@@ -493,13 +498,19 @@ fn client_state(repo: &Path, c: &Client, this: Option<&ThisBinary>) -> Value {
                         } else {
                             format!("configures other servers only: {}", names.join(", "))
                         };
-                        ("foreign", detail, Some(c.fix.to_string()))
+                        (State::Foreign, detail, Some(c.fix.to_string()))
                     }
                 }
             }
         },
     };
-    json!({"client": c.name, "file": c.file, "state": state, "detail": detail, "fix": fix})
+    mcp_projection::OutputClientsItem {
+        client: c.name.to_string(),
+        file: c.file.to_string(),
+        state,
+        detail,
+        fix,
+    }
 }
 
 /// `mcp.projection`: how seneschal answers over MCP.
@@ -516,73 +527,92 @@ pub fn projection(
     // Only what this process executes: a narrowed process (`--allow-effects`) does not list
     // the tools it would refuse.
     let served = || registry::served(ctx.max_effect).map(|(_, d)| d);
-    let tools: Vec<Value> = served()
+    let tools = served()
         .filter_map(|d| {
-            let name = d.mcp_tool?;
             let h = d.hints();
-            let mut t = Map::new();
-            t.insert("name".into(), json!(name));
-            t.insert("id".into(), json!(d.id));
-            t.insert("effect".into(), json!(d.effect.as_str()));
-            t.insert("approval".into(), json!(d.approval().as_str()));
-            t.insert("readOnlyHint".into(), json!(h.read_only));
-            t.insert("destructiveHint".into(), json!(h.destructive));
-            t.insert("idempotentHint".into(), json!(h.idempotent));
-            t.insert("openWorldHint".into(), json!(h.open_world));
-            Some(Value::Object(t))
+            Some(mcp_projection::OutputToolsItem {
+                name: d.mcp_tool?.to_string(),
+                id: d.id.to_string(),
+                effect: d.effect.into(),
+                approval: d.approval().into(),
+                read_only_hint: h.read_only,
+                destructive_hint: h.destructive,
+                idempotent_hint: h.idempotent,
+                open_world_hint: h.open_world,
+            })
         })
         .collect();
-    let writers: Vec<&str> = served()
+    let writers = served()
         .filter(|d| d.effect == Effect::RepositoryWrite)
-        .filter_map(|d| d.mcp_tool)
+        .filter_map(|d| d.mcp_tool.map(str::to_string))
         .collect();
-    let resources: Vec<Value> = served()
+    let resources = served()
         .filter_map(|d| {
             let uri = d.mcp_resource?;
             let mime = match d.kind {
                 Kind::Resource => d.mime_type,
                 Kind::Query => "application/json",
             };
-            Some(json!({"uri": uri, "id": d.id, "mimeType": mime}))
+            Some(mcp_projection::OutputResourcesItem {
+                uri: uri.to_string(),
+                id: d.id.to_string(),
+                mime_type: mime.to_string(),
+            })
         })
         .collect();
-    let not_served: Vec<Value> = NOT_SERVED
+    let not_served = NOT_SERVED
         .iter()
-        .map(|(m, why)| json!({"method": m, "reason": why}))
+        .map(|(m, why)| mcp_projection::OutputNotServedItem {
+            method: m.to_string(),
+            reason: why.to_string(),
+        })
         .collect();
     let this = ThisBinary::current();
-    let clients: Vec<Value> = CLIENTS
+    let clients = CLIENTS
         .iter()
         .map(|c| client_state(&ctx.repo, c, this.as_ref()))
         .collect();
-    typed(json!({
-        "server": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
-        "eras": [
-            {
-                "era": "legacy",
-                "versions": MCP_LEGACY_VERSIONS,
-                "opening": "initialize negotiates the revision (an unknown one gets the latest); serverInfo and instructions in its result",
-                "methods": LEGACY_METHODS,
+    let strings = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
+    Ok(mcp_projection::Output {
+        server: mcp_projection::OutputServer {
+            name: SERVER_NAME.to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        },
+        eras: vec![
+            mcp_projection::OutputErasItem {
+                era: mcp_projection::OutputErasItemEra::Legacy,
+                versions: strings(MCP_LEGACY_VERSIONS),
+                opening: "initialize negotiates the revision (an unknown one gets the latest); serverInfo and instructions in its result".to_string(),
+                methods: strings(LEGACY_METHODS),
             },
-            {
-                "era": "modern",
-                "versions": MCP_MODERN_VERSIONS,
-                "opening": "every request carries _meta io.modelcontextprotocol/protocolVersion and clientCapabilities; server/discover is optional; serverInfo in result _meta",
-                "methods": MODERN_METHODS,
+            mcp_projection::OutputErasItem {
+                era: mcp_projection::OutputErasItemEra::Modern,
+                versions: strings(MCP_MODERN_VERSIONS),
+                opening: "every request carries _meta io.modelcontextprotocol/protocolVersion and clientCapabilities; server/discover is optional; serverInfo in result _meta".to_string(),
+                methods: strings(MODERN_METHODS),
             },
         ],
-        "transports": [
-            {"name": "stdio", "how": "seneschal mcp [--allow-effects EFFECT]: newline-delimited JSON-RPC, logs on stderr"},
-            {"name": "streamable-http", "how": format!("seneschal serve: POST {MCP_HTTP_PATH} answered with application/json; GET and DELETE 405")},
+        transports: vec![
+            mcp_projection::OutputTransportsItem {
+                name: mcp_projection::OutputTransportsItemName::Stdio,
+                how: "seneschal mcp [--allow-effects EFFECT]: newline-delimited JSON-RPC, logs on stderr".to_string(),
+            },
+            mcp_projection::OutputTransportsItem {
+                name: mcp_projection::OutputTransportsItemName::StreamableHttp,
+                how: format!("seneschal serve: POST {MCP_HTTP_PATH} answered with application/json; GET and DELETE 405"),
+            },
         ],
-        "not_served": not_served,
-        "tools": tools,
-        "writers": writers,
-        "resources": resources,
-        "prompts": false,
-        "clients": clients,
-    }))
+        not_served,
+        tools,
+        writers,
+        resources,
+        prompts: false,
+        clients,
+    })
 }
+
+same_variants!(Effect => mcp_projection::OutputToolsItemEffect { Read, ProcessState, RepositoryWrite });
+same_variants!(Approval => mcp_projection::OutputToolsItemApproval { None, Session, PerCall });
 
 #[cfg(test)]
 mod tests {
@@ -705,7 +735,7 @@ command = "ignored"
                 format!(r#"{{"mcpServers": {{"seneschal": {{"command": {command:?}, "args": {args}}}}}}}"#),
             )
             .unwrap();
-            let v = client_state(&d, &CLIENTS[0], Some(&this));
+            let v = serde_json::to_value(client_state(&d, &CLIENTS[0], Some(&this))).unwrap();
             (v["state"].as_str().unwrap().to_string(), v)
         };
         assert_eq!(state("./prog", r#"["mcp"]"#).0, "wired");
@@ -721,7 +751,7 @@ command = "ignored"
             "{v}"
         );
         // Without a known binary, nothing is wired.
-        let v = client_state(&d, &CLIENTS[0], None);
+        let v = serde_json::to_value(client_state(&d, &CLIENTS[0], None)).unwrap();
         assert_eq!(v["state"], "not_this_binary", "{v}");
     }
 }

@@ -25,13 +25,20 @@ pub mod writes;
 #[path = "../../tests/fixtures/mcp-conformance/handlers/conformance.rs"]
 pub mod conformance;
 
-use crate::error::CapabilityError;
-
-/// Converts a JSON answer into a handler's typed output; a mismatch is a fault of seneschal.
-pub(crate) fn typed<T: serde::de::DeserializeOwned>(
-    value: serde_json::Value,
-) -> Result<T, CapabilityError> {
-    serde_json::from_value(value).map_err(|e| {
-        CapabilityError::internal(format!("handler output does not match its schema: {e}"))
-    })
+/// Maps an enum of the policy model onto a generated output enum with the same variants, by
+/// name and exhaustively: a variant of the model that the output schema lacks is a compile
+/// error, as is a generated enum whose variants changed.
+macro_rules! same_variants {
+    ($from:ty => $to:ty { $($v:ident),+ $(,)? }) => {
+        impl From<$from> for $to {
+            fn from(value: $from) -> Self {
+                type From_ = $from;
+                type To_ = $to;
+                match value {
+                    $(From_::$v => To_::$v,)+
+                }
+            }
+        }
+    };
 }
+pub(crate) use same_variants;

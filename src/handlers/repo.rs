@@ -5,9 +5,6 @@
 //! shaped by [`git::shown_url`] (no query value, no fragment), which also tells whether a
 //! credential was removed.
 
-use serde_json::{json, Value};
-
-use super::typed;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::git;
@@ -32,7 +29,7 @@ pub fn identity(
     let root = root(ctx)?;
     let branch = git::branch(&root)?;
     let head = git::head(&root)?;
-    let remotes: Vec<Value> = git::remotes(&root)?
+    let remotes = git::remotes(&root)?
         .into_iter()
         .map(|r| {
             let url = r.url.as_deref().map(git::shown_url);
@@ -42,27 +39,43 @@ pub fn identity(
                 .filter(|p| Some(*p) != r.url.as_deref())
                 .map(git::shown_url);
             let redacted = url.as_ref().is_some_and(|u| u.1) || push.as_ref().is_some_and(|p| p.1);
-            json!({
-                "name": r.name,
-                "url": url.map(|u| u.0),
-                "push_url": push.map(|p| p.0),
-                "redacted": redacted,
-            })
+            repo_identity::OutputRemotesItem {
+                name: r.name,
+                url: url.map(|u| u.0),
+                push_url: push.map(|p| p.0),
+                redacted,
+            }
         })
         .collect();
-    typed(json!({
-        "root": root.to_string_lossy(),
-        "detached": branch.is_none() && head.is_some(),
-        "branch": branch,
-        "head": head,
-        "remotes": remotes,
-    }))
+    Ok(repo_identity::Output {
+        root: root.to_string_lossy().into_owned(),
+        detached: branch.is_none() && head.is_some(),
+        branch,
+        head,
+        remotes,
+    })
 }
 
-fn changes(list: &[git::Change]) -> Vec<Value> {
-    list.iter()
-        .map(|c| json!({ "path": c.path, "change": c.change, "from": c.from }))
-        .collect()
+/// The changes of one list of `git::Change`, each kind parsed into the output's enum of one
+/// list (`staged`, `unstaged`: two generated types of one shape).
+macro_rules! changes {
+    ($list:expr, $item:ident, $kind:ident) => {
+        $list
+            .iter()
+            .map(|c| {
+                Ok(repo_status::$item {
+                    path: c.path.clone(),
+                    from: c.from.clone(),
+                    change: repo_status::$kind::try_from(c.change).map_err(|_| {
+                        CapabilityError::internal(format!(
+                            "git reported a change kind `{}` outside the schema",
+                            c.change
+                        ))
+                    })?,
+                })
+            })
+            .collect::<Result<Vec<_>, CapabilityError>>()?
+    };
 }
 
 /// `repo.status`: staged, unstaged, conflicted and untracked files, without any lock.
@@ -75,18 +88,18 @@ pub fn status(
         && s.unstaged.is_empty()
         && s.conflicted.is_empty()
         && s.untracked.is_empty();
-    typed(json!({
-        "branch": s.branch,
-        "head": s.head,
-        "upstream": s.upstream,
-        "ahead": s.ahead,
-        "behind": s.behind,
-        "staged": changes(&s.staged),
-        "unstaged": changes(&s.unstaged),
-        "conflicted": s.conflicted,
-        "untracked": s.untracked,
-        "clean": clean,
-    }))
+    Ok(repo_status::Output {
+        staged: changes!(s.staged, OutputStagedItem, OutputStagedItemChange),
+        unstaged: changes!(s.unstaged, OutputUnstagedItem, OutputUnstagedItemChange),
+        branch: s.branch,
+        head: s.head,
+        upstream: s.upstream,
+        ahead: s.ahead,
+        behind: s.behind,
+        conflicted: s.conflicted,
+        untracked: s.untracked,
+        clean,
+    })
 }
 
 /// `repo.log`: the last commits reachable from HEAD, optionally of one confined path.
@@ -105,18 +118,16 @@ pub fn log(ctx: &Context, input: repo_log::Input) -> Result<repo_log::Output, Ca
     let mut commits = git::log(&root, limit.saturating_add(1), path.as_deref())?;
     let truncated = commits.len() as u64 > limit;
     commits.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-    let items: Vec<Value> = commits
-        .iter()
-        .map(|c| {
-            json!({
-                "sha": c.sha,
-                "parents": c.parents,
-                "author_name": c.author_name,
-                "author_email": c.author_email,
-                "authored_at": c.authored_at,
-                "subject": c.subject,
-            })
+    let commits = commits
+        .into_iter()
+        .map(|c| repo_log::OutputCommitsItem {
+            sha: c.sha,
+            parents: c.parents,
+            author_name: c.author_name,
+            author_email: c.author_email,
+            authored_at: c.authored_at,
+            subject: c.subject,
         })
         .collect();
-    typed(json!({ "commits": items, "truncated": truncated }))
+    Ok(repo_log::Output { commits, truncated })
 }

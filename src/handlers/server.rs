@@ -1,8 +1,6 @@
 //! Handlers of the `server.*` group: this process describing itself.
 
-use serde_json::json;
-
-use super::typed;
+use super::same_variants;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::policy::{Effect, Stability};
@@ -15,27 +13,29 @@ pub fn status(
     _input: server_status::Input,
 ) -> Result<server_status::Output, CapabilityError> {
     let count = |f: &dyn Fn(&crate::registry::Descriptor) -> bool| {
-        CAPABILITIES.iter().filter(|d| f(d)).count()
+        CAPABILITIES.iter().filter(|d| f(d)).count() as u64
     };
-    let allowed: Vec<&str> = Effect::ALL
+    let allowed = Effect::ALL
         .iter()
         .filter(|e| **e <= ctx.max_effect)
-        .map(|e| e.as_str())
+        .map(|e| (*e).into())
         .collect();
-    typed(json!({
-        "name": crate::versions::SERVER_NAME,
-        "version": env!("CARGO_PKG_VERSION"),
-        "pid": std::process::id(),
-        "uptime_ms": u64::try_from(ctx.started.elapsed().as_millis()).unwrap_or(u64::MAX),
-        "repository": ctx.repo.to_string_lossy(),
-        "allowed_effects": allowed,
-        "capabilities": {
-            "total": CAPABILITIES.len(),
-            "executable": count(&|d| d.executable()),
-            "planned": count(&|d| d.stability == Stability::Planned),
-            "read": count(&|d| d.effect == Effect::Read),
-            "process_state": count(&|d| d.effect == Effect::ProcessState),
-            "repository_write": count(&|d| d.effect == Effect::RepositoryWrite),
-        }
-    }))
+    Ok(server_status::Output {
+        name: crate::versions::SERVER_NAME.to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        pid: u64::from(std::process::id()),
+        uptime_ms: u64::try_from(ctx.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        repository: ctx.repo.to_string_lossy().into_owned(),
+        allowed_effects: allowed,
+        capabilities: server_status::OutputCapabilities {
+            total: count(&|_| true),
+            executable: count(&|d| d.executable()),
+            planned: count(&|d| d.stability == Stability::Planned),
+            read: count(&|d| d.effect == Effect::Read),
+            process_state: count(&|d| d.effect == Effect::ProcessState),
+            repository_write: count(&|d| d.effect == Effect::RepositoryWrite),
+        },
+    })
 }
+
+same_variants!(Effect => server_status::OutputAllowedEffectsItem { Read, ProcessState, RepositoryWrite });

@@ -2,7 +2,6 @@
 
 use serde_json::json;
 
-use super::typed;
 use crate::context::{Context, Note};
 use crate::error::CapabilityError;
 use crate::registry::types::{session_note_add, session_note_list};
@@ -38,12 +37,12 @@ pub fn note_add(
         at_ms,
     };
     notes.push(note.clone());
-    typed(json!({
-        "id": note.id,
-        "text": note.text,
-        "at_ms": note.at_ms,
-        "count": notes.len(),
-    }))
+    Ok(session_note_add::Output {
+        id: nonzero(note.id)?,
+        text: note.text,
+        at_ms: note.at_ms,
+        count: nonzero(notes.len() as u64)?,
+    })
 }
 
 /// `session.note.list`: the notes of this process, oldest first.
@@ -51,11 +50,22 @@ pub fn note_list(
     ctx: &Context,
     _input: session_note_list::Input,
 ) -> Result<session_note_list::Output, CapabilityError> {
-    let items: Vec<_> = notes(ctx)
+    let notes = notes(ctx)
         .iter()
-        .map(|n| json!({ "id": n.id, "text": n.text, "at_ms": n.at_ms }))
-        .collect();
-    typed(json!({ "notes": items }))
+        .map(|n| {
+            Ok(session_note_list::OutputNotesItem {
+                id: nonzero(n.id)?,
+                text: n.text.clone(),
+                at_ms: n.at_ms,
+            })
+        })
+        .collect::<Result<_, CapabilityError>>()?;
+    Ok(session_note_list::Output { notes })
+}
+
+/// A count or id that starts at 1; zero would be a fault of this module.
+fn nonzero(n: u64) -> Result<std::num::NonZeroU64, CapabilityError> {
+    std::num::NonZeroU64::new(n).ok_or_else(|| CapabilityError::internal("a note id or count is 0"))
 }
 
 #[cfg(test)]

@@ -9,9 +9,10 @@
 
 use std::path::Path;
 
-use serde_json::{json, Value};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
 
-use super::typed;
 use crate::confine;
 use crate::context::Context;
 use crate::error::CapabilityError;
@@ -37,38 +38,62 @@ fn review(id: &str, p: &Prepared) -> String {
     d.render_review(&json!({ "count": 1, "target": target, "file": p.file }))
 }
 
-fn answer(id: &str, p: &Prepared, applied: bool, dry_run: bool) -> Value {
-    json!({
-        "applied": applied,
-        "dry_run": dry_run,
-        "replayed": false,
-        "uri": p.uri,
-        "file": p.file,
-        "digest": p.bytes.as_deref().map(store::digest),
-        "plan": p.effects.plan(),
-        "review": review(id, p),
-    })
+/// The answer of a prepared write in the output type of the capability module `$m` (the
+/// three writes have one answer shape, and so three generated types of one shape).
+macro_rules! answer {
+    ($m:ident) => {
+        |id: &str, p: &Prepared, applied: bool, dry_run: bool| $m::Output {
+            applied,
+            dry_run,
+            replayed: false,
+            uri: p.uri.clone(),
+            file: p.file.clone(),
+            digest: p.bytes.as_deref().map(store::digest),
+            plan: $m::OutputPlan {
+                create: p.effects.create.clone(),
+                change: p.effects.change.clone(),
+                delete: p.effects.delete.clone(),
+                counts: $m::OutputPlanCounts {
+                    create: p.effects.create.len() as u64,
+                    change: p.effects.change.len() as u64,
+                    delete: p.effects.delete.len() as u64,
+                },
+            },
+            review: review(id, p),
+        }
+    };
 }
 
-/// Runs a prepared write: the plan alone, or under the lock through the store.
-fn run(
+/// Runs a prepared write: the plan alone, or under the lock through the store. The store
+/// keeps an applied answer as JSON (an idempotency key replays it from the state folder), so
+/// an applied write's answer is the store's, read back into the output type.
+fn run<T: Serialize + DeserializeOwned>(
     ctx: &Context,
     id: &str,
     raw: Value,
     dry_run: bool,
+    answer: impl Fn(&str, &Prepared, bool, bool) -> T,
     prepare: impl Fn(&Snapshot) -> Result<Prepared, CapabilityError>,
-) -> Result<Value, CapabilityError> {
+) -> Result<T, CapabilityError> {
     if dry_run {
         let p = prepare(&ctx.knowledge.snapshot(&ctx.repo))?;
         return Ok(answer(id, &p, false, true));
     }
-    store::transact(&ctx.repo, id, &raw, |_locked| {
+    let stored = store::transact(&ctx.repo, id, &raw, |_locked| {
         let p = prepare(&ctx.knowledge.snapshot(&ctx.repo))?;
+        let answer = serde_json::to_value(answer(id, &p, true, false)).map_err(|e| {
+            CapabilityError::internal(format!("the answer of `{id}` does not encode: {e}"))
+        })?;
         Ok(store::Plan {
             writes: vec![(p.file.clone(), p.bytes.clone())],
-            answer: answer(id, &p, true, false),
+            answer,
             effects: p.effects,
         })
+    })?;
+    serde_json::from_value(stored).map_err(|e| {
+        CapabilityError::internal(format!(
+            "the stored answer of `{id}` does not match its output type: {e}"
+        ))
     })
 }
 
@@ -282,95 +307,102 @@ pub fn create(
     let raw = serde_json::to_value(&input).map_err(|e| CapabilityError::internal(e.to_string()))?;
     let dry_run = input.dry_run.unwrap_or(false);
     let raw_in = raw.clone();
-    let out = run(ctx, "knowledge.create", raw, dry_run, |snapshot| {
-        let kind = kind_of(snapshot, &input.kind, "/kind")?;
-        let mut front = raw_in
-            .get("front_matter")
-            .cloned()
-            .unwrap_or_else(|| json!({}));
-        let input_id = raw_in.get("id").and_then(Value::as_str).map(str::to_string);
-        let field_id = kind
-            .id
-            .field
-            .as_ref()
-            .and_then(|f| front.get(f))
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let id = match (&input_id, &field_id) {
-            (Some(a), Some(b)) if a != b => {
-                let f = kind.id.field.as_deref().unwrap_or_default();
-                return Err(CapabilityError::invalid_input(format!(
-                    "`id` is `{a}` but the front matter's `{f}` is `{b}`; make them agree"
-                ))
-                .at(format!("/front_matter/{}", escape_pointer(f))));
-            }
-            (Some(a), _) => a.clone(),
-            (None, Some(b)) => b.clone(),
-            (None, None)
-                if kind
-                    .id
-                    .file_pattern
-                    .as_deref()
-                    .is_some_and(|p| p.contains("[0-9]")) =>
-            {
-                next_number(snapshot, &kind.name)
-            }
-            (None, None) => {
-                let title = front
-                    .get("title")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                let s = slug(title);
-                if s.is_empty() {
-                    return Err(CapabilityError::invalid_input(
-                        "give an `id`, or a front-matter title to make one from",
-                    )
-                    .at("/id"));
-                }
-                s
-            }
-        };
-        if let (Some(f), None) = (&kind.id.field, &field_id) {
-            if kind.schema["properties"].get(f).is_some() {
-                front[f.as_str()] = json!(id);
-            }
-        }
-        validate(kind, &front)?;
-        let uri = format!("{URI_PREFIX}{}/{id}", kind.name);
-        if let Some(o) = snapshot.get(&uri) {
-            return Err(
-                CapabilityError::conflict(format!("`{uri}` already exists ({})", o.file))
-                    .at("/id")
-                    .with_data(json!({ "current_digest": o.digest, "file": o.file })),
-            );
-        }
-        let file = new_file(kind, &id, &front)?;
-        confine_to_kind(&ctx.repo, kind, &file, "/id")?;
-        if store::read(&ctx.repo, &file)?.is_some() {
-            return Err(CapabilityError::conflict(format!(
-                "`{file}` already exists (it is not a valid object; knowledge.check says why)"
-            ))
-            .at("/id"));
-        }
-        let bytes = compose(
-            kind,
-            &front,
-            raw_in
-                .get("body")
+    run(
+        ctx,
+        "knowledge.create",
+        raw,
+        dry_run,
+        answer!(knowledge_create),
+        |snapshot| {
+            let kind = kind_of(snapshot, &input.kind, "/kind")?;
+            let mut front = raw_in
+                .get("front_matter")
+                .cloned()
+                .unwrap_or_else(|| json!({}));
+            let input_id = raw_in.get("id").and_then(Value::as_str).map(str::to_string);
+            let field_id = kind
+                .id
+                .field
+                .as_ref()
+                .and_then(|f| front.get(f))
                 .and_then(Value::as_str)
-                .unwrap_or_default(),
-        )?;
-        Ok(Prepared {
-            uri,
-            effects: Effects {
-                create: vec![file.clone()],
-                ..Effects::default()
-            },
-            file,
-            bytes: Some(bytes),
-        })
-    })?;
-    typed(out)
+                .map(str::to_string);
+            let id = match (&input_id, &field_id) {
+                (Some(a), Some(b)) if a != b => {
+                    let f = kind.id.field.as_deref().unwrap_or_default();
+                    return Err(CapabilityError::invalid_input(format!(
+                        "`id` is `{a}` but the front matter's `{f}` is `{b}`; make them agree"
+                    ))
+                    .at(format!("/front_matter/{}", escape_pointer(f))));
+                }
+                (Some(a), _) => a.clone(),
+                (None, Some(b)) => b.clone(),
+                (None, None)
+                    if kind
+                        .id
+                        .file_pattern
+                        .as_deref()
+                        .is_some_and(|p| p.contains("[0-9]")) =>
+                {
+                    next_number(snapshot, &kind.name)
+                }
+                (None, None) => {
+                    let title = front
+                        .get("title")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    let s = slug(title);
+                    if s.is_empty() {
+                        return Err(CapabilityError::invalid_input(
+                            "give an `id`, or a front-matter title to make one from",
+                        )
+                        .at("/id"));
+                    }
+                    s
+                }
+            };
+            if let (Some(f), None) = (&kind.id.field, &field_id) {
+                if kind.schema["properties"].get(f).is_some() {
+                    front[f.as_str()] = json!(id);
+                }
+            }
+            validate(kind, &front)?;
+            let uri = format!("{URI_PREFIX}{}/{id}", kind.name);
+            if let Some(o) = snapshot.get(&uri) {
+                return Err(CapabilityError::conflict(format!(
+                    "`{uri}` already exists ({})",
+                    o.file
+                ))
+                .at("/id")
+                .with_data(json!({ "current_digest": o.digest, "file": o.file })));
+            }
+            let file = new_file(kind, &id, &front)?;
+            confine_to_kind(&ctx.repo, kind, &file, "/id")?;
+            if store::read(&ctx.repo, &file)?.is_some() {
+                return Err(CapabilityError::conflict(format!(
+                    "`{file}` already exists (it is not a valid object; knowledge.check says why)"
+                ))
+                .at("/id"));
+            }
+            let bytes = compose(
+                kind,
+                &front,
+                raw_in
+                    .get("body")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+            )?;
+            Ok(Prepared {
+                uri,
+                effects: Effects {
+                    create: vec![file.clone()],
+                    ..Effects::default()
+                },
+                file,
+                bytes: Some(bytes),
+            })
+        },
+    )
 }
 
 /// Finds the object at `uri` and checks its file still has `expected`.
@@ -421,41 +453,47 @@ pub fn update(
     let raw = serde_json::to_value(&input).map_err(|e| CapabilityError::internal(e.to_string()))?;
     let dry_run = input.dry_run.unwrap_or(false);
     let raw_in = raw.clone();
-    let out = run(ctx, "knowledge.update", raw, dry_run, |snapshot| {
-        let (o, kind) = current(ctx, snapshot, &input.uri, &input.expected_digest)?;
-        let front = raw_in
-            .get("front_matter")
-            .cloned()
-            .unwrap_or_else(|| o.front_matter.clone());
-        validate(kind, &front)?;
-        if let Some(f) = &kind.id.field {
-            if let Some(v) = front.get(f) {
-                if v.as_str() != Some(o.id.as_str()) {
-                    return Err(CapabilityError::invalid_input(format!(
-                        "`{f}` is the id (`{}`); an update cannot change it",
-                        o.id
-                    ))
-                    .at(format!("/front_matter/{}", escape_pointer(f))));
+    run(
+        ctx,
+        "knowledge.update",
+        raw,
+        dry_run,
+        answer!(knowledge_update),
+        |snapshot| {
+            let (o, kind) = current(ctx, snapshot, &input.uri, &input.expected_digest)?;
+            let front = raw_in
+                .get("front_matter")
+                .cloned()
+                .unwrap_or_else(|| o.front_matter.clone());
+            validate(kind, &front)?;
+            if let Some(f) = &kind.id.field {
+                if let Some(v) = front.get(f) {
+                    if v.as_str() != Some(o.id.as_str()) {
+                        return Err(CapabilityError::invalid_input(format!(
+                            "`{f}` is the id (`{}`); an update cannot change it",
+                            o.id
+                        ))
+                        .at(format!("/front_matter/{}", escape_pointer(f))));
+                    }
                 }
             }
-        }
-        let body = raw_in
-            .get("body")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| o.body().to_string());
-        let bytes = compose(kind, &front, &body)?;
-        Ok(Prepared {
-            uri: o.uri.clone(),
-            file: o.file.clone(),
-            effects: Effects {
-                change: vec![o.file.clone()],
-                ..Effects::default()
-            },
-            bytes: Some(bytes),
-        })
-    })?;
-    typed(out)
+            let body = raw_in
+                .get("body")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| o.body().to_string());
+            let bytes = compose(kind, &front, &body)?;
+            Ok(Prepared {
+                uri: o.uri.clone(),
+                file: o.file.clone(),
+                effects: Effects {
+                    change: vec![o.file.clone()],
+                    ..Effects::default()
+                },
+                bytes: Some(bytes),
+            })
+        },
+    )
 }
 
 /// `knowledge.delete`: removes the object's file, on the digest the caller read.
@@ -465,19 +503,25 @@ pub fn delete(
 ) -> Result<knowledge_delete::Output, CapabilityError> {
     let raw = serde_json::to_value(&input).map_err(|e| CapabilityError::internal(e.to_string()))?;
     let dry_run = input.dry_run.unwrap_or(false);
-    let out = run(ctx, "knowledge.delete", raw, dry_run, |snapshot| {
-        let (o, _) = current(ctx, snapshot, &input.uri, &input.expected_digest)?;
-        Ok(Prepared {
-            uri: o.uri.clone(),
-            file: o.file.clone(),
-            effects: Effects {
-                delete: vec![o.file.clone()],
-                ..Effects::default()
-            },
-            bytes: None,
-        })
-    })?;
-    typed(out)
+    run(
+        ctx,
+        "knowledge.delete",
+        raw,
+        dry_run,
+        answer!(knowledge_delete),
+        |snapshot| {
+            let (o, _) = current(ctx, snapshot, &input.uri, &input.expected_digest)?;
+            Ok(Prepared {
+                uri: o.uri.clone(),
+                file: o.file.clone(),
+                effects: Effects {
+                    delete: vec![o.file.clone()],
+                    ..Effects::default()
+                },
+                bytes: None,
+            })
+        },
+    )
 }
 
 /// `audit.list`: the audit log, a page at a time.
@@ -488,15 +532,29 @@ pub fn audit_list(
     let all = store::records(&ctx.repo)?;
     let after = input.after.unwrap_or(0);
     let limit = input.limit.map_or(100, |l| l.get() as usize);
-    let page: Vec<Value> = all
+    let page: Vec<Map<String, Value>> = all
         .iter()
         .filter(|r| r["seq"].as_u64().unwrap_or(0) > after)
         .take(limit)
-        .cloned()
-        .collect();
-    let last = page.last().and_then(|r| r["seq"].as_u64());
+        .map(|r| match r {
+            Value::Object(record) => Ok(record.clone()),
+            _ => Err(CapabilityError::internal(
+                "an audit record is not a JSON object",
+            )),
+        })
+        .collect::<Result<_, _>>()?;
+    let last = page
+        .last()
+        .and_then(|r| r.get("seq"))
+        .and_then(Value::as_u64);
     let more = last.is_some_and(|l| all.iter().any(|r| r["seq"].as_u64().unwrap_or(0) > l));
-    typed(
-        json!({ "records": page, "total": all.len(), "next_after": if more { last } else { None } }),
-    )
+    Ok(audit_list::Output {
+        records: page,
+        total: all.len() as u64,
+        next_after: if more {
+            last.and_then(|l| i64::try_from(l).ok())
+        } else {
+            None
+        },
+    })
 }

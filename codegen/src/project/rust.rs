@@ -42,7 +42,11 @@ fn typify_stream(c: &Capability) -> Result<TokenStream, Diagnostic> {
         message,
     };
     let mut settings = TypeSpaceSettings::default();
-    settings.with_struct_builder(false);
+    // Maps (`additionalProperties` with a schema) are ordered: an answer's keys come out in one
+    // order however it is serialized (typify's default, HashMap, has none).
+    settings
+        .with_struct_builder(false)
+        .with_map_type("::std::collections::BTreeMap");
     let mut space = TypeSpace::new(&settings);
     for (name, pointer, schema) in [
         ("Input", "/input", &c.input),
