@@ -220,9 +220,201 @@ pub fn check_registry(
             }
         }
     }
+    diags.extend(published_examples(caps, repo_root));
     diags.sort();
     diags.dedup();
     diags
+}
+
+/// Every example a surface publishes validates against the schema published beside it: the
+/// `examples` and `default` values inside the input and output schemas (in the MCP tool entries,
+/// the OpenAPI operations and the reference), each checked against the published form of the
+/// schema that holds it, and every example of an OpenAPI operation (a query parameter's
+/// `example`, a request or response body's `examples`), checked against its schema. An
+/// example of a refusal lives in the manifest's `examples` with its expected outcome and is
+/// published as such, never as a request example.
+pub fn published_examples(caps: &[Capability], repo_root: &Path) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    for c in caps {
+        let file = c.source.to_string_lossy().replace('\\', "/");
+        let text = std::fs::read_to_string(repo_root.join(&c.source)).unwrap_or_default();
+        let mut found = Vec::new();
+        schema_examples(&c.input, "/input", &mut found);
+        schema_examples(&c.output, "/output", &mut found);
+        for (pointer, schema, value) in found {
+            let published = crate::project::openapi::published_schema(&schema);
+            if let Some(problem) = first_error(&published, &value) {
+                diags.push(Diagnostic {
+                    file: file.clone(),
+                    line: crate::load::pointer_line(&text, &pointer),
+                    pointer,
+                    message: format!(
+                        "a published example fails the schema that holds it: {problem}"
+                    ),
+                });
+            }
+        }
+        if c.expose.http.is_some() && c.executable() {
+            let op = crate::project::openapi::operation(c);
+            let mut found = Vec::new();
+            operation_examples(&op, "", &mut found);
+            for (pointer, schema, value) in found {
+                if let Some(problem) = first_error(&schema, &value) {
+                    diags.push(Diagnostic {
+                        file: file.clone(),
+                        line: None,
+                        pointer: String::new(),
+                        message: format!(
+                            "the OpenAPI operation `{}` publishes an example that fails its schema at {pointer}: {problem}",
+                            c.id
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    diags
+}
+
+/// The first error of `value` against `schema`; `None` when it validates, or when the schema
+/// does not compile on its own (the manifest's whole schema was checked when loading).
+fn first_error(schema: &serde_json::Value, value: &serde_json::Value) -> Option<String> {
+    let validator = jsonschema::draft202012::new(schema).ok()?;
+    let error = validator.iter_errors(value).next()?;
+    Some(error.to_string())
+}
+
+/// `(pointer, schema without its examples, example)` of every `examples` item and `default`
+/// of `schema` and its subschemas.
+fn schema_examples(
+    schema: &serde_json::Value,
+    at: &str,
+    out: &mut Vec<(String, serde_json::Value, serde_json::Value)>,
+) {
+    use serde_json::Value;
+    let Some(obj) = schema.as_object() else {
+        return;
+    };
+    let mut bare = obj.clone();
+    bare.remove("examples");
+    bare.remove("default");
+    for (i, ex) in obj
+        .get("examples")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        out.push((
+            format!("{at}/examples/{i}"),
+            Value::Object(bare.clone()),
+            ex.clone(),
+        ));
+    }
+    if let Some(d) = obj.get("default") {
+        out.push((
+            format!("{at}/default"),
+            Value::Object(bare.clone()),
+            d.clone(),
+        ));
+    }
+    for (key, value) in obj {
+        let here = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+        match key.as_str() {
+            "properties" | "patternProperties" | "$defs" | "dependentSchemas" => {
+                for (name, sub) in value.as_object().into_iter().flatten() {
+                    let name = name.replace('~', "~0").replace('/', "~1");
+                    schema_examples(sub, &format!("{here}/{name}"), out);
+                }
+            }
+            "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
+                for (i, sub) in value.as_array().into_iter().flatten().enumerate() {
+                    schema_examples(sub, &format!("{here}/{i}"), out);
+                }
+            }
+            "items"
+            | "contains"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "additionalProperties"
+            | "propertyNames"
+            | "unevaluatedItems"
+            | "unevaluatedProperties" => {
+                schema_examples(value, &here, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `(pointer, schema, example)` of every example of an OpenAPI operation: a parameter's
+/// `example`, and each media type's `example` and `examples.*.value`.
+fn operation_examples(
+    op: &serde_json::Value,
+    at: &str,
+    out: &mut Vec<(String, serde_json::Value, serde_json::Value)>,
+) {
+    use serde_json::Value;
+    let esc = |k: &str| k.replace('~', "~0").replace('/', "~1");
+    for (i, p) in op
+        .get("parameters")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if let (Some(schema), Some(ex)) = (p.get("schema"), p.get("example")) {
+            out.push((
+                format!("{at}/parameters/{i}/example"),
+                schema.clone(),
+                ex.clone(),
+            ));
+        }
+    }
+    let mut bodies: Vec<(String, &Value)> = Vec::new();
+    if let Some(body) = op.get("requestBody") {
+        bodies.push((format!("{at}/requestBody"), body));
+    }
+    for (status, response) in op
+        .get("responses")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        bodies.push((format!("{at}/responses/{}", esc(status)), response));
+    }
+    for (here, body) in bodies {
+        for (media, m) in body
+            .get("content")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let Some(schema) = m.get("schema") else {
+                continue;
+            };
+            let here = format!("{here}/content/{}", esc(media));
+            if let Some(ex) = m.get("example") {
+                out.push((format!("{here}/example"), schema.clone(), ex.clone()));
+            }
+            for (name, ex) in m
+                .get("examples")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(value) = ex.get("value") {
+                    out.push((
+                        format!("{here}/examples/{}/value", esc(name)),
+                        schema.clone(),
+                        value.clone(),
+                    ));
+                }
+            }
+        }
+    }
 }
 
 /// The public functions of `dir/module.rs`, found by parsing the file. An error message may
@@ -244,4 +436,39 @@ pub fn public_functions(dir: &Path, module: &str) -> Result<Vec<String>, String>
             _ => None,
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::operation_examples;
+    use serde_json::json;
+
+    #[test]
+    fn every_example_of_an_operation_is_found_beside_its_schema() {
+        let op = json!({
+            "parameters": [{"name": "n", "schema": {"type": "integer"}, "example": "x"}],
+            "requestBody": {"content": {"application/json": {
+                "schema": {"type": "object", "properties": {"text": {"type": "string", "minLength": 1}}},
+                "examples": {"empty": {"summary": "an empty note", "value": {"text": ""}}}
+            }}},
+            "responses": {"200": {"content": {"application/json": {
+                "schema": {"type": "string"}, "example": 1
+            }}}}
+        });
+        let mut found = Vec::new();
+        operation_examples(&op, "", &mut found);
+        let failing: Vec<&str> = found
+            .iter()
+            .filter(|(_, schema, value)| super::first_error(schema, value).is_some())
+            .map(|(pointer, _, _)| pointer.as_str())
+            .collect();
+        assert_eq!(
+            failing,
+            [
+                "/parameters/0/example",
+                "/requestBody/content/application~1json/examples/empty/value",
+                "/responses/200/content/application~1json/example",
+            ]
+        );
+    }
 }

@@ -25,6 +25,7 @@ mod mcp_projection;
 mod mcp_stdio;
 mod parity;
 mod prose;
+mod published_schemas;
 mod repo_examples;
 mod repo_files;
 mod repo_git;

@@ -9,7 +9,8 @@ use super::{json_text, part_text, Part, GENERATED_BY};
 use crate::model::{hints_json, Capability, Registry};
 use crate::policy::Effect;
 
-/// One MCP tool entry. Every annotation comes from `ExecutionPolicy::hints(effect)`.
+/// One MCP tool entry. Every annotation comes from `ExecutionPolicy::hints(effect)`; the
+/// schemas are published in the portable form of [`super::openapi::published_schema`].
 pub fn tool(c: &Capability, tool_name: &str) -> Value {
     let mut annotations = hints_json(c.hints());
     annotations["title"] = json!(c.title);
@@ -17,8 +18,8 @@ pub fn tool(c: &Capability, tool_name: &str) -> Value {
         "name": tool_name,
         "title": c.title,
         "description": c.description,
-        "inputSchema": c.input,
-        "outputSchema": c.output,
+        "inputSchema": super::openapi::published_schema(&c.input),
+        "outputSchema": super::openapi::published_schema(&c.output),
         "annotations": annotations,
         "_meta": {
             "seneschal/id": c.id,

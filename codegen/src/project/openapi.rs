@@ -10,8 +10,130 @@ use crate::codes::ErrorCode;
 use crate::model::{hints_json, Capability, Registry};
 use crate::policy::Effect;
 
+/// Keywords that describe a schema rather than constrain it: they stay on the outer schema
+/// when a nullable type is split into `anyOf` branches.
+const ANNOTATIONS: &[&str] = &[
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+];
+
+/// Keywords whose value is one subschema.
+const SUBSCHEMA: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "not",
+    "contains",
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+];
+
+/// Keywords whose value is an array of subschemas.
+const SUBSCHEMA_LISTS: &[&str] = &["prefixItems", "anyOf", "oneOf", "allOf"];
+
+/// Keywords whose value maps names to subschemas.
+const SUBSCHEMA_MAPS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "dependentSchemas",
+];
+
+/// A manifest schema as every surface publishes it (OpenAPI operations and MCP tool entries),
+/// in the forms code generators and single-type schema dialects read the same way:
+///
+/// - a type list (`type: [string, "null"]`) becomes `anyOf` with one single-type branch per
+///   type (`anyOf: [{type: string, …}, {type: "null"}]`), the form the MCP Inspector's
+///   `type-union` portability rule asks for; annotations stay on the outer schema;
+/// - an object schema that names no property and says nothing of the others (a free-form
+///   object) says `additionalProperties: true`, so generators type it as a map of anything
+///   (`openapi-typescript` would otherwise type it `Record<string, never>`).
+///
+/// Both rewrites keep the set of valid instances unchanged. The manifests keep their form:
+/// typify reads those (a type list with `null` is an `Option`).
+pub fn published_schema(schema: &Value) -> Value {
+    let Value::Object(m) = schema else {
+        return schema.clone();
+    };
+    let mut out = Map::new();
+    for (k, v) in m {
+        let v = if SUBSCHEMA.contains(&k.as_str()) {
+            published_schema(v)
+        } else if SUBSCHEMA_LISTS.contains(&k.as_str()) {
+            match v {
+                Value::Array(items) => Value::Array(items.iter().map(published_schema).collect()),
+                other => other.clone(),
+            }
+        } else if SUBSCHEMA_MAPS.contains(&k.as_str()) {
+            match v {
+                Value::Object(items) => Value::Object(
+                    items
+                        .iter()
+                        .map(|(name, s)| (name.clone(), published_schema(s)))
+                        .collect(),
+                ),
+                other => other.clone(),
+            }
+        } else {
+            v.clone()
+        };
+        out.insert(k.clone(), v);
+    }
+    if let Some(Value::Array(types)) = out.get("type").cloned() {
+        out.remove("type");
+        let constraints: Map<String, Value> = out
+            .iter()
+            .filter(|(k, _)| !ANNOTATIONS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for k in constraints.keys() {
+            out.remove(k);
+        }
+        let branches: Vec<Value> = types
+            .iter()
+            .map(|t| {
+                let mut branch = Map::new();
+                branch.insert("type".into(), t.clone());
+                if t != "null" {
+                    branch.extend(constraints.clone());
+                }
+                free_form(&mut branch);
+                Value::Object(branch)
+            })
+            .collect();
+        out.insert("anyOf".into(), Value::Array(branches));
+    }
+    free_form(&mut out);
+    Value::Object(out)
+}
+
+/// Adds `additionalProperties: true` to an object schema that constrains no property.
+fn free_form(schema: &mut Map<String, Value>) {
+    let says_properties = [
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "unevaluatedProperties",
+    ]
+    .iter()
+    .any(|k| schema.contains_key(*k));
+    if schema.get("type") == Some(&json!("object")) && !says_properties {
+        schema.insert("additionalProperties".into(), json!(true));
+    }
+}
+
 /// The operation object of one capability.
 pub fn operation(c: &Capability) -> Value {
+    let (input, output) = (published_schema(&c.input), published_schema(&c.output));
     let h = c
         .expose
         .http
@@ -28,14 +150,12 @@ pub fn operation(c: &Capability) -> Value {
     let ok_examples: Vec<&crate::model::Example> =
         c.examples.iter().filter(|e| e.outcome == "ok").collect();
     if h.method == "GET" {
-        let props = c
-            .input
+        let props = input
             .get("properties")
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default();
-        let required: Vec<&str> = c
-            .input
+        let required: Vec<&str> = input
             .get("required")
             .and_then(Value::as_array)
             .map(|r| r.iter().filter_map(Value::as_str).collect())
@@ -66,14 +186,27 @@ pub fn operation(c: &Capability) -> Value {
             op.insert("parameters".into(), json!(params));
         }
     } else {
+        // A request example is an input the schema accepts: an example of a refusal that
+        // breaks the schema on purpose (an empty note under `minLength: 1`) stays in the
+        // manifest, for the conformance harness and the reference, which says what it
+        // expects. A schema-valid refusal (a missing file) is published, its summary naming
+        // the answer.
+        let accepts = jsonschema::draft202012::new(&c.input).ok();
         let mut examples = Map::new();
         for (i, e) in c.examples.iter().enumerate() {
-            examples.insert(
-                format!("example{i}"),
-                json!({"summary": e.title, "value": e.input}),
-            );
+            let valid = accepts.as_ref().is_some_and(|v| v.is_valid(&e.input));
+            if e.outcome == "ok" || valid {
+                let summary = match e.outcome.as_str() {
+                    "ok" => e.title.clone(),
+                    refusal => format!("{} (answers `{refusal}`)", e.title),
+                };
+                examples.insert(
+                    format!("example{i}"),
+                    json!({"summary": summary, "value": e.input}),
+                );
+            }
         }
-        let mut media = json!({"schema": c.input});
+        let mut media = json!({"schema": input});
         if !examples.is_empty() {
             media["examples"] = Value::Object(examples);
         }
@@ -85,7 +218,7 @@ pub fn operation(c: &Capability) -> Value {
     let mut responses = Map::new();
     responses.insert(
         "200".into(),
-        json!({"description": "Success: the output of the capability.", "content": {"application/json": {"schema": c.output}}}),
+        json!({"description": "Success: the output of the capability.", "content": {"application/json": {"schema": output}}}),
     );
     for code in c.all_errors() {
         responses.insert(
@@ -135,7 +268,7 @@ fn components() -> Value {
                     "detail": {"type": "string"},
                     "code": {"type": "string", "enum": ErrorCode::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>()},
                     "pointer": {"type": "string", "description": "JSON pointer of the failing input field."},
-                    "data": {"type": "object", "description": "Machine-readable details of the refusal."}
+                    "data": {"type": "object", "additionalProperties": true, "description": "Machine-readable details of the refusal."}
                 }
             }
         },
@@ -172,7 +305,23 @@ impl<'r> Operations<'r> {
     /// binary, the same contract, whatever the profile.
     pub fn render(&self, reg: &Registry, digest: &str, max_effect: Effect) -> String {
         let mut paths: BTreeMap<String, Part> = BTreeMap::new();
-        for (c, op) in self.all.iter().filter(|(c, _)| c.served_by(max_effect)) {
+        // Every tag an operation uses, defined once: its id group (`repo` of `repo.log`) or a
+        // manifest tag.
+        let served = || self.all.iter().filter(|(c, _)| c.served_by(max_effect));
+        let groups: std::collections::BTreeSet<&str> = served()
+            .map(|(c, _)| c.id.split('.').next().unwrap_or(""))
+            .collect();
+        let mut tags: BTreeMap<String, String> = BTreeMap::new();
+        for (c, op) in served() {
+            for t in op["tags"].as_array().into_iter().flatten() {
+                let t = t.as_str().unwrap_or_default();
+                let description = if groups.contains(t) {
+                    format!("The capabilities whose id starts with `{t}.`.")
+                } else {
+                    format!("The capabilities whose manifest carries the tag `{t}`.")
+                };
+                tags.entry(t.to_string()).or_insert(description);
+            }
             let h = c.expose.http.as_ref().expect("only routed operations");
             let entry = paths
                 .entry(h.path.clone())
@@ -204,6 +353,10 @@ impl<'r> Operations<'r> {
             // Origin.
             "security": [],
             "components": components(),
+            "tags": tags
+                .iter()
+                .map(|(name, description)| json!({"name": name, "description": description}))
+                .collect::<Vec<_>>(),
             "x-generated-by": GENERATED_BY,
         }));
         doc.insert("paths".into(), Part::Map(paths));
@@ -214,4 +367,57 @@ impl<'r> Operations<'r> {
 /// The whole document of the full profile (the committed one).
 pub fn render(reg: &Registry, digest: &str) -> String {
     Operations::new(reg).render(reg, digest, Effect::RepositoryWrite)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::published_schema;
+    use serde_json::json;
+
+    #[test]
+    fn a_type_list_becomes_single_type_branches_and_a_free_form_object_says_so() {
+        let manifest = json!({
+            "type": "object",
+            "properties": {
+                "why": {"type": ["string", "null"], "minLength": 1, "description": "d"},
+                "meta": {"type": ["object", "null"], "description": "m"},
+                "front_matter": {"type": "object"},
+                "list": {"type": "array", "items": {"type": ["integer", "null"]}}
+            }
+        });
+        let published = published_schema(&manifest);
+        assert_eq!(
+            published["properties"]["why"],
+            json!({"description": "d", "anyOf": [{"type": "string", "minLength": 1}, {"type": "null"}]})
+        );
+        assert_eq!(
+            published["properties"]["meta"],
+            json!({"description": "m", "anyOf": [{"type": "object", "additionalProperties": true}, {"type": "null"}]})
+        );
+        assert_eq!(
+            published["properties"]["front_matter"],
+            json!({"type": "object", "additionalProperties": true})
+        );
+        assert_eq!(
+            published["properties"]["list"]["items"],
+            json!({"anyOf": [{"type": "integer"}, {"type": "null"}]})
+        );
+        // An object that names its properties keeps its form.
+        assert!(published.get("additionalProperties").is_none());
+        // The same instances validate against both forms.
+        let (a, b) = (
+            jsonschema::draft202012::new(&manifest).unwrap(),
+            jsonschema::draft202012::new(&published).unwrap(),
+        );
+        for instance in [
+            json!({"why": null, "meta": null, "list": [1, null]}),
+            json!({"why": "x", "meta": {"k": 1}, "front_matter": {"a": [1]}}),
+            json!({"why": ""}),
+            json!({"why": 3}),
+            json!({"list": ["x"]}),
+            json!({"meta": 1}),
+        ] {
+            assert_eq!(a.is_valid(&instance), b.is_valid(&instance), "{instance}");
+        }
+    }
 }

@@ -1,12 +1,45 @@
 //! `generated/server-card.json`: the MCP server card (SEP-2127 shape), from the registry, and
 //! the narrower cards of `--allow-effects read` and `process_state` (OUT_DIR only).
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::{allowed_effects, mcp_tools::Tools, part_text, Part, GENERATED_BY};
 use crate::model::Registry;
 use crate::policy::Effect;
 use crate::versions::{MCP_ALL_VERSIONS, MCP_HTTP_PATH, SERVER_CARD_NAME, SERVER_NAME};
+
+/// The distributed knowledge kinds (`share/kinds.yaml`, the file the binary embeds too).
+const KINDS_YAML: &str = include_str!("../../../share/kinds.yaml");
+
+/// The prefix of a knowledge object's URI; a kind's template is `{prefix}{kind}/{id}`.
+const KNOWLEDGE_URI_PREFIX: &str = crate::check::KNOWLEDGE_URI_PREFIX;
+
+/// The resource templates every server answers in `resources/templates/list`: one per
+/// distributed kind, in name order, shaped like the MCP `ResourceTemplate`. A repository may
+/// add kinds of its own (`.seneschal/kinds.yaml`); those are its content, listed at runtime only.
+pub fn resource_templates() -> Vec<Value> {
+    let doc: Value = serde_yaml::from_str(KINDS_YAML).expect("share/kinds.yaml parses");
+    let kinds = doc["kinds"]
+        .as_object()
+        .expect("share/kinds.yaml maps kind names to kinds");
+    let mut out: Vec<Value> = kinds
+        .iter()
+        .map(|(name, k)| {
+            let mime = match k["format"].as_str() {
+                Some("yaml") => "application/yaml",
+                _ => "text/markdown",
+            };
+            json!({
+                "uriTemplate": format!("{KNOWLEDGE_URI_PREFIX}{name}/{{id}}"),
+                "name": name,
+                "description": k["description"].as_str().unwrap_or_default().trim(),
+                "mimeType": mime,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    out
+}
 
 /// The card of a process started with `--allow-effects max_effect`. It lists only tools and
 /// resources that process executes ([`Registry::served`]), so it cannot announce a surface
@@ -48,6 +81,7 @@ pub fn render_profile(reg: &Registry, digest: &str, tools: &Tools, max_effect: E
             "resources": {"listChanged": false, "subscribe": false},
         },
         "resources": resources,
+        "resourceTemplates": resource_templates(),
         "prompts": [],
         "_meta": {
             "seneschal/generated-by": GENERATED_BY,
@@ -56,6 +90,7 @@ pub fn render_profile(reg: &Registry, digest: &str, tools: &Tools, max_effect: E
             "seneschal/writers": writers,
             "seneschal/capabilities": reg.within(max_effect).count(),
             "seneschal/allowed-effects": allowed_effects(max_effect),
+            "seneschal/resource-templates": "resourceTemplates lists the distributed knowledge kinds; resources/templates/list adds the kinds a repository declares in .seneschal/kinds.yaml",
         },
     }));
     card.insert(
