@@ -633,11 +633,181 @@ pub fn check_handler_modules(
         }
     }
     if diags.is_empty() {
+        check_handler_signatures(reg, handlers_dirs, root)
+    } else {
+        diags.sort();
+        Err(diags)
+    }
+}
+
+/// Checks each executable query's handler signature against its manifest, before rustc sees
+/// the generated dispatch: `pub fn f(ctx: &Context, input: <types>::Input) ->
+/// Result<<types>::Output, CapabilityError>`. A wrong input or output type, swapped or
+/// missing arguments are reported at the handler's file and line with the expected signature
+/// (a missing function or `pub` is reported by the registry check). Type paths are resolved
+/// through the file's `use` items; a type the check cannot place is left to rustc.
+pub fn check_handler_signatures(
+    reg: &Registry,
+    handlers_dirs: &[PathBuf],
+    root: &Path,
+) -> Result<(), Vec<Diagnostic>> {
+    let mut files: std::collections::BTreeMap<String, Option<crate::check::HandlerFile>> =
+        Default::default();
+    let mut diags = Vec::new();
+    for c in reg.executable().filter(|c| c.kind == Kind::Query) {
+        let Some((module, function)) = &c.handler else {
+            continue;
+        };
+        let Some(dir) = handlers_dirs
+            .iter()
+            .find(|d| d.join(format!("{module}.rs")).is_file())
+        else {
+            continue;
+        };
+        let Some(file) = files
+            .entry(module.clone())
+            .or_insert_with(|| crate::check::HandlerFile::parse(dir, module, root).ok())
+        else {
+            continue;
+        };
+        let Some(f) = file.function(function) else {
+            continue;
+        };
+        if let Some(problem) = signature_problem(file, &f.sig, &c.module_name()) {
+            let source = c.source.to_string_lossy().replace('\\', "/");
+            let line = std::fs::read_to_string(root.join(&c.source))
+                .ok()
+                .and_then(|text| crate::load::line_of(&text, "/handler"));
+            let manifest = match line {
+                Some(l) => format!("{source}:{l}"),
+                None => source,
+            };
+            diags.push(Diagnostic {
+                file: file.display.clone(),
+                line: Some(f.line),
+                pointer: String::new(),
+                message: format!(
+                    "handler `{module}::{function}` of `{}` ({}) {problem}; its manifest asks for `{}`",
+                    c.id,
+                    manifest,
+                    crate::check::expected_signature(c)
+                ),
+            });
+        }
+    }
+    if diags.is_empty() {
         Ok(())
     } else {
         diags.sort();
         Err(diags)
     }
+}
+
+/// What is wrong with a handler's signature, or `None`. `types` is the capability's module
+/// under `crate::registry::types`.
+fn signature_problem(
+    file: &crate::check::HandlerFile,
+    sig: &syn::Signature,
+    types: &str,
+) -> Option<String> {
+    let args: Vec<&syn::Type> = sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(t) => Some(&*t.ty),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    let is_context = |t: &syn::Type| match t {
+        syn::Type::Reference(r) => {
+            type_path(&r.elem).is_some_and(|p| p.last().is_some_and(|l| l == "Context"))
+        }
+        _ => false,
+    };
+    let is_generated =
+        |t: &syn::Type, item: &str| type_path(t).is_some_and(|p| file.names(&p, types, item));
+    let shown = |t: &syn::Type| show_type(t);
+    if args.len() != 2 {
+        return Some(format!(
+            "takes {} argument(s), not two (the context and the input)",
+            args.len()
+        ));
+    }
+    if is_generated(args[0], "Input") && is_context(args[1]) {
+        return Some("takes its arguments swapped: the context comes first, then the input".into());
+    }
+    if !is_context(args[0]) {
+        return Some(format!(
+            "takes `{}` as its first argument, not `&Context`",
+            shown(args[0])
+        ));
+    }
+    if !is_generated(args[1], "Input") {
+        return Some(format!(
+            "takes `{}` as its input, not `{types}::Input`",
+            shown(args[1])
+        ));
+    }
+    let syn::ReturnType::Type(_, ret) = &sig.output else {
+        return Some(format!(
+            "returns nothing, not `Result<{types}::Output, CapabilityError>`"
+        ));
+    };
+    if !result_ok(ret).is_some_and(|t| is_generated(t, "Output")) {
+        return Some(format!(
+            "returns `{}`, not `Result<{types}::Output, CapabilityError>`",
+            shown(ret)
+        ));
+    }
+    None
+}
+
+/// The segments of a plain type path (`a::b::C`), without generic arguments.
+fn type_path(t: &syn::Type) -> Option<Vec<String>> {
+    match t {
+        syn::Type::Path(p) if p.qself.is_none() => Some(
+            p.path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect(),
+        ),
+        syn::Type::Paren(p) => type_path(&p.elem),
+        syn::Type::Group(g) => type_path(&g.elem),
+        _ => None,
+    }
+}
+
+/// The `T` of a `Result<T, E>` (or of a one-argument `Result<T>` alias).
+fn result_ok(t: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(p) = t else {
+        return None;
+    };
+    let last = p.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        syn::GenericArgument::Type(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// A type as a reader writes it (`a::B<C>`, `&Context`).
+fn show_type(t: &syn::Type) -> String {
+    quote!(#t)
+        .to_string()
+        .replace(" :: ", "::")
+        .replace(":: ", "::")
+        .replace(" < ", "<")
+        .replace("< ", "<")
+        .replace(" <", "<")
+        .replace(" >", ">")
+        .replace(" ,", ",")
+        .replace("& ", "&")
 }
 
 /// The `mod name;` items of a parsed `mod.rs` (inline modules are not handler modules).
