@@ -24,6 +24,7 @@ pub const RESERVED_CLI: &[&[&str]] = &[
     &["help"],
     &["man"],
     &["mcp"],
+    &["new"],
     &["serve"],
 ];
 
