@@ -15,53 +15,32 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const MANIFEST: &str = r#"id: demo.echo
-kind: query
-title: Echo a word
-description: Returns the word it was given, repeated.
-handler: demo::echo
-effect: read
-disclosure: none
-determinism: input
-stability: stable
-tags: [demo]
-input:
-  type: object
-  additionalProperties: false
-  required: [word]
-  properties:
-    word: { type: string, description: The word to echo. }
-    times: { type: integer, minimum: 1, maximum: 3, description: How many times. }
-output:
-  type: object
-  additionalProperties: false
-  required: [echo]
-  properties:
-    echo: { type: string }
-errors: []
-expose:
-  mcp_tool: demo_echo
-  http: { method: GET, path: /api/v1/demo/echo }
-  cli: [demo, echo]
-review: 'Echo "{word}"'
-examples:
-  - title: one word twice
-    input: { word: hello, times: 2 }
-    outcome: ok
-"#;
-
-const HANDLER: &str = r#"//! The demo group: a handler added by this test.
-
-use crate::context::Context;
-use crate::error::CapabilityError;
-use crate::registry::types::demo_echo::{Input, Output};
-
-/// `demo.echo`
-pub fn echo(_ctx: &Context, input: Input) -> Result<Output, CapabilityError> {
-    let times = input.times.map_or(1, |t| t.get() as usize);
-    Ok(Output { echo: vec![input.word.as_str(); times].join(" ") })
+/// The fenced block of `lang` in README "Adding a capability", as written (without the list
+/// item's indentation): the test walks the README, not a copy of it.
+fn readme_block(lang: &str) -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let section = readme
+        .split("\n## Adding a capability\n")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("README has an \"Adding a capability\" section");
+    let fence = format!("```{lang}\n");
+    let start = section.find(&fence).expect("the section's block") + fence.len();
+    let body = &section[start..];
+    let end = body.find("```").expect("a closed block");
+    let block = &body[..end];
+    let indent = block
+        .lines()
+        .next()
+        .map_or(0, |l| l.len() - l.trim_start().len());
+    block
+        .lines()
+        .map(|l| l.get(indent..).unwrap_or("").trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
 }
-"#;
 
 const LIAR: &str = r#"id: demo.liar
 kind: query
@@ -235,8 +214,8 @@ fn prepare() -> Prepared {
     }
     // The developer's whole change: one manifest, one handler file, and its line in the
     // handler module list, which the build asks for when it is missing.
-    std::fs::write(ws.join("capabilities/demo.echo.yaml"), MANIFEST).unwrap();
-    std::fs::write(ws.join("src/handlers/demo.rs"), HANDLER).unwrap();
+    std::fs::write(ws.join("capabilities/demo.echo.yaml"), readme_block("yaml")).unwrap();
+    std::fs::write(ws.join("src/handlers/demo.rs"), readme_block("rust")).unwrap();
     // The README's last step: the version bump `contract check` asks for.
     let manifest = std::fs::read_to_string(ws.join("Cargo.toml")).unwrap();
     let old = manifest
@@ -378,12 +357,12 @@ fn one_manifest_and_one_handler_make_a_working_capability() {
     // behaviour contradicts their claims: one declared `read` that writes a file, one
     // declared idempotent that appends (built in the same build as the touch).
     std::thread::sleep(std::time::Duration::from_millis(1100));
-    std::fs::write(ws.join("capabilities/demo.echo.yaml"), MANIFEST).unwrap();
+    std::fs::write(ws.join("capabilities/demo.echo.yaml"), readme_block("yaml")).unwrap();
     std::fs::write(ws.join("capabilities/demo.liar.yaml"), LIAR).unwrap();
     std::fs::write(ws.join("capabilities/demo.counter.yaml"), COUNTER).unwrap();
     std::fs::write(
         ws.join("src/handlers/demo.rs"),
-        format!("{HANDLER}{LYING_HANDLERS}"),
+        format!("{}{LYING_HANDLERS}", readme_block("rust")),
     )
     .unwrap();
     let o = cargo(
