@@ -456,6 +456,19 @@ fn scaffolded_capabilities_answer_on_every_transport() {
         "{}",
         p.scaffolded[1]
     );
+    // The scaffold's generated types are in plain sight.
+    let o = Command::new(&p.first)
+        .args(["capabilities", "show", "--id", "notes.count", "--json"])
+        .current_dir(&p.ws)
+        .output()
+        .unwrap();
+    let shown: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        shown["rust_types"]
+            .as_str()
+            .is_some_and(|t| t.contains("pub struct Output {\n    pub ok: bool,\n}")),
+        "{shown}"
+    );
     let ok = serde_json::json!({"ok": true});
     for (id, effect) in SCAFFOLDS {
         let cli: Vec<&str> = id.split('.').collect();

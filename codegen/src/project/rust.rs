@@ -198,7 +198,11 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
     let review = &c.review;
     let input = serde_json::to_string(&c.input).expect("serializes");
     let output = serde_json::to_string(&c.output).expect("serializes");
-    let descriptor_json = serde_json::to_string(&c.descriptor()).expect("serializes");
+    let mut described = c.descriptor();
+    if let Some(types) = crate::project::reference::rust_types(c) {
+        described["rust_types"] = types.into();
+    }
+    let descriptor_json = serde_json::to_string(&described).expect("serializes");
     let examples = serde_json::to_string(&c.examples).expect("serializes");
     let mime = &c.mime_type;
     let content = match &c.content {
