@@ -3,12 +3,14 @@
 //! as its last step asks), builds it with cargo, and checks that the new capability appears in
 //! every projection and runs through `call` and its own CLI path, with no other file edited;
 //! without the `mod` line the build fails naming the line to add. It also proves the build
-//! script's rerun triggers: a no-op build does not rerun build.rs; touching one manifest does.
+//! script's rerun triggers: a no-op build does not rerun build.rs; touching one manifest does
+//! (with a misspelled keyword, reported first, at its line).
 //!
 //! The same copy and the same build hold two capabilities written by `seneschal new` (one in a
 //! new handler group, one appended to an existing group), untouched: they answer over the
-//! command line, MCP and HTTP. The copy is built once for both tests, in a target folder kept
-//! between runs (`target/fixture-registry/target`), so a rerun compiles only seneschal.
+//! command line, MCP and HTTP. The copy is compiled once for both tests (every other build
+//! stops in build.rs or has nothing to do), in a target folder kept between runs
+//! (`target/fixture-registry/target`), so a rerun compiles only seneschal, once.
 
 mod common;
 
@@ -215,7 +217,15 @@ fn prepare() -> Prepared {
     // The developer's whole change: one manifest, one handler file, and its line in the
     // handler module list, which the build asks for when it is missing.
     std::fs::write(ws.join("capabilities/demo.echo.yaml"), readme_block("yaml")).unwrap();
-    std::fs::write(ws.join("src/handlers/demo.rs"), readme_block("rust")).unwrap();
+    // Two more in the same group, built in the same build, for the conformance harness:
+    // one declared `read` that writes a file, one declared idempotent that appends.
+    std::fs::write(ws.join("capabilities/demo.liar.yaml"), LIAR).unwrap();
+    std::fs::write(ws.join("capabilities/demo.counter.yaml"), COUNTER).unwrap();
+    std::fs::write(
+        ws.join("src/handlers/demo.rs"),
+        format!("{}{LYING_HANDLERS}", readme_block("rust")),
+    )
+    .unwrap();
     // The README's last step: the version bump `contract check` asks for.
     let manifest = std::fs::read_to_string(ws.join("Cargo.toml")).unwrap();
     let old = manifest
@@ -272,7 +282,7 @@ fn one_manifest_and_one_handler_make_a_working_capability() {
     let (ws, target) = (&p.ws, &p.target);
     assert!(
         p.refused.contains("src/handlers/mod.rs:")
-            && p.refused.contains("handler module `demo` of `demo.echo` (capabilities/demo.echo.yaml) is not declared: add the line `pub mod demo;`"),
+            && p.refused.contains("handler module `demo` of `demo.counter` (capabilities/demo.counter.yaml) and 2 more capabilities is not declared: add the line `pub mod demo;`"),
         "{}",
         p.refused
     );
@@ -353,28 +363,7 @@ fn one_manifest_and_one_handler_make_a_working_capability() {
         tail(&o)
     );
 
-    // Touching one manifest reruns it. The conformance harness catches capabilities whose
-    // behaviour contradicts their claims: one declared `read` that writes a file, one
-    // declared idempotent that appends (built in the same build as the touch).
-    std::thread::sleep(std::time::Duration::from_millis(1100));
-    std::fs::write(ws.join("capabilities/demo.echo.yaml"), readme_block("yaml")).unwrap();
-    std::fs::write(ws.join("capabilities/demo.liar.yaml"), LIAR).unwrap();
-    std::fs::write(ws.join("capabilities/demo.counter.yaml"), COUNTER).unwrap();
-    std::fs::write(
-        ws.join("src/handlers/demo.rs"),
-        format!("{}{LYING_HANDLERS}", readme_block("rust")),
-    )
-    .unwrap();
-    let o = cargo(
-        &ws,
-        &target,
-        &["build", "--offline", "-v", "--bin", "seneschal"],
-    );
-    assert!(o.status.success(), "build failed:\n{}", tail(&o));
-    assert!(
-        build_script_ran(&o),
-        "touching a manifest did not rerun build.rs"
-    );
+    // The conformance harness catches capabilities whose behaviour contradicts their claims.
     let o = run(&[
         "--json",
         "conformance",
@@ -426,6 +415,37 @@ fn one_manifest_and_one_handler_make_a_working_capability() {
         "pass",
         "an honest capability passes beside the liars"
     );
+
+    // Touching one manifest reruns build.rs: here with a misspelled keyword, which the build
+    // reports first, at its line, with the keyword it was meant to be.
+    let manifest = readme_block("yaml");
+    let misspelled = manifest.replacen("maximum: 3", "maximun: 3", 1);
+    assert_ne!(
+        manifest, misspelled,
+        "the README's manifest has a `maximum`"
+    );
+    std::fs::write(ws.join("capabilities/demo.echo.yaml"), &misspelled).unwrap();
+    let o = cargo(&ws, &target, &["build", "--offline", "--bin", "seneschal"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line = misspelled
+        .lines()
+        .position(|l| l.contains("maximun"))
+        .unwrap()
+        + 1;
+    let first_error = err
+        .lines()
+        .find(|l| l.starts_with("error"))
+        .unwrap_or_default();
+    assert!(
+        first_error.contains("the capability registry has 1 problem(s)"),
+        "the build's message is not its first error:\n{err}"
+    );
+    assert!(
+        err.contains(&format!("capabilities/demo.echo.yaml:{line}: /input/properties/times/maximun: `maximun` is not a JSON Schema keyword: did you mean `maximum`?")),
+        "{err}"
+    );
+    std::fs::write(ws.join("capabilities/demo.echo.yaml"), &manifest).unwrap();
 
     // A manifest whose handler is missing fails the build and names the manifest.
     std::fs::remove_file(ws.join("src/handlers/demo.rs")).unwrap();
