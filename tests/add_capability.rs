@@ -300,7 +300,7 @@ fn one_manifest_and_one_handler_make_a_working_capability() {
     let run = |args: &[&str]| {
         Command::new(&bin)
             .args(args)
-            .current_dir(&ws)
+            .current_dir(ws)
             .output()
             .expect("runs")
     };
@@ -352,8 +352,8 @@ fn one_manifest_and_one_handler_make_a_working_capability() {
 
     // A no-op build does not rerun build.rs.
     let o = cargo(
-        &ws,
-        &target,
+        ws,
+        target,
         &["build", "--offline", "-v", "--bin", "seneschal"],
     );
     assert!(o.status.success());
@@ -425,7 +425,7 @@ fn one_manifest_and_one_handler_make_a_working_capability() {
         "the README's manifest has a `maximum`"
     );
     std::fs::write(ws.join("capabilities/demo.echo.yaml"), &misspelled).unwrap();
-    let o = cargo(&ws, &target, &["build", "--offline", "--bin", "seneschal"]);
+    let o = cargo(ws, target, &["build", "--offline", "--bin", "seneschal"]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     let line = misspelled
@@ -449,7 +449,7 @@ fn one_manifest_and_one_handler_make_a_working_capability() {
 
     // A manifest whose handler is missing fails the build and names the manifest.
     std::fs::remove_file(ws.join("src/handlers/demo.rs")).unwrap();
-    let o = cargo(&ws, &target, &["build", "--offline", "--bin", "seneschal"]);
+    let o = cargo(ws, target, &["build", "--offline", "--bin", "seneschal"]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(

@@ -11,8 +11,11 @@ use seneschal::policy::Effect;
 use seneschal::registry::{Descriptor, CAPABILITIES};
 use serde_json::Value;
 
-/// `(title, input, declared outcome)` of each example of `d`.
-fn examples(d: &Descriptor) -> Vec<(String, Value, String)> {
+/// One declared example: `(title, input, declared outcome)`.
+type Example = (String, Value, String);
+
+/// The examples of `d`.
+fn examples(d: &Descriptor) -> Vec<Example> {
     let v: Value = serde_json::from_str(d.examples_json).expect("examples are JSON");
     v.as_array()
         .into_iter()
@@ -29,7 +32,7 @@ fn examples(d: &Descriptor) -> Vec<(String, Value, String)> {
 
 /// The contradictions of the examples of the capability at `index`, run in `repo` (a
 /// writer's examples each in a fresh copy of it, so no example sees another's effect).
-fn contradictions(index: usize, declared: &[(String, Value, String)], repo: &Path) -> Vec<String> {
+fn contradictions(index: usize, declared: &[Example], repo: &Path) -> Vec<String> {
     let d = &CAPABILITIES[index];
     let mut out = Vec::new();
     for (title, input, expected) in declared {
@@ -77,7 +80,7 @@ fn base() -> seneschal::conformance::Scratch {
 #[test]
 fn every_example_ends_with_its_declared_outcome() {
     let base = base();
-    let runs: Vec<(usize, Vec<(String, Value, String)>)> = CAPABILITIES
+    let runs: Vec<(usize, Vec<Example>)> = CAPABILITIES
         .iter()
         .enumerate()
         .filter(|(_, d)| d.executable())
