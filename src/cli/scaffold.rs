@@ -79,7 +79,7 @@ pub fn run(m: &ArgMatches) -> Result<String, CapabilityError> {
         s.push_str(&format!("changed {f}\n"));
     }
     s.push_str(&format!(
-        "next: fill in {}, then `cargo build` and `cargo test`; a new capability is a minor change: bump the minor version in Cargo.toml (see README, \"Adding a capability\")\n",
+        "next: fill in {}, then `cargo build` and `cargo test`; bump the version in Cargo.toml as the release gate in `cargo test` asks (a new capability is a minor change; README, \"Adding a capability\")\n",
         written.created.first().map_or("the manifest", String::as_str)
     ));
     Ok(s)
