@@ -147,15 +147,22 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
         .iter_errors(&value)
         .map(|e| {
             let mut pointer = e.instance_path().as_str().to_string();
-            // An unexpected key is located at the key itself, not at its parent.
+            let mut message = e.to_string();
+            // An unexpected key is located at the key itself, not at its parent, with the
+            // field it was probably meant to be.
             if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } =
                 e.kind()
             {
                 if let Some(first) = unexpected.first() {
+                    let known = manifest_fields(&pointer);
+                    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                    if let Some(near) = nearest(first, &known) {
+                        message = format!("`{first}` is not a field here: did you mean `{near}`?");
+                    }
                     pointer = format!("{pointer}/{first}");
                 }
             }
-            diag(line_of(text, &pointer), &pointer, e.to_string())
+            diag(line_of(text, &pointer), &pointer, message)
         })
         .collect();
     if !diags.is_empty() {
@@ -311,6 +318,30 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
         review: manifest.review.trim_end().to_string(),
         examples: manifest.examples,
     })
+}
+
+/// The fields the manifest schema declares for the object at `pointer` of a manifest (its
+/// `properties`, followed through `properties` and `items`); empty where it cannot tell.
+fn manifest_fields(pointer: &str) -> Vec<String> {
+    static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    let mut at = SCHEMA.get_or_init(|| {
+        serde_json::from_str(CAPABILITY_SCHEMA).expect("the manifest schema is JSON")
+    });
+    for seg in pointer.split('/').skip(1) {
+        let next = if seg.parse::<usize>().is_ok() {
+            at.get("items")
+        } else {
+            at.get("properties").and_then(|p| p.get(seg))
+        };
+        match next {
+            Some(v) => at = v,
+            None => return Vec::new(),
+        }
+    }
+    at.get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// The keywords of JSON Schema draft 2020-12 (core, applicator, unevaluated, validation,
@@ -564,6 +595,21 @@ mod tests {
         assert_eq!(line_of(text, "/input/properties/flow/maxLenght"), Some(8));
         assert_eq!(line_of(text, "/input/required"), Some(2));
         assert_eq!(line_of(text, "/nowhere"), Some(1));
+    }
+
+    #[test]
+    fn a_misspelled_manifest_field_gets_the_field_it_was_meant_to_be() {
+        let text = "id: demo.echo\nkind: resource\ntitle: T\ndescription: D\ncontent: x.md\neffect: read\ndisclosure: none\ndeterminism: input\nstability: stable\nexpose:\n  mcp_resorce: demo://x\nreview: R\nexamples: []\nrevew: R\n";
+        let diags = super::load_manifest(text, "capabilities/demo.echo.yaml").unwrap_err();
+        let shown: Vec<String> = diags.iter().map(ToString::to_string).collect();
+        assert!(
+            shown.contains(&"capabilities/demo.echo.yaml:11: /expose/mcp_resorce: `mcp_resorce` is not a field here: did you mean `mcp_resource`?".to_string()),
+            "{shown:?}"
+        );
+        assert!(
+            shown.contains(&"capabilities/demo.echo.yaml:14: /revew: `revew` is not a field here: did you mean `review`?".to_string()),
+            "{shown:?}"
+        );
     }
 
     #[test]
