@@ -91,3 +91,12 @@ fn a_clash_leads_with_the_file_being_added() {
     );
     insta::assert_snapshot!("clash", text);
 }
+
+/// A name the check cannot place (a local alias, a glob import, a renamed `use`) is left to
+/// rustc: the check reports only what it can prove wrong.
+#[test]
+fn names_the_check_cannot_place_are_left_to_rustc() {
+    if let Err(diags) = generate(&Inputs::standard(&fixture("placed_by_rustc"), "9.9.9")) {
+        panic!("{}", report(&diags));
+    }
+}

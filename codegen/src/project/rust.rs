@@ -722,14 +722,39 @@ fn signature_problem(
             syn::FnArg::Receiver(_) => None,
         })
         .collect();
-    let is_context = |t: &syn::Type| match t {
-        syn::Type::Reference(r) => {
-            type_path(&r.elem).is_some_and(|p| p.last().is_some_and(|l| l == "Context"))
+    // Whether a type names the generated `item` of this capability: yes, no, or `None` when
+    // the check cannot place it (a name no `use` brings in and no prelude type has: a local
+    // alias or a glob import), which is left to rustc.
+    let placed = |t: &syn::Type, item: &str| -> Option<bool> {
+        let Some(path) = type_path(t) else {
+            return Some(false);
+        };
+        if file.names(&path, types, item) {
+            return Some(true);
         }
-        _ => false,
+        let unknown = path.len() == 1
+            && !file.uses.iter().any(|(n, _)| *n == path[0])
+            && !PRELUDE.contains(&path[0].as_str());
+        if unknown {
+            None
+        } else {
+            Some(false)
+        }
     };
-    let is_generated =
-        |t: &syn::Type, item: &str| type_path(t).is_some_and(|p| file.names(&p, types, item));
+    let is_context = |t: &syn::Type| -> Option<bool> {
+        let syn::Type::Reference(r) = t else {
+            return Some(false);
+        };
+        let path = type_path(&r.elem)?;
+        if file
+            .resolve(&path)
+            .iter()
+            .any(|full| full.last().is_some_and(|l| l == "Context"))
+        {
+            return Some(true);
+        }
+        placed(&r.elem, "Context").map(|_| false)
+    };
     let shown = |t: &syn::Type| show_type(t);
     if args.len() != 2 {
         return Some(format!(
@@ -737,16 +762,16 @@ fn signature_problem(
             args.len()
         ));
     }
-    if is_generated(args[0], "Input") && is_context(args[1]) {
+    if placed(args[0], "Input") == Some(true) && is_context(args[1]) == Some(true) {
         return Some("takes its arguments swapped: the context comes first, then the input".into());
     }
-    if !is_context(args[0]) {
+    if is_context(args[0]) == Some(false) {
         return Some(format!(
             "takes `{}` as its first argument, not `&Context`",
             shown(args[0])
         ));
     }
-    if !is_generated(args[1], "Input") {
+    if placed(args[1], "Input") == Some(false) {
         return Some(format!(
             "takes `{}` as its input, not `{types}::Input`",
             shown(args[1])
@@ -757,7 +782,11 @@ fn signature_problem(
             "returns nothing, not `Result<{types}::Output, CapabilityError>`"
         ));
     };
-    if !result_ok(ret).is_some_and(|t| is_generated(t, "Output")) {
+    let wrong = match result_ok(ret) {
+        Some(ok) => placed(ok, "Output") == Some(false),
+        None => placed(ret, "Result") == Some(false),
+    };
+    if wrong {
         return Some(format!(
             "returns `{}`, not `Result<{types}::Output, CapabilityError>`",
             shown(ret)
@@ -765,6 +794,12 @@ fn signature_problem(
     }
     None
 }
+
+/// Names a handler signature may use without a `use`: primitives and the prelude's types.
+const PRELUDE: &[&str] = &[
+    "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
+    "i128", "isize", "f32", "f64", "String", "Vec", "Option", "Result", "Box", "Self",
+];
 
 /// The segments of a plain type path (`a::b::C`), without generic arguments.
 fn type_path(t: &syn::Type) -> Option<Vec<String>> {
