@@ -476,6 +476,16 @@ fn scaffolded_capabilities_answer_on_every_transport() {
         "{}",
         p.scaffolded[1]
     );
+    // The scaffold's handlers are already in rustfmt's layout (`cargo fmt --check` passes).
+    let o = Command::new("rustfmt")
+        .args(["--check", "--edition", "2021"])
+        .args([
+            p.ws.join("src/handlers/notes.rs"),
+            p.ws.join("src/handlers/repo.rs"),
+        ])
+        .output()
+        .expect("rustfmt runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
     // The scaffold's generated types are in plain sight.
     let o = Command::new(&p.first)
         .args(["capabilities", "show", "--id", "notes.count", "--json"])
