@@ -9,8 +9,12 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let version = std::env::var("CARGO_PKG_VERSION").expect("cargo sets CARGO_PKG_VERSION");
     if let Err(message) = seneschal_codegen::build(&root, &out, &version) {
-        eprintln!("{message}");
-        std::process::exit(1);
+        // `cargo::error` (Cargo 1.84, below the MSRV) shows each line first, as an error of
+        // its own, and fails the build: no `rerun-if-changed` lines or panic block above it.
+        for line in message.lines() {
+            println!("cargo::error={line}");
+        }
+        return;
     }
     seneschal_codegen::link::order(&root);
 }

@@ -31,6 +31,7 @@ const BUILT_IN: &[&[&str]] = &[
     &["completions"],
     &["man"],
     &["conformance"],
+    &["new"],
     &["audit", "verify"],
     &["help"],
     &["contract", "diff"],

@@ -24,6 +24,7 @@ pub const RESERVED_CLI: &[&[&str]] = &[
     &["help"],
     &["man"],
     &["mcp"],
+    &["new"],
     &["serve"],
 ];
 
@@ -40,49 +41,58 @@ pub fn check_registry(
 ) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     let file = |c: &Capability| c.source.to_string_lossy().replace('\\', "/");
-    let mut unique =
-        |what: &str, key: String, c: &Capability, seen: &mut BTreeMap<String, String>| {
-            if let Some(other) = seen.get(&key) {
-                diags.push(Diagnostic {
-                    file: file(c),
-                    line: None,
-                    pointer: String::new(),
-                    message: format!("duplicate {what} `{key}`: also declared by {other}"),
-                });
-            } else {
-                seen.insert(key, format!("{} ({})", file(c), c.id));
-            }
-        };
-    let (mut ids, mut tools, mut uris, mut routes, mut clis) = (
-        BTreeMap::new(),
-        BTreeMap::new(),
-        BTreeMap::new(),
-        BTreeMap::new(),
-        BTreeMap::new(),
-    );
+    let texts = Texts::new(caps, repo_root);
+    let line = |c: &Capability, pointer: &str| texts.line(c, pointer);
+    let at = |c: &Capability, pointer: &str| match line(c, pointer) {
+        Some(l) => format!("{}:{l}", file(c)),
+        None => file(c),
+    };
+    // Each exposed name, route and path belongs to one capability. A clash is reported on the
+    // file changed last (the one being added), naming the other file and line and the fix.
+    let mut claims: BTreeMap<(&str, &str, String), Vec<&Capability>> = BTreeMap::new();
     for c in caps {
-        unique("capability id", c.id.clone(), c, &mut ids);
+        let mut claim = |what: &'static str, pointer: &'static str, key: String| {
+            claims.entry((what, pointer, key)).or_default().push(c);
+        };
+        claim("capability id", "/id", c.id.clone());
         if let Some(t) = &c.expose.mcp_tool {
-            unique("MCP tool name", t.clone(), c, &mut tools);
+            claim("MCP tool name", "/expose/mcp_tool", t.clone());
         }
         if let Some(u) = &c.expose.mcp_resource {
-            unique("MCP resource URI", u.clone(), c, &mut uris);
+            claim("MCP resource URI", "/expose/mcp_resource", u.clone());
         }
         if let Some(h) = &c.expose.http {
-            unique(
+            claim(
                 "HTTP route",
+                "/expose/http",
                 format!("{} {}", h.method, h.path),
-                c,
-                &mut routes,
             );
         }
         if let Some(p) = &c.expose.cli {
-            unique("CLI path", p.join(" "), c, &mut clis);
+            claim("CLI path", "/expose/cli", p.join(" "));
+        }
+    }
+    for ((what, pointer, key), owners) in &claims {
+        if owners.len() < 2 {
+            continue;
+        }
+        let added = texts.changed_last(owners);
+        for other in owners.iter().filter(|o| !std::ptr::eq(**o, added)) {
+            diags.push(Diagnostic {
+                file: file(added),
+                line: line(added, pointer),
+                pointer: pointer.to_string(),
+                message: format!(
+                    "{what} `{key}` is already declared by {} ({}): choose another {what} in this file, or change it there",
+                    at(other, pointer),
+                    other.id
+                ),
+            });
         }
     }
     let err = |c: &Capability, pointer: &str, message: String| Diagnostic {
         file: file(c),
-        line: None,
+        line: line(c, pointer),
         pointer: pointer.to_string(),
         message,
     };
@@ -115,13 +125,13 @@ pub fn check_registry(
                 diags.push(err(
                     c,
                     "/expose/cli",
-                    format!("CLI path `{}` is a prefix of `{}` declared by {} ({}): a command cannot also be a group", p.join(" "), q.join(" "), file(d), d.id),
+                    format!("CLI path `{}` is a prefix of `{}` declared by {} ({}): a command cannot also be a group", p.join(" "), q.join(" "), at(d, "/expose/cli"), d.id),
                 ));
             }
         }
     }
     // Each handler file is parsed once, however many capabilities it serves.
-    let mut handler_files: BTreeMap<String, Result<Vec<String>, String>> = BTreeMap::new();
+    let mut handler_files: BTreeMap<String, Result<HandlerFile, String>> = BTreeMap::new();
     for c in caps {
         let planned = c.stability == Stability::Planned;
         let e = &c.expose;
@@ -139,10 +149,12 @@ pub fn check_registry(
             if let Some(p) = &e.cli {
                 exec.push(format!("cli `{}`", p.join(" ")));
             }
-            if !exec.is_empty() {
+            if let Some(first) = exec.first() {
+                // Pointed at the first exposure, the line to delete first.
+                let key = first.split(' ').next().unwrap_or_default();
                 diags.push(err(
                     c,
-                    "/expose",
+                    &format!("/expose/{key}"),
                     format!(
                         "planned capability `{}` carries an executable exposure: {}",
                         c.id,
@@ -201,22 +213,37 @@ pub fn check_registry(
                 .or(handlers_dirs.first())
         });
         if let (Some((module, function)), Some(dir), false) = (&c.handler, handlers_dir, planned) {
-            let functions = handler_files
+            let parsed = handler_files
                 .entry(module.clone())
-                .or_insert_with(|| public_functions(dir, module));
-            let problem = match functions {
-                Err(message) => Some(message.replace("{function}", function)),
-                Ok(names) if !names.iter().any(|n| n == function) => Some(format!(
-                    "src/handlers/{module}.rs has no `pub fn {function}`"
-                )),
-                Ok(_) => None,
-            };
-            if let Some(message) = problem {
-                diags.push(err(
+                .or_insert_with(|| HandlerFile::parse(dir, module, repo_root));
+            let expected = expected_signature(c);
+            match parsed {
+                Err(message) => diags.push(err(
                     c,
                     "/handler",
-                    format!("handler `{module}::{function}` of `{}`: {message}", c.id),
-                ));
+                    format!("handler `{module}::{function}` of `{}`: {message} `{expected}`", c.id),
+                )),
+                Ok(handlers) => match handlers.function(function) {
+                    None => diags.push(err(
+                        c,
+                        "/handler",
+                        format!(
+                            "handler `{module}::{function}` of `{}`: {} has no `pub fn {function}`: add `{expected}`",
+                            c.id, handlers.display
+                        ),
+                    )),
+                    Some(f) if !f.public => diags.push(Diagnostic {
+                        file: handlers.display.clone(),
+                        line: Some(f.line),
+                        pointer: String::new(),
+                        message: format!(
+                            "handler `{module}::{function}` of `{}` ({}) is not public: write `{expected}`",
+                            c.id,
+                            at(c, "/handler")
+                        ),
+                    }),
+                    Some(_) => {}
+                },
             }
         }
     }
@@ -412,30 +439,208 @@ fn operation_examples(
                         value.clone(),
                     ));
                 }
+/// The manifests' texts, read once each, to give every diagnostic the line of its pointer, and
+/// their modification times, to tell which side of a clash changed last.
+struct Texts {
+    texts: BTreeMap<String, (Option<String>, Option<std::time::SystemTime>)>,
+}
+
+impl Texts {
+    fn new(caps: &[Capability], repo_root: &Path) -> Texts {
+        let texts = caps
+            .iter()
+            .map(|c| {
+                let path = repo_root.join(&c.source);
+                let text = std::fs::read_to_string(&path).ok();
+                let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
+                (c.source.to_string_lossy().to_string(), (text, modified))
+            })
+            .collect();
+        Texts { texts }
+    }
+
+    /// The line of `pointer` in `c`'s manifest (or of its nearest ancestor).
+    fn line(&self, c: &Capability, pointer: &str) -> Option<usize> {
+        let (text, _) = self.texts.get(c.source.to_string_lossy().as_ref())?;
+        crate::load::line_of(text.as_deref()?, pointer)
+    }
+
+    /// The capability whose manifest changed last: the one being added or edited. Times
+    /// within [`SAME_TIME`] count as equal (a checkout writes every file at once), and then
+    /// the last in id order is taken, so the answer is stable.
+    fn changed_last<'a>(&self, owners: &[&'a Capability]) -> &'a Capability {
+        let time = |c: &Capability| {
+            self.texts
+                .get(c.source.to_string_lossy().as_ref())
+                .and_then(|(_, t)| *t)
+        };
+        let mut best = owners[owners.len() - 1];
+        for c in owners {
+            if let (Some(a), Some(b)) = (time(c), time(best)) {
+                if a.duration_since(b).is_ok_and(|d| d > SAME_TIME) {
+                    best = c;
+                }
+            }
+        }
+        best
+    }
+}
+
+/// How far apart two modification times must be for one file to count as changed later.
+const SAME_TIME: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The signature a capability's handler has, with the generated type paths (the module
+/// `crate::registry::types::<id with _>` holds its `Input` and `Output`).
+pub fn expected_signature(c: &Capability) -> String {
+    let function = c.handler.as_ref().map_or("handler", |(_, f)| f.as_str());
+    let m = format!("crate::registry::types::{}", c.module_name());
+    format!("pub fn {function}(ctx: &crate::context::Context, input: {m}::Input) -> Result<{m}::Output, crate::error::CapabilityError>")
+}
+
+/// One function of a handler file.
+#[derive(Clone)]
+pub struct HandlerFn {
+    /// Whether it is `pub`.
+    pub public: bool,
+    /// Its 1-based line (of the `fn` keyword).
+    pub line: usize,
+    /// Its signature.
+    pub sig: syn::Signature,
+}
+
+/// A parsed handler file: its functions and what its `use` items bring into scope.
+#[derive(Clone)]
+pub struct HandlerFile {
+    /// The file, relative to the repository root.
+    pub display: String,
+    /// The free functions, by name.
+    pub functions: Vec<(String, HandlerFn)>,
+    /// Each name a `use` item brings in, with the path it stands for; a glob import is
+    /// recorded under `*` (one entry per glob).
+    pub uses: Vec<(String, Vec<String>)>,
+}
+
+impl HandlerFile {
+    /// Parses `dir/module.rs`; the error says what is wrong with the file.
+    pub fn parse(dir: &Path, module: &str, repo_root: &Path) -> Result<HandlerFile, String> {
+        let path = dir.join(format!("{module}.rs"));
+        let display = crate::load::display_path(&path, repo_root);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|_| format!("{display} does not exist: create it, with"))?;
+        let file = syn::parse_file(&text)
+            .map_err(|e| format!("{display} does not parse ({e}); it should hold"))?;
+        let mut functions = Vec::new();
+        let mut uses = Vec::new();
+        for item in &file.items {
+            match item {
+                syn::Item::Fn(f) => {
+                    let name = f.sig.ident.to_string();
+                    functions.push((
+                        name.clone(),
+                        HandlerFn {
+                            public: matches!(f.vis, syn::Visibility::Public(_)),
+                            line: fn_line(&text, &name),
+                            sig: f.sig.clone(),
+                        },
+                    ));
+                }
+                syn::Item::Use(u) => use_names(&u.tree, Vec::new(), &mut uses),
+                _ => {}
+            }
+        }
+        Ok(HandlerFile {
+            display,
+            functions,
+            uses,
+        })
+    }
+
+    /// The function named `name`.
+    pub fn function(&self, name: &str) -> Option<&HandlerFn> {
+        self.functions
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, f)| f)
+    }
+
+    /// The full path a type path names, as far as the file's `use` items tell: its first
+    /// segment replaced by what a `use` brought in under that name. A single name no `use`
+    /// brings in may come from a glob: each glob's path is tried by the caller
+    /// ([`HandlerFile::names`]).
+    pub fn resolve(&self, path: &[String]) -> Vec<Vec<String>> {
+        let Some(first) = path.first() else {
+            return Vec::new();
+        };
+        let mut out: Vec<Vec<String>> = self
+            .uses
+            .iter()
+            .filter(|(n, _)| n == first)
+            .map(|(_, full)| full.iter().chain(&path[1..]).cloned().collect())
+            .collect();
+        if out.is_empty() {
+            out.push(path.to_vec());
+            for (n, prefix) in &self.uses {
+                if n == "*" {
+                    out.push(prefix.iter().chain(path).cloned().collect());
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether the type path `path` may name `…::<module>::<item>` (the generated type).
+    pub fn names(&self, path: &[String], module: &str, item: &str) -> bool {
+        self.resolve(path).iter().any(|full| {
+            full.len() >= 2 && full[full.len() - 1] == item && full[full.len() - 2] == module
+        })
+    }
+}
+
+/// The names a `use` tree brings into scope, with their full paths.
+fn use_names(tree: &syn::UseTree, prefix: Vec<String>, out: &mut Vec<(String, Vec<String>)>) {
+    let with = |s: String| {
+        prefix
+            .iter()
+            .cloned()
+            .chain(std::iter::once(s))
+            .collect::<Vec<_>>()
+    };
+    match tree {
+        syn::UseTree::Path(p) => use_names(&p.tree, with(p.ident.to_string()), out),
+        syn::UseTree::Name(n) => {
+            let name = n.ident.to_string();
+            if name == "self" {
+                if let Some(last) = prefix.last() {
+                    out.push((last.clone(), prefix.clone()));
+                }
+            } else {
+                out.push((name.clone(), with(name)));
+            }
+        }
+        syn::UseTree::Rename(r) => out.push((r.rename.to_string(), with(r.ident.to_string()))),
+        syn::UseTree::Glob(_) => out.push(("*".to_string(), prefix)),
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                use_names(t, prefix.clone(), out);
             }
         }
     }
 }
 
-/// The public functions of `dir/module.rs`, found by parsing the file. An error message may
-/// contain `{function}`, replaced by the caller with the function it looked for.
-pub fn public_functions(dir: &Path, module: &str) -> Result<Vec<String>, String> {
-    let path = dir.join(format!("{module}.rs"));
-    let text = std::fs::read_to_string(&path).map_err(|_| {
-        format!("src/handlers/{module}.rs does not exist (create it with `pub fn {{function}}`)")
-    })?;
-    let file = syn::parse_file(&text)
-        .map_err(|e| format!("src/handlers/{module}.rs does not parse: {e}"))?;
-    Ok(file
-        .items
-        .iter()
-        .filter_map(|item| match item {
-            syn::Item::Fn(f) if matches!(f.vis, syn::Visibility::Public(_)) => {
-                Some(f.sig.ident.to_string())
-            }
-            _ => None,
+/// The 1-based line of `fn name` in a file's text (1 when it cannot be found).
+fn fn_line(text: &str, name: &str) -> usize {
+    let needle = format!("fn {name}");
+    text.lines()
+        .position(|l| {
+            let code = l.split("//").next().unwrap_or("");
+            code.match_indices(&needle).any(|(i, _)| {
+                let after = code[i + needle.len()..].chars().next();
+                let before = code[..i].chars().last();
+                matches!(after, None | Some('(' | '<' | ' '))
+                    && matches!(before, None | Some(' ' | '\t'))
+            })
         })
-        .collect())
+        .map_or(1, |i| i + 1)
 }
 
 #[cfg(test)]

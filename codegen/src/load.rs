@@ -147,15 +147,22 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
         .iter_errors(&value)
         .map(|e| {
             let mut pointer = e.instance_path().as_str().to_string();
-            // An unexpected key is located at the key itself, not at its parent.
+            let mut message = e.to_string();
+            // An unexpected key is located at the key itself, not at its parent, with the
+            // field it was probably meant to be.
             if let jsonschema::error::ValidationErrorKind::AdditionalProperties { unexpected } =
                 e.kind()
             {
                 if let Some(first) = unexpected.first() {
+                    let known = manifest_fields(&pointer);
+                    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+                    if let Some(near) = nearest(first, &known) {
+                        message = format!("`{first}` is not a field here: did you mean `{near}`?");
+                    }
                     pointer = format!("{pointer}/{first}");
                 }
             }
-            diag(pointer_line(text, &pointer), &pointer, e.to_string())
+            diag(line_of(text, &pointer), &pointer, message)
         })
         .collect();
     if !diags.is_empty() {
@@ -176,7 +183,7 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
         .unwrap_or("");
     if stem != manifest.id {
         diags.push(diag(
-            pointer_line(text, "/id"),
+            line_of(text, "/id"),
             "/id",
             format!(
                 "id `{}` differs from the file name `{stem}`: name the file after its id",
@@ -198,7 +205,7 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
     let stability = Stability::parse(&manifest.stability).expect("schema-checked");
     if kind == Kind::Query && stability != Stability::Planned && handler.is_none() {
         diags.push(diag(
-            None,
+            line_of(text, "/kind"),
             "/handler",
             format!(
                 "query `{}` is executable but names no handler (add `handler: module::function`)",
@@ -217,7 +224,7 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
             if !ErrorCode::UNIVERSAL.contains(&code) && !errors.contains(&code) {
                 let ptr = format!("/examples/{i}/outcome");
                 diags.push(diag(
-                    pointer_line(text, &ptr),
+                    line_of(text, &ptr),
                     &ptr,
                     format!("example `{}` expects `{}`, which the manifest does not declare in `errors`", ex.title, ex.outcome),
                 ));
@@ -237,17 +244,14 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
         ),
         Kind::Resource => (resource_input_schema(), resource_output_schema()),
     };
-    // Every key of a schema object must be a draft 2020-12 keyword: an unknown one is usually
-    // a YAML accident (a comma in a flow-style description splits it into a stray key).
+    // Every key of a schema object must be a draft 2020-12 keyword: an unknown one is a typo
+    // (answered with the nearest keyword) or a YAML accident (a comma in a flow-style
+    // description splits it into a stray key). Each is reported at its own line.
     for (ptr, schema) in [("/input", &input), ("/output", &output)] {
         let mut unknown = Vec::new();
         unknown_keywords(schema, ptr, &mut unknown);
         for (at, key) in unknown {
-            diags.push(diag(
-                pointer_line(text, ptr),
-                &at,
-                format!("`{key}` is not a JSON Schema keyword (a comma in a flow-style description splits it into a stray key: quote the description)"),
-            ));
+            diags.push(diag(line_of(text, &at), &at, unknown_keyword_message(&key)));
         }
     }
     // Each schema must itself be a valid draft 2020-12 schema; the input validator is
@@ -256,7 +260,7 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
         Ok(v) => Some(v),
         Err(e) => {
             diags.push(diag(
-                pointer_line(text, "/input"),
+                line_of(text, "/input"),
                 "/input",
                 format!("not a valid JSON Schema: {e}"),
             ));
@@ -265,7 +269,7 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
     };
     if let Err(e) = jsonschema::draft202012::new(&output) {
         diags.push(diag(
-            pointer_line(text, "/output"),
+            line_of(text, "/output"),
             "/output",
             format!("not a valid JSON Schema: {e}"),
         ));
@@ -277,7 +281,7 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
                 if let Some(err) = v.iter_errors(&ex.input).next() {
                     let ptr = format!("/examples/{i}/input");
                     diags.push(diag(
-                        pointer_line(text, &ptr),
+                        line_of(text, &ptr),
                         &ptr,
                         format!(
                             "example `{}` expects ok but its input fails the input schema: {err}",
@@ -314,6 +318,30 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
         review: manifest.review.trim_end().to_string(),
         examples: manifest.examples,
     })
+}
+
+/// The fields the manifest schema declares for the object at `pointer` of a manifest (its
+/// `properties`, followed through `properties` and `items`); empty where it cannot tell.
+fn manifest_fields(pointer: &str) -> Vec<String> {
+    static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    let mut at = SCHEMA.get_or_init(|| {
+        serde_json::from_str(CAPABILITY_SCHEMA).expect("the manifest schema is JSON")
+    });
+    for seg in pointer.split('/').skip(1) {
+        let next = if seg.parse::<usize>().is_ok() {
+            at.get("items")
+        } else {
+            at.get("properties").and_then(|p| p.get(seg))
+        };
+        match next {
+            Some(v) => at = v,
+            None => return Vec::new(),
+        }
+    }
+    at.get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// The keywords of JSON Schema draft 2020-12 (core, applicator, unevaluated, validation,
@@ -378,6 +406,65 @@ const KEYWORDS: &[&str] = &[
     "contentSchema",
 ];
 
+/// The message for a key of a schema that is no keyword: "did you mean" the nearest keyword
+/// when one is close, the flow-style comma hint when the key reads like prose (a space or a
+/// sentence's punctuation), and the plain fact otherwise.
+pub fn unknown_keyword_message(key: &str) -> String {
+    if let Some(near) = nearest(key, KEYWORDS) {
+        return format!("`{key}` is not a JSON Schema keyword: did you mean `{near}`?");
+    }
+    let prose = key
+        .chars()
+        .any(|c| c.is_whitespace() || matches!(c, '.' | ',' | ';' | '!' | '?' | '(' | ')' | '\''));
+    if prose {
+        format!("`{key}` is not a JSON Schema keyword: it reads like prose, as when a comma in a flow-style description splits it into a stray key (quote the description)")
+    } else {
+        format!("`{key}` is not a JSON Schema keyword (draft 2020-12): remove it, or move it into `description`")
+    }
+}
+
+/// The candidate nearest to `word` when it is close: an edit distance (insertions, deletions,
+/// substitutions and swaps of two neighbours) of at most a third of its length, at least one;
+/// ties go to the first candidate. Case differences count as edits but a candidate equal
+/// ignoring case always wins.
+pub fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    if let Some(same) = candidates.iter().find(|c| c.eq_ignore_ascii_case(word)) {
+        return Some(same);
+    }
+    let limit = (word.chars().count() / 3).max(1);
+    candidates
+        .iter()
+        .map(|c| (edit_distance(word, c), *c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// The optimal string alignment distance between two strings (Levenshtein plus the swap of
+/// two neighbouring characters, the commonest typo).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    d[0] = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
 /// Collects `(pointer, key)` for every key of a schema object that is no keyword, walking
 /// only into subschemas (not into `const`, `enum`, `default` or `examples` data).
 fn unknown_keywords(schema: &Value, at: &str, out: &mut Vec<(String, String)>) {
@@ -413,6 +500,22 @@ fn unknown_keywords(schema: &Value, at: &str, out: &mut Vec<(String, String)>) {
             | "unevaluatedProperties"
             | "contentSchema" => unknown_keywords(value, &here, out),
             _ => {}
+        }
+    }
+}
+
+/// The line of the node a JSON pointer names or, when that node cannot be located (flow
+/// style, or a missing field), of its nearest ancestor that can: every diagnostic points as
+/// close to the mistake as the text allows.
+pub fn line_of(text: &str, pointer: &str) -> Option<usize> {
+    let mut at = pointer;
+    loop {
+        if let Some(line) = pointer_line(text, at) {
+            return Some(line);
+        }
+        match at.rfind('/') {
+            Some(i) => at = &at[..i],
+            None => return None,
         }
     }
 }
@@ -483,12 +586,54 @@ pub fn pointer_line(text: &str, pointer: &str) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::pointer_line;
+    use super::{line_of, nearest, pointer_line, unknown_keyword_message, KEYWORDS};
+
+    #[test]
+    fn a_nested_pointer_is_found_at_its_own_line_or_its_nearest_ancestor() {
+        let text = "id: a.b\ninput:\n  type: object\n  properties:\n    name:\n      type: string\n      minLenght: 1\n    flow: { type: string, maxLenght: 2 }\n";
+        assert_eq!(line_of(text, "/input/properties/name/minLenght"), Some(7));
+        assert_eq!(line_of(text, "/input/properties/flow/maxLenght"), Some(8));
+        assert_eq!(line_of(text, "/input/required"), Some(2));
+        assert_eq!(line_of(text, "/nowhere"), Some(1));
+    }
+
+    #[test]
+    fn a_misspelled_manifest_field_gets_the_field_it_was_meant_to_be() {
+        let text = "id: demo.echo\nkind: resource\ntitle: T\ndescription: D\ncontent: x.md\neffect: read\ndisclosure: none\ndeterminism: input\nstability: stable\nexpose:\n  mcp_resorce: demo://x\nreview: R\nexamples: []\nrevew: R\n";
+        let diags = super::load_manifest(text, "capabilities/demo.echo.yaml").unwrap_err();
+        let shown: Vec<String> = diags.iter().map(ToString::to_string).collect();
+        assert!(
+            shown.contains(&"capabilities/demo.echo.yaml:11: /expose/mcp_resorce: `mcp_resorce` is not a field here: did you mean `mcp_resource`?".to_string()),
+            "{shown:?}"
+        );
+        assert!(
+            shown.contains(&"capabilities/demo.echo.yaml:14: /revew: `revew` is not a field here: did you mean `review`?".to_string()),
+            "{shown:?}"
+        );
+    }
+
+    #[test]
+    fn unknown_keywords_get_the_nearest_keyword_or_the_comma_hint_only_for_prose() {
+        assert_eq!(nearest("minLenght", KEYWORDS), Some("minLength"));
+        assert_eq!(
+            nearest("additionalproperties", KEYWORDS),
+            Some("additionalProperties")
+        );
+        assert_eq!(nearest("requird", KEYWORDS), Some("required"));
+        assert_eq!(nearest("colour", KEYWORDS), None);
+        assert!(unknown_keyword_message("minLenght").contains("did you mean `minLength`"));
+        assert!(unknown_keyword_message("to echo.").contains("flow-style description"));
+        let plain = unknown_keyword_message("colour");
+        assert!(
+            !plain.contains("flow-style") && !plain.contains("did you mean"),
+            "{plain}"
+        );
+    }
 
     #[test]
     fn pointer_lines_are_found_in_block_yaml() {
         let text = "id: a.b\nexpose:\n  http:\n    method: PUT\n    path: /x\nexamples:\n  - title: one\n    input: {}\n  - title: two\n    outcome: nope\n";
-        assert_eq!(pointer_line(text, "/id"), Some(1));
+        assert_eq!(line_of(text, "/id"), Some(1));
         assert_eq!(pointer_line(text, "/expose/http/method"), Some(4));
         assert_eq!(pointer_line(text, "/examples/1/outcome"), Some(10));
         assert_eq!(pointer_line(text, "/examples/0"), Some(7));

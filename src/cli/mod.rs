@@ -8,6 +8,7 @@ pub mod args;
 pub mod contract;
 pub use crate::flags;
 pub mod render;
+pub mod scaffold;
 pub mod servers;
 
 use std::ffi::OsString;
@@ -163,6 +164,7 @@ pub fn command() -> Command {
                         .help("Check only this capability (repeatable)"),
                 ),
         )
+        .subcommand(scaffold::command())
         .subcommand(servers::mcp())
         .subcommand(servers::serve());
     // One subcommand per capability CLI path, grouped by its leading words.
@@ -458,6 +460,10 @@ pub fn main() -> ExitCode {
                 ExitCode::from(crate::conformance::EXIT_FALSIFIED)
             }
         }
+        Some(("new", m)) => match scaffold::run(m) {
+            Ok(text) => print_stdout(&text),
+            Err(e) => fail(&e),
+        },
         Some(("completions", m)) => {
             let shell = match m.get_one::<String>("shell").map(String::as_str) {
                 Some("zsh") => clap_complete::Shell::Zsh,

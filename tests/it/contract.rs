@@ -503,3 +503,29 @@ fn an_escalated_effect_fails_the_gate_until_the_version_is_bumped_accordingly() 
     assert!(gate(v("0.1.0"), v("0.1.0"), &findings).is_err());
     assert!(gate(v("0.1.0"), v("0.1.1"), &findings).is_ok());
 }
+
+/// `cargo test` runs the gate CI runs (`.ci/run`): this build's lock against the last release
+/// lock under `generated/releases/`, with the version in Cargo.toml. A surface change without
+/// the bump it needs fails here, locally, naming the bump; the gate's failing side is
+/// `the_release_gate_fails_until_the_version_is_bumped`.
+#[test]
+fn this_build_passes_the_release_gate_ci_runs() {
+    let releases = Path::new(env!("CARGO_MANIFEST_DIR")).join("generated/releases");
+    let o = run(&[
+        "contract",
+        "check",
+        "--releases",
+        releases.to_str().unwrap(),
+    ]);
+    assert!(
+        o.status.success(),
+        "{}{}the surface changed more than the version in Cargo.toml says: bump it as the line above asks (README, \"Adding a capability\", step 5)",
+        stdout(&o),
+        stderr(&o)
+    );
+    assert!(
+        stdout(&o).contains("contract check passed"),
+        "{}",
+        stdout(&o)
+    );
+}

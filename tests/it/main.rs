@@ -12,6 +12,7 @@ mod barrage;
 mod cli;
 mod conformance;
 mod contract;
+mod examples;
 mod foundation;
 mod freshness;
 mod hostile;

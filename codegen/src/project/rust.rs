@@ -202,7 +202,11 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
     let review = &c.review;
     let input = serde_json::to_string(&c.input).expect("serializes");
     let output = serde_json::to_string(&c.output).expect("serializes");
-    let descriptor_json = serde_json::to_string(&c.descriptor()).expect("serializes");
+    let mut described = c.descriptor();
+    if let Some(types) = crate::project::reference::rust_types(c) {
+        described["rust_types"] = types.into();
+    }
+    let descriptor_json = serde_json::to_string(&described).expect("serializes");
     let examples = serde_json::to_string(&c.examples).expect("serializes");
     let mime = &c.mime_type;
     let content = match &c.content {
@@ -637,11 +641,216 @@ pub fn check_handler_modules(
         }
     }
     if diags.is_empty() {
+        check_handler_signatures(reg, handlers_dirs, root)
+    } else {
+        diags.sort();
+        Err(diags)
+    }
+}
+
+/// Checks each executable query's handler signature against its manifest, before rustc sees
+/// the generated dispatch: `pub fn f(ctx: &Context, input: <types>::Input) ->
+/// Result<<types>::Output, CapabilityError>`. A wrong input or output type, swapped or
+/// missing arguments are reported at the handler's file and line with the expected signature
+/// (a missing function or `pub` is reported by the registry check). Type paths are resolved
+/// through the file's `use` items; a type the check cannot place is left to rustc.
+pub fn check_handler_signatures(
+    reg: &Registry,
+    handlers_dirs: &[PathBuf],
+    root: &Path,
+) -> Result<(), Vec<Diagnostic>> {
+    let mut files: std::collections::BTreeMap<String, Option<crate::check::HandlerFile>> =
+        Default::default();
+    let mut diags = Vec::new();
+    for c in reg.executable().filter(|c| c.kind == Kind::Query) {
+        let Some((module, function)) = &c.handler else {
+            continue;
+        };
+        let Some(dir) = handlers_dirs
+            .iter()
+            .find(|d| d.join(format!("{module}.rs")).is_file())
+        else {
+            continue;
+        };
+        let Some(file) = files
+            .entry(module.clone())
+            .or_insert_with(|| crate::check::HandlerFile::parse(dir, module, root).ok())
+        else {
+            continue;
+        };
+        let Some(f) = file.function(function) else {
+            continue;
+        };
+        if let Some(problem) = signature_problem(file, &f.sig, &c.module_name()) {
+            let source = c.source.to_string_lossy().replace('\\', "/");
+            let line = std::fs::read_to_string(root.join(&c.source))
+                .ok()
+                .and_then(|text| crate::load::line_of(&text, "/handler"));
+            let manifest = match line {
+                Some(l) => format!("{source}:{l}"),
+                None => source,
+            };
+            diags.push(Diagnostic {
+                file: file.display.clone(),
+                line: Some(f.line),
+                pointer: String::new(),
+                message: format!(
+                    "handler `{module}::{function}` of `{}` ({}) {problem}; its manifest asks for `{}`",
+                    c.id,
+                    manifest,
+                    crate::check::expected_signature(c)
+                ),
+            });
+        }
+    }
+    if diags.is_empty() {
         Ok(())
     } else {
         diags.sort();
         Err(diags)
     }
+}
+
+/// What is wrong with a handler's signature, or `None`. `types` is the capability's module
+/// under `crate::registry::types`.
+fn signature_problem(
+    file: &crate::check::HandlerFile,
+    sig: &syn::Signature,
+    types: &str,
+) -> Option<String> {
+    let args: Vec<&syn::Type> = sig
+        .inputs
+        .iter()
+        .filter_map(|a| match a {
+            syn::FnArg::Typed(t) => Some(&*t.ty),
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect();
+    // Whether a type names the generated `item` of this capability: yes, no, or `None` when
+    // the check cannot place it (a name no `use` brings in and no prelude type has: a local
+    // alias or a glob import), which is left to rustc.
+    let placed = |t: &syn::Type, item: &str| -> Option<bool> {
+        let Some(path) = type_path(t) else {
+            return Some(false);
+        };
+        if file.names(&path, types, item) {
+            return Some(true);
+        }
+        let unknown = path.len() == 1
+            && !file.uses.iter().any(|(n, _)| *n == path[0])
+            && !PRELUDE.contains(&path[0].as_str());
+        if unknown {
+            None
+        } else {
+            Some(false)
+        }
+    };
+    let is_context = |t: &syn::Type| -> Option<bool> {
+        let syn::Type::Reference(r) = t else {
+            return Some(false);
+        };
+        let path = type_path(&r.elem)?;
+        if file
+            .resolve(&path)
+            .iter()
+            .any(|full| full.last().is_some_and(|l| l == "Context"))
+        {
+            return Some(true);
+        }
+        placed(&r.elem, "Context").map(|_| false)
+    };
+    let shown = |t: &syn::Type| show_type(t);
+    if args.len() != 2 {
+        return Some(format!(
+            "takes {} argument(s), not two (the context and the input)",
+            args.len()
+        ));
+    }
+    if placed(args[0], "Input") == Some(true) && is_context(args[1]) == Some(true) {
+        return Some("takes its arguments swapped: the context comes first, then the input".into());
+    }
+    if is_context(args[0]) == Some(false) {
+        return Some(format!(
+            "takes `{}` as its first argument, not `&Context`",
+            shown(args[0])
+        ));
+    }
+    if placed(args[1], "Input") == Some(false) {
+        return Some(format!(
+            "takes `{}` as its input, not `{types}::Input`",
+            shown(args[1])
+        ));
+    }
+    let syn::ReturnType::Type(_, ret) = &sig.output else {
+        return Some(format!(
+            "returns nothing, not `Result<{types}::Output, CapabilityError>`"
+        ));
+    };
+    let wrong = match result_ok(ret) {
+        Some(ok) => placed(ok, "Output") == Some(false),
+        None => placed(ret, "Result") == Some(false),
+    };
+    if wrong {
+        return Some(format!(
+            "returns `{}`, not `Result<{types}::Output, CapabilityError>`",
+            shown(ret)
+        ));
+    }
+    None
+}
+
+/// Names a handler signature may use without a `use`: primitives and the prelude's types.
+const PRELUDE: &[&str] = &[
+    "bool", "char", "str", "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64",
+    "i128", "isize", "f32", "f64", "String", "Vec", "Option", "Result", "Box", "Self",
+];
+
+/// The segments of a plain type path (`a::b::C`), without generic arguments.
+fn type_path(t: &syn::Type) -> Option<Vec<String>> {
+    match t {
+        syn::Type::Path(p) if p.qself.is_none() => Some(
+            p.path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect(),
+        ),
+        syn::Type::Paren(p) => type_path(&p.elem),
+        syn::Type::Group(g) => type_path(&g.elem),
+        _ => None,
+    }
+}
+
+/// The `T` of a `Result<T, E>` (or of a one-argument `Result<T>` alias).
+fn result_ok(t: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(p) = t else {
+        return None;
+    };
+    let last = p.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        syn::GenericArgument::Type(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// A type as a reader writes it (`a::B<C>`, `&Context`).
+fn show_type(t: &syn::Type) -> String {
+    quote!(#t)
+        .to_string()
+        .replace(" :: ", "::")
+        .replace(":: ", "::")
+        .replace(" < ", "<")
+        .replace("< ", "<")
+        .replace(" <", "<")
+        .replace(" >", ">")
+        .replace(" ,", ",")
+        .replace("& ", "&")
 }
 
 /// The `mod name;` items of a parsed `mod.rs` (inline modules are not handler modules).
