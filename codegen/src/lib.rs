@@ -221,6 +221,7 @@ pub fn projections(reg: &Registry) -> Projections {
         ),
     ];
     let mut profiles = vec![(FULL_COCKPIT, project::cockpit::render(reg, full))];
+    profiles.extend(tools.wire(&reg.version));
     for (effect, [mcp, openapi, card, cockpit]) in NARROWED {
         profiles.push((mcp, tools.render(effect)));
         profiles.push((openapi, operations.render(reg, &digest, effect)));
