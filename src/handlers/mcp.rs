@@ -15,8 +15,8 @@ use super::typed;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::policy::Effect;
+use crate::registry;
 use crate::registry::types::mcp_projection;
-use crate::registry::{self, Kind};
 use crate::versions::{
     LEGACY_METHODS, MCP_HTTP_PATH, MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS, MODERN_METHODS,
     NOT_SERVED, SERVER_NAME,
@@ -532,18 +532,12 @@ pub fn projection(
             Some(Value::Object(t))
         })
         .collect();
-    let writers: Vec<&str> = served()
-        .filter(|d| d.effect == Effect::RepositoryWrite)
-        .filter_map(|d| d.mcp_tool)
-        .collect();
+    let writers: Vec<&str> =
+        registry::served_tools(ctx.max_effect, Effect::RepositoryWrite).collect();
     let resources: Vec<Value> = served()
         .filter_map(|d| {
             let uri = d.mcp_resource?;
-            let mime = match d.kind {
-                Kind::Resource => d.mime_type,
-                Kind::Query => "application/json",
-            };
-            Some(json!({"uri": uri, "id": d.id, "mimeType": mime}))
+            Some(json!({"uri": uri, "id": d.id, "mimeType": d.resource_mime()}))
         })
         .collect();
     let not_served: Vec<Value> = NOT_SERVED
