@@ -9,10 +9,11 @@ use sha2::{Digest, Sha256};
 use super::typed;
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::knowledge::{kinds, scan::hex, search, Snapshot, URI_PREFIX};
+use crate::knowledge::{kinds, search, Snapshot, URI_PREFIX};
 use crate::registry::types::{
     knowledge_check, knowledge_get, knowledge_kinds, knowledge_list, knowledge_search,
 };
+use crate::text::hex;
 
 /// The version tag of list cursors.
 const CURSOR_TAG: &str = "k2.";

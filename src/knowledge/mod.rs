@@ -16,7 +16,10 @@
 //! The MCP projection lists and reads knowledge objects through [`resources`], [`read`] and
 //! [`templates`]; these signatures are the contract between the two modules.
 
+pub mod front_matter;
+pub mod glob;
 pub mod kinds;
+pub mod parse;
 pub mod scan;
 pub mod search;
 pub mod watch;
@@ -28,8 +31,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::rootfs::{Follow, Root};
+use glob::Candidate;
 use kinds::{Kind, Kinds};
-use scan::{Candidate, FileResult, Stamp};
+use parse::FileResult;
+use scan::Stamp;
 
 /// Every knowledge URI starts with this.
 pub const URI_PREFIX: &str = "seneschal://knowledge/";
@@ -313,7 +318,7 @@ fn watch_all(state: &mut State, dirs: &mut Vec<PathBuf>) -> bool {
 }
 
 /// Lists every file the kinds claim, sorted by path; with its stamp, unless `stamp` is false
-/// (plain files are then stamped by their reader, see [`scan::expand_stamping`]).
+/// (plain files are then stamped by their reader, see [`glob::expand_stamping`]).
 fn list(
     root: &Root,
     root_path: &Path,
@@ -325,11 +330,11 @@ fn list(
     let mut batch = Vec::new();
     for k in &kinds.all {
         for glob in &k.files {
-            scan::expand_stamping(root, root_path, glob, &mut batch, dirs, stamp);
+            glob::expand_stamping(root, root_path, glob, &mut batch, dirs, stamp);
             found.extend(batch.drain(..).map(|c| (c, Some(k.name.as_str()))));
         }
     }
-    scan::expand_stamping(root, root_path, GENERIC_GLOB, &mut batch, dirs, stamp);
+    glob::expand_stamping(root, root_path, GENERIC_GLOB, &mut batch, dirs, stamp);
     found.extend(batch.drain(..).map(|c| (c, None)));
     found.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
     let mut listing: Vec<Listed> = Vec::with_capacity(found.len());
