@@ -559,8 +559,9 @@ fn build(
     (snapshot, results)
 }
 
-/// A knowledge object as an MCP resource.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A knowledge object as an MCP resource (an entry of `resources/list`, as it is serialized).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Resource {
     /// `seneschal://knowledge/{kind}/{id}`
     pub uri: String,
@@ -574,8 +575,22 @@ pub struct Resource {
     pub mime_type: String,
 }
 
-/// A kind's URI template, for `resources/templates/list`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+impl Resource {
+    /// Every field, each repository content (the executor redacts them all).
+    pub fn fields_mut(&mut self) -> [&mut String; 5] {
+        [
+            &mut self.uri,
+            &mut self.name,
+            &mut self.title,
+            &mut self.description,
+            &mut self.mime_type,
+        ]
+    }
+}
+
+/// A kind's URI template (an entry of `resources/templates/list`, as it is serialized).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Template {
     /// `seneschal://knowledge/{kind}/{id}` with the kind filled in.
     pub uri_template: String,
@@ -585,6 +600,18 @@ pub struct Template {
     pub description: String,
     /// Media type of the objects.
     pub mime_type: String,
+}
+
+impl Template {
+    /// Every field, each repository content when the kind is the repository's own.
+    pub fn fields_mut(&mut self) -> [&mut String; 4] {
+        [
+            &mut self.uri_template,
+            &mut self.name,
+            &mut self.description,
+            &mut self.mime_type,
+        ]
+    }
 }
 
 /// Every valid knowledge object of the repository, sorted by URI, unredacted: the MCP

@@ -342,15 +342,10 @@ mod tests {
             (r.status, v["error"]["code"].as_i64()),
             (400, Some(UNSUPPORTED_PROTOCOL_VERSION))
         );
+        // The list itself is pinned by tests/mcp_stdio.rs.
         assert_eq!(
             v["error"]["data"]["supported"],
-            json!([
-                "2026-07-28",
-                "2025-11-25",
-                "2025-06-18",
-                "2025-03-26",
-                "2024-11-05"
-            ])
+            json!(dispatch::supported_versions())
         );
         assert_eq!(v["error"]["data"]["requested"], "1900-01-01");
 

@@ -286,35 +286,11 @@ pub struct ReadResourceParams {
     pub uri: String,
 }
 
-/// One entry of `resources/list`.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Resource {
-    /// Its URI.
-    pub uri: String,
-    /// Its name.
-    pub name: String,
-    /// Its title.
-    pub title: String,
-    /// What it is.
-    pub description: String,
-    /// Its media type.
-    pub mime_type: String,
-}
+/// One entry of `resources/list`: a registry resource or a knowledge object.
+pub use crate::knowledge::Resource;
 
-/// One entry of `resources/templates/list`.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceTemplate {
-    /// The RFC 6570 template.
-    pub uri_template: String,
-    /// Its name.
-    pub name: String,
-    /// What it names.
-    pub description: String,
-    /// Its media type.
-    pub mime_type: String,
-}
+/// One entry of `resources/templates/list`: a kind's URI template.
+pub use crate::knowledge::Template as ResourceTemplate;
 
 /// `resources/list` result.
 #[derive(Debug, Clone, Serialize)]

@@ -95,35 +95,35 @@ pub fn instructions(max_effect: Effect) -> &'static str {
              _meta[\"seneschal/approval\"] and a sentence for confirmation in _meta[\"seneschal/review\"]. \
              A failed call is a tool result with isError and a stable code in _meta[\"seneschal/error\"].code.",
         );
-        let writers = tools_with(Effect::RepositoryWrite);
-        if writers.is_empty() {
+        // The tools of an effect: disabled above the profile, listed otherwise.
+        let sentence = |effect: Effect, what: &str, disabled_where: &str, enabled: &str| {
+            let tools = tools_with(effect).join(", ");
+            if effect > max_effect {
+                format!(
+                    " The tools that {what} ({tools}) are disabled{disabled_where} (--allow-effects {}).",
+                    max_effect.as_str()
+                )
+            } else {
+                format!(" {enabled}: {tools}.")
+            }
+        };
+        if tools_with(Effect::RepositoryWrite).is_empty() {
             s.push_str(" No tool writes to the repository in this build.");
-        } else if Effect::RepositoryWrite > max_effect {
-            s.push_str(&format!(
-                " The tools that write to the repository ({}) are disabled in this process (--allow-effects {}).",
-                writers.join(", "),
-                max_effect.as_str()
-            ));
         } else {
-            s.push_str(&format!(
-                " Tools that write to the repository (confirm each call): {}.",
-                writers.join(", ")
+            s.push_str(&sentence(
+                Effect::RepositoryWrite,
+                "write to the repository",
+                " in this process",
+                "Tools that write to the repository (confirm each call)",
             ));
         }
-        let process = tools_with(Effect::ProcessState);
-        if !process.is_empty() {
-            if Effect::ProcessState > max_effect {
-                s.push_str(&format!(
-                    " The tools that change this process's memory ({}) are disabled (--allow-effects {}).",
-                    process.join(", "),
-                    max_effect.as_str()
-                ));
-            } else {
-                s.push_str(&format!(
-                    " Tools that change only this process's memory: {}.",
-                    process.join(", ")
-                ));
-            }
+        if !tools_with(Effect::ProcessState).is_empty() {
+            s.push_str(&sentence(
+                Effect::ProcessState,
+                "change this process's memory",
+                "",
+                "Tools that change only this process's memory",
+            ));
         }
         s.push_str(" Every other tool only reads. Prompts are not served; mcp_projection describes this server.");
         s

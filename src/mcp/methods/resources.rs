@@ -6,8 +6,8 @@ use serde_json::json;
 use super::super::dispatch::{Call, Method};
 use super::super::model::{
     parse, Body, Era, ListParams, ListResourcesResult, ListTemplatesResult, ReadResourceParams,
-    ReadResourceResult, Resource, ResourceTemplate, RpcError, TextResourceContents, INTERNAL_ERROR,
-    INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, TTL_STATIC_MS,
+    ReadResourceResult, Resource, RpcError, TextResourceContents, INTERNAL_ERROR, INVALID_PARAMS,
+    RESOURCE_NOT_FOUND_LEGACY, TTL_STATIC_MS,
 };
 use super::page;
 use crate::error::{CapabilityError, ErrorCode};
@@ -48,13 +48,7 @@ fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
             })
         })
         .collect();
-    items.extend(knowledge_resources(call.ctx).into_iter().map(|r| Resource {
-        uri: r.uri,
-        name: r.name,
-        title: r.title,
-        description: r.description,
-        mime_type: r.mime_type,
-    }));
+    items.extend(knowledge_resources(call.ctx));
     let (resources, next_cursor) = page(items, params.cursor.as_ref(), "resources/list")?;
     Ok(Body::of(&ListResourcesResult {
         resources,
@@ -64,17 +58,11 @@ fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
 
 fn templates(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let params: ListParams = parse(call.params, LIST_PARAMS)?;
-    let items: Vec<ResourceTemplate> = knowledge_templates(call.ctx)
-        .into_iter()
-        .map(|t| ResourceTemplate {
-            uri_template: t.uri_template,
-            name: t.name,
-            description: t.description,
-            mime_type: t.mime_type,
-        })
-        .collect();
-    let (resource_templates, next_cursor) =
-        page(items, params.cursor.as_ref(), "resources/templates/list")?;
+    let (resource_templates, next_cursor) = page(
+        knowledge_templates(call.ctx),
+        params.cursor.as_ref(),
+        "resources/templates/list",
+    )?;
     Ok(Body::of(&ListTemplatesResult {
         resource_templates,
         next_cursor,
