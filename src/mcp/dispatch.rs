@@ -3,9 +3,9 @@
 //! A request is sorted in this order: JSON → JSON-RPC shape (-32600) → the METHODS tables
 //! (-32601) → its era (modern when its `_meta` carries the `io.modelcontextprotocol/` keys,
 //! legacy otherwise) → the era's own checks (-32022, -32602) → the method, found in
-//! [`TABLE`]. Nothing here knows a method's params or a capability's behaviour: each method
-//! lives in a module of [`super::methods`], and tools and resources go through
-//! [`crate::execute`].
+//! [`FEATURES`]. Nothing here knows a method's params or a capability's behaviour: each
+//! feature (its methods, its notifications, the capability it announces) is a module of
+//! [`super::methods`], and tools and resources go through [`crate::execute`].
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -43,13 +43,45 @@ pub struct Method {
     pub answer: fn(&mut Call<'_>) -> Result<Body, RpcError>,
 }
 
-/// Every request method served, one slice per module of [`super::methods`]: a new feature is a
-/// module with its `METHODS` and one line here (and its names in the METHODS tables).
-pub const TABLE: &[&[Method]] = &[lifecycle::METHODS, tools::METHODS, resources::METHODS];
+/// One notification a client may send: its name and what it changes (never answered).
+pub struct Notification {
+    /// The JSON-RPC method name, `notifications/...`.
+    pub name: &'static str,
+    /// Takes note of one notification.
+    pub note: fn(&Context, &mut Session),
+}
 
-/// The method of this name, if one is served.
+/// One feature of the protocol: the member it adds to the server's `capabilities` (in
+/// `initialize` and `server/discover`), its requests and its notifications.
+pub struct Feature {
+    /// The `capabilities` member and its value, when the feature announces one.
+    pub capability: Option<(&'static str, fn() -> Value)>,
+    /// The requests it answers.
+    pub methods: &'static [Method],
+    /// The notifications it takes.
+    pub notifications: &'static [Notification],
+}
+
+/// Every feature served, one per module of [`super::methods`]: a new feature (prompts,
+/// completion, subscriptions, logging) is a module with its `FEATURE` and one line here, and
+/// its method names in the METHODS tables of [`crate::versions`].
+pub const FEATURES: &[&Feature] = &[&lifecycle::FEATURE, &tools::FEATURE, &resources::FEATURE];
+
+/// The request method of this name, if one is served.
 fn find(name: &str) -> Option<&'static Method> {
-    TABLE.iter().flat_map(|m| m.iter()).find(|m| m.name == name)
+    FEATURES
+        .iter()
+        .flat_map(|f| f.methods)
+        .find(|m| m.name == name)
+}
+
+/// The server's `capabilities`: each feature's member.
+pub fn capabilities() -> Map<String, Value> {
+    FEATURES
+        .iter()
+        .filter_map(|f| f.capability)
+        .map(|(name, value)| (name.to_string(), value()))
+        .collect()
 }
 
 /// The answer to one message.
@@ -178,7 +210,14 @@ pub fn handle_value(ctx: &Context, session: &mut Session, message: Value) -> Opt
         }
     };
     let Some(id) = id else {
-        notification(session, method);
+        // Notifications are never answered; an unknown one is ignored.
+        if let Some(n) = FEATURES
+            .iter()
+            .flat_map(|f| f.notifications)
+            .find(|n| n.name == method)
+        {
+            (n.note)(ctx, session);
+        }
         return None;
     };
     let outcome = catch_unwind(AssertUnwindSafe(|| request(ctx, session, method, params)));
@@ -198,13 +237,6 @@ pub fn handle_value(ctx: &Context, session: &mut Session, message: Value) -> Opt
         }
     };
     Some(response(&id, body, era))
-}
-
-/// Notifications change nothing but the legacy handshake state and are never answered.
-fn notification(session: &mut Session, method: &str) {
-    if method == "notifications/initialized" && session.legacy_version.is_none() {
-        eprintln!("seneschal mcp: notifications/initialized before initialize; ignored");
-    }
 }
 
 /// The modern `_meta` of a request, when it carries either reserved key.
@@ -404,11 +436,26 @@ mod tests {
     }
 
     #[test]
-    fn the_method_table_answers_exactly_the_requests_of_the_methods_tables() {
-        let mut served: Vec<&str> = TABLE
+    fn the_capabilities_are_the_features_members() {
+        assert_eq!(
+            Value::Object(capabilities()),
+            json!({
+                "tools": {"listChanged": false},
+                "resources": {"subscribe": false, "listChanged": false},
+            })
+        );
+    }
+
+    #[test]
+    fn the_features_answer_exactly_the_methods_tables() {
+        let mut served: Vec<&str> = FEATURES
             .iter()
-            .flat_map(|m| m.iter())
-            .map(|m| m.name)
+            .flat_map(|f| {
+                f.methods
+                    .iter()
+                    .map(|m| m.name)
+                    .chain(f.notifications.iter().map(|n| n.name))
+            })
             .collect();
         let count = served.len();
         served.sort_unstable();
@@ -418,7 +465,6 @@ mod tests {
             .iter()
             .chain(MODERN_METHODS)
             .copied()
-            .filter(|m| !m.starts_with("notifications/"))
             .collect();
         announced.sort_unstable();
         announced.dedup();

@@ -161,15 +161,6 @@ impl ServerInfo {
     };
 }
 
-/// The server capabilities of `initialize` and `server/discover`.
-#[derive(Debug, Clone, Serialize)]
-pub struct ServerCapabilities {
-    /// `tools`.
-    pub tools: ListChanged,
-    /// `resources`.
-    pub resources: ResourcesCapability,
-}
-
 /// A capability that may announce list changes.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -210,8 +201,8 @@ pub struct InitializeParams {
 pub struct InitializeResult {
     /// The negotiated revision.
     pub protocol_version: &'static str,
-    /// What this server offers.
-    pub capabilities: ServerCapabilities,
+    /// What this server offers: each feature's member.
+    pub capabilities: Map<String, Value>,
     /// Who answers.
     pub server_info: ServerInfo,
     /// How to use this server.
@@ -227,8 +218,8 @@ pub struct InitializeResult {
 pub struct DiscoverResult {
     /// Every revision served, newest first.
     pub supported_versions: Vec<&'static str>,
-    /// What this server offers.
-    pub capabilities: ServerCapabilities,
+    /// What this server offers: each feature's member.
+    pub capabilities: Map<String, Value>,
     /// How to use this server.
     pub instructions: &'static str,
     /// Cache hint.

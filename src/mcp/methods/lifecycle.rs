@@ -3,17 +3,42 @@
 
 use std::sync::OnceLock;
 
-use super::super::dispatch::{supported_versions, Call, Method};
+use super::super::dispatch::{
+    capabilities, supported_versions, Call, Feature, Method, Notification,
+};
 use super::super::model::{
     parse, Body, DigestMeta, DiscoverResult, EmptyResult, InitializeParams, InitializeResult,
-    ListChanged, ResourcesCapability, RpcError, ServerCapabilities, ServerInfo, TTL_STATIC_MS,
+    RpcError, ServerInfo, TTL_STATIC_MS,
 };
 use crate::policy::Effect;
 use crate::registry::{projections, served_tools};
 use crate::versions::MCP_LEGACY_VERSIONS;
 
-/// The lifecycle methods.
-pub const METHODS: &[Method] = &[
+/// The lifecycle: no capability of its own; the handshake, `ping` and `server/discover`.
+pub const FEATURE: Feature = Feature {
+    capability: None,
+    methods: METHODS,
+    notifications: &[
+        Notification {
+            name: "notifications/initialized",
+            note: |_, session| {
+                if session.legacy_version.is_none() {
+                    eprintln!(
+                        "seneschal mcp: notifications/initialized before initialize; ignored"
+                    );
+                }
+            },
+        },
+        // Requests are answered one at a time, in order: by the time a cancellation is read,
+        // its request has been answered.
+        Notification {
+            name: "notifications/cancelled",
+            note: |_, _| {},
+        },
+    ],
+};
+
+const METHODS: &[Method] = &[
     Method {
         name: "initialize",
         answer: initialize,
@@ -49,18 +74,6 @@ fn initialize(call: &mut Call<'_>) -> Result<Body, RpcError> {
             digest: projections::DIGEST,
         },
     }))
-}
-
-fn capabilities() -> ServerCapabilities {
-    ServerCapabilities {
-        tools: ListChanged {
-            list_changed: false,
-        },
-        resources: ResourcesCapability {
-            subscribe: false,
-            list_changed: false,
-        },
-    }
 }
 
 fn discover(max_effect: Effect) -> DiscoverResult {

@@ -1,6 +1,7 @@
-//! The methods served, one module per feature: each holds the params and results it reads
-//! and writes (from [`super::model`]) and a `METHODS` slice that [`super::dispatch::TABLE`]
-//! lists. A new feature (prompts, completion, subscriptions, logging) is one more module.
+//! The features served, one module each: its requests, its notifications and the capability
+//! it announces, as one [`super::dispatch::Feature`] that [`super::dispatch::FEATURES`]
+//! lists, reading and writing the types of [`super::model`]. A new feature (prompts,
+//! completion, subscriptions, logging) is one more module.
 
 pub mod lifecycle;
 pub mod resources;

@@ -3,11 +3,11 @@
 
 use serde_json::json;
 
-use super::super::dispatch::{Call, Method};
+use super::super::dispatch::{Call, Feature, Method};
 use super::super::model::{
     parse, Body, Era, ListParams, ListResourcesResult, ListTemplatesResult, ReadResourceParams,
-    ReadResourceResult, Resource, RpcError, TextResourceContents, INTERNAL_ERROR, INVALID_PARAMS,
-    RESOURCE_NOT_FOUND_LEGACY, TTL_STATIC_MS,
+    ReadResourceResult, Resource, ResourcesCapability, RpcError, TextResourceContents,
+    INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, TTL_STATIC_MS,
 };
 use super::page;
 use crate::error::{CapabilityError, ErrorCode};
@@ -16,8 +16,20 @@ use crate::policy::{Determinism, Disclosure};
 use crate::registry::{self, Kind};
 use crate::transport::Transport;
 
-/// The resource methods.
-pub const METHODS: &[Method] = &[
+/// Resources: read on demand, neither subscribed to nor announced when they change.
+pub const FEATURE: Feature = Feature {
+    capability: Some(("resources", || {
+        serde_json::to_value(ResourcesCapability {
+            subscribe: false,
+            list_changed: false,
+        })
+        .expect("serializes")
+    })),
+    methods: METHODS,
+    notifications: &[],
+};
+
+const METHODS: &[Method] = &[
     Method {
         name: "resources/list",
         answer: list,

@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
-use super::super::dispatch::{Call, Method};
+use super::super::dispatch::{Call, Feature, Method};
 use super::super::model::{
-    parse, Body, CallToolError, CallToolParams, Era, ListParams, RpcError, ServerInfo, TextContent,
-    META_ERROR, META_SERVER_INFO,
+    parse, Body, CallToolError, CallToolParams, Era, ListChanged, ListParams, RpcError, ServerInfo,
+    TextContent, META_ERROR, META_SERVER_INFO,
 };
 use super::no_cursor;
 use crate::error::CapabilityError;
@@ -15,8 +15,19 @@ use crate::execute::execute_index;
 use crate::registry::{self, projections};
 use crate::transport::Transport;
 
-/// The tool methods.
-pub const METHODS: &[Method] = &[
+/// Tools: the list is fixed for the binary, so no change is announced.
+pub const FEATURE: Feature = Feature {
+    capability: Some(("tools", || {
+        serde_json::to_value(ListChanged {
+            list_changed: false,
+        })
+        .expect("serializes")
+    })),
+    methods: METHODS,
+    notifications: &[],
+};
+
+const METHODS: &[Method] = &[
     Method {
         name: "tools/list",
         answer: list,
