@@ -83,7 +83,7 @@ pub fn expand(root: &Root, root_path: &Path, glob: &str, out: &mut Vec<Candidate
 /// [`expand`], also collecting every folder whose listing the answer depends on (as paths
 /// under `root_path`, for the watcher). With `stamp_plain` false, a plain file found by
 /// listing a folder is left unstamped (`stamp: None`) for its reader to stamp through the
-/// handle it opens ([`read_object`]), which saves one `statx` per file when every file is read
+/// handle it opens ([`super::scan::read_object`]), which saves one `statx` per file when every file is read
 /// anyway (a cold index). Links, literal segments, special files and names the rules refuse
 /// are stamped either way, so a file that is never read still has a stamp.
 ///

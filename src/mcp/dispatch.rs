@@ -51,11 +51,19 @@ pub struct Notification {
     pub note: fn(&Context, &mut Session),
 }
 
+/// A member of the server's `capabilities`: its name and its value.
+pub struct Capability {
+    /// The member's name (`tools`, `resources`, ...).
+    pub name: &'static str,
+    /// Its value.
+    pub value: fn() -> Value,
+}
+
 /// One feature of the protocol: the member it adds to the server's `capabilities` (in
 /// `initialize` and `server/discover`), its requests and its notifications.
 pub struct Feature {
     /// The `capabilities` member and its value, when the feature announces one.
-    pub capability: Option<(&'static str, fn() -> Value)>,
+    pub capability: Option<Capability>,
     /// The requests it answers.
     pub methods: &'static [Method],
     /// The notifications it takes.
@@ -79,8 +87,8 @@ fn find(name: &str) -> Option<&'static Method> {
 pub fn capabilities() -> Map<String, Value> {
     FEATURES
         .iter()
-        .filter_map(|f| f.capability)
-        .map(|(name, value)| (name.to_string(), value()))
+        .filter_map(|f| f.capability.as_ref())
+        .map(|c| (c.name.to_string(), (c.value)()))
         .collect()
 }
 

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::super::dispatch::{Call, Feature, Method};
+use super::super::dispatch::{Call, Capability, Feature, Method};
 use super::super::model::{
     parse, Body, Era, ListParams, ListResourcesResult, ListTemplatesResult, ReadResourceParams,
     ReadResourceResult, Resource, ResourcesCapability, RpcError, TextResourceContents,
@@ -18,13 +18,16 @@ use crate::transport::Transport;
 
 /// Resources: read on demand, neither subscribed to nor announced when they change.
 pub const FEATURE: Feature = Feature {
-    capability: Some(("resources", || {
-        serde_json::to_value(ResourcesCapability {
-            subscribe: false,
-            list_changed: false,
-        })
-        .expect("serializes")
-    })),
+    capability: Some(Capability {
+        name: "resources",
+        value: || {
+            serde_json::to_value(ResourcesCapability {
+                subscribe: false,
+                list_changed: false,
+            })
+            .expect("serializes")
+        },
+    }),
     methods: METHODS,
     notifications: &[],
 };

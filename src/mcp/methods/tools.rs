@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::super::dispatch::{Call, Feature, Method};
+use super::super::dispatch::{Call, Capability, Feature, Method};
 use super::super::model::{
     parse, Body, CallToolError, CallToolParams, Era, ListChanged, ListParams, RpcError, ServerInfo,
     TextContent, META_ERROR, META_SERVER_INFO,
@@ -17,12 +17,15 @@ use crate::transport::Transport;
 
 /// Tools: the list is fixed for the binary, so no change is announced.
 pub const FEATURE: Feature = Feature {
-    capability: Some(("tools", || {
-        serde_json::to_value(ListChanged {
-            list_changed: false,
-        })
-        .expect("serializes")
-    })),
+    capability: Some(Capability {
+        name: "tools",
+        value: || {
+            serde_json::to_value(ListChanged {
+                list_changed: false,
+            })
+            .expect("serializes")
+        },
+    }),
     methods: METHODS,
     notifications: &[],
 };
