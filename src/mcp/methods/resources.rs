@@ -47,11 +47,8 @@ const METHODS: &[Method] = &[
     },
 ];
 
-/// The message of a list's params that cannot be read (they always can: a cursor is any JSON).
-const LIST_PARAMS: &str = "invalid params: a list takes a cursor";
-
 fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
-    let params: ListParams = parse(call.params, LIST_PARAMS)?;
+    let params = ListParams::of(call.params);
     let mut items: Vec<Resource> = registry::served(call.ctx.max_effect)
         .filter_map(|(_, d)| {
             d.mcp_resource.map(|uri| Resource {
@@ -72,7 +69,7 @@ fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
 }
 
 fn templates(call: &mut Call<'_>) -> Result<Body, RpcError> {
-    let params: ListParams = parse(call.params, LIST_PARAMS)?;
+    let params = ListParams::of(call.params);
     let (resource_templates, next_cursor) = page(
         knowledge_templates(call.ctx),
         params.cursor.as_ref(),

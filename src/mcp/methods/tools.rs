@@ -43,7 +43,7 @@ const METHODS: &[Method] = &[
 
 /// `tools/list`: the build's compact bytes of this profile and era, sent as they are.
 fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
-    let params: ListParams = parse(call.params, "invalid params: `tools/list` takes a cursor")?;
+    let params = ListParams::of(call.params);
     // Every tool fits on one page, so no cursor of ours exists.
     no_cursor(params.cursor.as_ref(), "tools/list")?;
     Ok(Body::Raw(match call.era {
