@@ -161,16 +161,21 @@ impl ServerInfo {
     };
 }
 
-/// A capability that may announce list changes.
-#[derive(Debug, Clone, Serialize)]
+/// The JSON of `T`'s default: a capability's value with each of its options off.
+pub fn default_json<T: Serialize + Default>() -> Value {
+    serde_json::to_value(T::default()).expect("capabilities serialize")
+}
+
+/// A capability that may announce list changes (by default, it does not).
+#[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListChanged {
     /// Whether `notifications/*/list_changed` is sent.
     pub list_changed: bool,
 }
 
-/// The `resources` capability.
-#[derive(Debug, Clone, Serialize)]
+/// The `resources` capability (by default, neither subscriptions nor list changes).
+#[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourcesCapability {
     /// Whether `resources/subscribe` is served.

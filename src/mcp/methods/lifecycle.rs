@@ -17,7 +17,20 @@ use crate::versions::MCP_LEGACY_VERSIONS;
 /// The lifecycle: no capability of its own; the handshake, `ping` and `server/discover`.
 pub const FEATURE: Feature = Feature {
     capability: None,
-    methods: METHODS,
+    methods: &[
+        Method {
+            name: "initialize",
+            answer: initialize,
+        },
+        Method {
+            name: "ping",
+            answer: |_| Ok(Body::of(&EmptyResult {})),
+        },
+        Method {
+            name: "server/discover",
+            answer: |call| Ok(Body::of(&discover(call.ctx.max_effect))),
+        },
+    ],
     notifications: &[
         Notification {
             name: "notifications/initialized",
@@ -29,29 +42,14 @@ pub const FEATURE: Feature = Feature {
                 }
             },
         },
-        // Requests are answered one at a time, in order: by the time a cancellation is read,
-        // its request has been answered.
+        // Taken and ignored: every request runs to its answer (over stdio, by the time a
+        // cancellation is read its request has been answered).
         Notification {
             name: "notifications/cancelled",
             note: |_, _| {},
         },
     ],
 };
-
-const METHODS: &[Method] = &[
-    Method {
-        name: "initialize",
-        answer: initialize,
-    },
-    Method {
-        name: "ping",
-        answer: |_| Ok(Body::of(&EmptyResult {})),
-    },
-    Method {
-        name: "server/discover",
-        answer: |call| Ok(Body::of(&discover(call.ctx.max_effect))),
-    },
-];
 
 fn initialize(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let params: InitializeParams = parse(

@@ -5,9 +5,9 @@ use serde_json::json;
 
 use super::super::dispatch::{Call, Capability, Feature, Method};
 use super::super::model::{
-    parse, Body, Era, ListParams, ListResourcesResult, ListTemplatesResult, ReadResourceParams,
-    ReadResourceResult, Resource, ResourcesCapability, RpcError, TextResourceContents,
-    INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, TTL_STATIC_MS,
+    default_json, parse, Body, Era, ListParams, ListResourcesResult, ListTemplatesResult,
+    ReadResourceParams, ReadResourceResult, Resource, ResourcesCapability, RpcError,
+    TextResourceContents, INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, TTL_STATIC_MS,
 };
 use super::page;
 use crate::error::{CapabilityError, ErrorCode};
@@ -20,32 +20,24 @@ use crate::transport::Transport;
 pub const FEATURE: Feature = Feature {
     capability: Some(Capability {
         name: "resources",
-        value: || {
-            serde_json::to_value(ResourcesCapability {
-                subscribe: false,
-                list_changed: false,
-            })
-            .expect("serializes")
-        },
+        value: default_json::<ResourcesCapability>,
     }),
-    methods: METHODS,
+    methods: &[
+        Method {
+            name: "resources/list",
+            answer: list,
+        },
+        Method {
+            name: "resources/read",
+            answer: read,
+        },
+        Method {
+            name: "resources/templates/list",
+            answer: templates,
+        },
+    ],
     notifications: &[],
 };
-
-const METHODS: &[Method] = &[
-    Method {
-        name: "resources/list",
-        answer: list,
-    },
-    Method {
-        name: "resources/read",
-        answer: read,
-    },
-    Method {
-        name: "resources/templates/list",
-        answer: templates,
-    },
-];
 
 fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let params = ListParams::of(call.params);

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::super::dispatch::{Call, Capability, Feature, Method};
 use super::super::model::{
-    parse, Body, CallToolError, CallToolParams, Era, ListChanged, ListParams, RpcError, ServerInfo,
-    TextContent, META_ERROR, META_SERVER_INFO,
+    default_json, parse, Body, CallToolError, CallToolParams, Era, ListChanged, ListParams,
+    RpcError, ServerInfo, TextContent, META_ERROR, META_SERVER_INFO,
 };
 use super::no_cursor;
 use crate::error::CapabilityError;
@@ -19,27 +19,20 @@ use crate::transport::Transport;
 pub const FEATURE: Feature = Feature {
     capability: Some(Capability {
         name: "tools",
-        value: || {
-            serde_json::to_value(ListChanged {
-                list_changed: false,
-            })
-            .expect("serializes")
-        },
+        value: default_json::<ListChanged>,
     }),
-    methods: METHODS,
+    methods: &[
+        Method {
+            name: "tools/list",
+            answer: list,
+        },
+        Method {
+            name: "tools/call",
+            answer: call,
+        },
+    ],
     notifications: &[],
 };
-
-const METHODS: &[Method] = &[
-    Method {
-        name: "tools/list",
-        answer: list,
-    },
-    Method {
-        name: "tools/call",
-        answer: call,
-    },
-];
 
 /// `tools/list`: the build's compact bytes of this profile and era, sent as they are.
 fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
