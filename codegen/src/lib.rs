@@ -195,7 +195,8 @@ pub const FULL_COCKPIT: &str = "cockpit.json";
 pub struct Projections {
     /// The committed files (the full profile): `(file name under generated/, content)`.
     pub committed: Vec<(&'static str, String)>,
-    /// The surfaces of the narrowed profiles and every cockpit surface, for OUT_DIR.
+    /// The surfaces of the narrowed profiles, every cockpit surface and the served
+    /// `tools/list` bytes of every profile and era ([`project::mcp_tools::WIRE`]), for OUT_DIR.
     pub profiles: Vec<(&'static str, String)>,
     /// The server digest.
     pub digest: String,
@@ -274,7 +275,7 @@ pub struct Outputs {
     /// Committed projections: `(file name under generated/, content)`.
     pub committed: Vec<(&'static str, String)>,
     /// Files for OUT_DIR only: the Rust registry, the surfaces of the narrowed profiles
-    /// ([`NARROWED`]) and the cockpit surfaces.
+    /// ([`NARROWED`]), the cockpit surfaces and the served `tools/list` bytes.
     pub out_dir: Vec<(&'static str, String)>,
 }
 
