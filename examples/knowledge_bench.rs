@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use seneschal::context::Context;
 use seneschal::execute::{execute, Transport};
-use seneschal::knowledge::{scan, search};
+use seneschal::knowledge::{glob, search};
 use seneschal::policy::Effect;
 
 /// A deterministic pseudo-random sequence (a 64-bit LCG), so every run indexes the same corpus.
@@ -182,8 +182,8 @@ fn main() {
     let t = Instant::now();
     let mut found = Vec::new();
     let handle = seneschal::rootfs::Root::open(root).expect("the corpus opens");
-    scan::expand(&handle, root, "docs/guides/*.md", &mut found);
-    scan::expand(&handle, root, "docs/adr/*.md", &mut found);
+    glob::expand(&handle, root, "docs/guides/*.md", &mut found);
+    glob::expand(&handle, root, "docs/adr/*.md", &mut found);
     let stamps = found.iter().filter(|c| c.stamp.is_some()).count();
     let listing = t.elapsed();
     assert_eq!(stamps, n);

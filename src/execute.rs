@@ -251,15 +251,7 @@ fn disclose_error(mut e: CapabilityError) -> CapabilityError {
 pub fn knowledge_resources(ctx: &Context) -> Vec<Resource> {
     let mut all = crate::knowledge::resources(&ctx.knowledge, &ctx.repo);
     for r in &mut all {
-        for s in [
-            &mut r.uri,
-            &mut r.name,
-            &mut r.title,
-            &mut r.description,
-            &mut r.mime_type,
-        ] {
-            disclose_string(s);
-        }
+        r.fields_mut().into_iter().for_each(disclose_string);
     }
     all
 }
@@ -278,14 +270,7 @@ pub fn knowledge_read(ctx: &Context, uri: &str) -> Option<(String, String)> {
 pub fn knowledge_templates(ctx: &Context) -> Vec<Template> {
     let mut all = crate::knowledge::templates(&ctx.knowledge, &ctx.repo);
     for t in &mut all {
-        for s in [
-            &mut t.uri_template,
-            &mut t.name,
-            &mut t.description,
-            &mut t.mime_type,
-        ] {
-            disclose_string(s);
-        }
+        t.fields_mut().into_iter().for_each(disclose_string);
     }
     all
 }

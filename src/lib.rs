@@ -24,7 +24,6 @@ pub mod knowledge;
 pub mod limits;
 pub mod mcp;
 pub mod policy;
-pub mod prose;
 pub mod redact;
 pub mod registry;
 pub mod rootfs;

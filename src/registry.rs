@@ -82,6 +82,15 @@ impl Descriptor {
         ExecutionPolicy::approval(self.effect, self.disclosure)
     }
 
+    /// The media type of the resource this capability is read as: the manifest's for a
+    /// resource, JSON for a query.
+    pub fn resource_mime(&self) -> &'static str {
+        match self.kind {
+            Kind::Resource => self.mime_type,
+            Kind::Query => "application/json",
+        }
+    }
+
     /// Planned capabilities are never executable.
     pub fn executable(&self) -> bool {
         self.stability != Stability::Planned
@@ -167,6 +176,14 @@ pub fn served(max_effect: Effect) -> impl Iterator<Item = (usize, &'static Descr
         .filter(move |(_, d)| d.served_by(max_effect))
 }
 
+/// The MCP tools of `effect` that a process started with `--allow-effects max_effect`
+/// serves, in registry order.
+pub fn served_tools(max_effect: Effect, effect: Effect) -> impl Iterator<Item = &'static str> {
+    served(max_effect)
+        .filter(move |(_, d)| d.effect == effect)
+        .filter_map(|(_, d)| d.mcp_tool)
+}
+
 /// The projection bytes produced at build time: the committed ones (the full profile),
 /// byte-identical to `generated/`, and those of the narrowed profiles, which list only what a
 /// process started with `--allow-effects read` or `process_state` executes.
@@ -180,6 +197,32 @@ pub mod projections {
     /// `tools/list` result for `--allow-effects process_state`.
     pub const MCP_TOOLS_PROCESS_STATE: &str =
         include_str!(concat!(env!("OUT_DIR"), "/mcp-tools.process_state.json"));
+    /// The `tools/list` result as the initialize era serves it (compact), per profile:
+    /// `read`, `process_state`, `repository_write`.
+    pub const MCP_TOOLS_LEGACY: [&str; 3] = [
+        include_str!(concat!(env!("OUT_DIR"), "/mcp-wire.legacy.read.json")),
+        include_str!(concat!(
+            env!("OUT_DIR"),
+            "/mcp-wire.legacy.process_state.json"
+        )),
+        include_str!(concat!(
+            env!("OUT_DIR"),
+            "/mcp-wire.legacy.repository_write.json"
+        )),
+    ];
+    /// The `tools/list` result as MCP 2026-07-28 serves it (compact; `resultType`, the cache
+    /// hints and the server in `_meta`), per profile, in the order of [`MCP_TOOLS_LEGACY`].
+    pub const MCP_TOOLS_MODERN: [&str; 3] = [
+        include_str!(concat!(env!("OUT_DIR"), "/mcp-wire.modern.read.json")),
+        include_str!(concat!(
+            env!("OUT_DIR"),
+            "/mcp-wire.modern.process_state.json"
+        )),
+        include_str!(concat!(
+            env!("OUT_DIR"),
+            "/mcp-wire.modern.repository_write.json"
+        )),
+    ];
     /// OpenAPI 3.1 document.
     pub const OPENAPI: &str = include_str!(concat!(env!("OUT_DIR"), "/openapi.json"));
     /// OpenAPI 3.1 document for `--allow-effects read`.
@@ -229,6 +272,25 @@ pub mod projections {
             Effect::ProcessState => MCP_TOOLS_PROCESS_STATE,
             Effect::RepositoryWrite => MCP_TOOLS,
         }
+    }
+
+    /// The index of a profile in the per-profile tables.
+    fn profile(max_effect: Effect) -> usize {
+        match max_effect {
+            Effect::Read => 0,
+            Effect::ProcessState => 1,
+            Effect::RepositoryWrite => 2,
+        }
+    }
+
+    /// The initialize era's `tools/list` bytes of a profile.
+    pub fn mcp_tools_legacy(max_effect: Effect) -> &'static str {
+        MCP_TOOLS_LEGACY[profile(max_effect)]
+    }
+
+    /// The 2026-07-28 `tools/list` bytes of a profile.
+    pub fn mcp_tools_modern(max_effect: Effect) -> &'static str {
+        MCP_TOOLS_MODERN[profile(max_effect)]
     }
 
     /// The OpenAPI document of a profile.

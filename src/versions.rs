@@ -6,6 +6,15 @@
 /// The server's name on every surface (MCP `serverInfo.name`, the card's title).
 pub const SERVER_NAME: &str = "seneschal";
 
+/// The server's title for people (MCP `serverInfo.title`).
+pub const SERVER_TITLE: &str = "seneschal";
+
+/// The MCP result `_meta` key naming the server (2026-07-28).
+pub const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// How long an MCP client may cache lists and reads that depend on the binary alone (ms).
+pub const MCP_TTL_STATIC_MS: u64 = 300_000;
+
 /// The card's reverse-DNS name (SEP-2127 requires exactly one slash).
 pub const SERVER_CARD_NAME: &str = "io.github.seneschal/seneschal";
 

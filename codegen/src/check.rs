@@ -439,6 +439,11 @@ fn operation_examples(
                         value.clone(),
                     ));
                 }
+            }
+        }
+    }
+}
+
 /// The manifests' texts, read once each, to give every diagnostic the line of its pointer, and
 /// their modification times, to tell which side of a clash changed last.
 struct Texts {

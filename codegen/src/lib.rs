@@ -195,7 +195,8 @@ pub const FULL_COCKPIT: &str = "cockpit.json";
 pub struct Projections {
     /// The committed files (the full profile): `(file name under generated/, content)`.
     pub committed: Vec<(&'static str, String)>,
-    /// The surfaces of the narrowed profiles and every cockpit surface, for OUT_DIR.
+    /// The surfaces of the narrowed profiles, every cockpit surface and the served
+    /// `tools/list` bytes of every profile and era ([`project::mcp_tools::WIRE`]), for OUT_DIR.
     pub profiles: Vec<(&'static str, String)>,
     /// The server digest.
     pub digest: String,
@@ -221,6 +222,7 @@ pub fn projections(reg: &Registry) -> Projections {
         ),
     ];
     let mut profiles = vec![(FULL_COCKPIT, project::cockpit::render(reg, full))];
+    profiles.extend(tools.wire(&reg.version));
     for (effect, [mcp, openapi, card, cockpit]) in NARROWED {
         profiles.push((mcp, tools.render(effect)));
         profiles.push((openapi, operations.render(reg, &digest, effect)));
@@ -273,7 +275,7 @@ pub struct Outputs {
     /// Committed projections: `(file name under generated/, content)`.
     pub committed: Vec<(&'static str, String)>,
     /// Files for OUT_DIR only: the Rust registry, the surfaces of the narrowed profiles
-    /// ([`NARROWED`]) and the cockpit surfaces.
+    /// ([`NARROWED`]), the cockpit surfaces and the served `tools/list` bytes.
     pub out_dir: Vec<(&'static str, String)>,
 }
 

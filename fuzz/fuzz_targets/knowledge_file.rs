@@ -1,5 +1,5 @@
 //! Fuzz target: a knowledge file's bytes into the front-matter reader and validator
-//! (`seneschal::knowledge::scan::parse_bytes`), as the index reads every file a kind's globs
+//! (`seneschal::knowledge::parse::parse_bytes`), as the index reads every file a kind's globs
 //! match in a repository it does not control.
 //!
 //! The first byte picks where the file lives (the generic `.seneschal/knowledge/` folder, whose
@@ -18,7 +18,7 @@
 //!   id grammar and its URI is `seneschal://knowledge/{kind}/{id}`, and its front matter is a
 //!   mapping;
 //! - the reading is deterministic: the same bytes give the same answer;
-//! - the fast reader of front matter (`scan::simple_mapping`, which spares most files
+//! - the fast reader of front matter (`front_matter::simple_mapping`, which spares most files
 //!   serde_yaml) reads whatever it accepts exactly as serde_yaml does: tried on the whole input
 //!   as YAML and on the front matter of a Markdown input.
 
@@ -29,7 +29,8 @@ use std::sync::{Arc, OnceLock};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use seneschal::knowledge::kinds::{self, Kind, Kinds};
-use seneschal::knowledge::scan::{self, FileResult};
+use seneschal::knowledge::front_matter;
+use seneschal::knowledge::parse::{self, FileResult};
 use seneschal::knowledge::{ID_GRAMMAR, MAX_FILE_BYTES, URI_PREFIX};
 
 /// Where the file lives: (folder, the kind that folder belongs to).
@@ -69,12 +70,12 @@ fn id_grammar() -> &'static regress::Regex {
 
 fn sha256(bytes: &[u8]) -> String {
     use sha2::Digest;
-    format!("sha256:{}", scan::hex(&sha2::Sha256::digest(bytes)))
+    format!("sha256:{}", seneschal::text::hex(&sha2::Sha256::digest(bytes)))
 }
 
 /// Asserts that the fast reader, when it accepts `text`, agrees with serde_yaml.
 fn fast_reader_agrees(text: &str) {
-    if let Some(fast) = scan::simple_mapping(text) {
+    if let Some(fast) = front_matter::simple_mapping(text) {
         let reference = serde_yaml::from_str::<serde_yaml::Value>(text)
             .ok()
             .and_then(|y| serde_json::to_value(&y).ok());
@@ -107,7 +108,7 @@ fuzz_target!(|data: &[u8]| {
     let all = kinds();
     let kind: Option<&Arc<Kind>> = kind_name.map(|k| all.get(k).expect("a distributed kind"));
 
-    let result = scan::parse_bytes(&file, name, bytes.to_vec(), kind, all);
+    let result = parse::parse_bytes(&file, name, bytes.to_vec(), kind, all);
 
     // Exactly one of an object or findings.
     assert!(
@@ -156,6 +157,6 @@ fuzz_target!(|data: &[u8]| {
     }
 
     // Deterministic.
-    let again = scan::parse_bytes(&file, name, bytes.to_vec(), kind, all);
+    let again = parse::parse_bytes(&file, name, bytes.to_vec(), kind, all);
     assert_eq!(summary(&result), summary(&again));
 });

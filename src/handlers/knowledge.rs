@@ -9,10 +9,11 @@ use super::same_variants;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::knowledge::kinds::{Format, Origin};
-use crate::knowledge::{scan::hex, search, Snapshot, URI_PREFIX};
+use crate::knowledge::{search, Snapshot, URI_PREFIX};
 use crate::registry::types::{
     knowledge_check, knowledge_get, knowledge_kinds, knowledge_list, knowledge_search,
 };
+use crate::text::hex;
 
 /// The version tag of list cursors.
 const CURSOR_TAG: &str = "k2.";

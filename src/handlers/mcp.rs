@@ -15,8 +15,8 @@ use super::same_variants;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::policy::{Approval, Effect};
+use crate::registry;
 use crate::registry::types::mcp_projection;
-use crate::registry::{self, Kind};
 use crate::versions::{
     LEGACY_METHODS, MCP_HTTP_PATH, MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS, MODERN_METHODS,
     NOT_SERVED, SERVER_NAME,
@@ -542,21 +542,16 @@ pub fn projection(
             })
         })
         .collect();
-    let writers = served()
-        .filter(|d| d.effect == Effect::RepositoryWrite)
-        .filter_map(|d| d.mcp_tool.map(str::to_string))
+    let writers = registry::served_tools(ctx.max_effect, Effect::RepositoryWrite)
+        .map(str::to_string)
         .collect();
     let resources = served()
         .filter_map(|d| {
             let uri = d.mcp_resource?;
-            let mime = match d.kind {
-                Kind::Resource => d.mime_type,
-                Kind::Query => "application/json",
-            };
             Some(mcp_projection::OutputResourcesItem {
                 uri: uri.to_string(),
                 id: d.id.to_string(),
-                mime_type: mime.to_string(),
+                mime_type: d.resource_mime().to_string(),
             })
         })
         .collect();

@@ -17,7 +17,7 @@ use crate::confine;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::knowledge::kinds::{Format, Kind};
-use crate::knowledge::{escape_pointer, scan, Snapshot, URI_PREFIX};
+use crate::knowledge::{escape_pointer, glob, Snapshot, URI_PREFIX};
 use crate::registry::types::{audit_list, knowledge_create, knowledge_delete, knowledge_update};
 use crate::store::{self, Effects};
 
@@ -259,7 +259,7 @@ fn confine_to_kind(
             && gs
                 .iter()
                 .zip(&segs)
-                .all(|(p, n)| scan::segment_matches(p, n))
+                .all(|(p, n)| glob::segment_matches(p, n))
     });
     if !claimed {
         return Err(CapabilityError::refused(format!(

@@ -16,7 +16,10 @@
 //! The MCP projection lists and reads knowledge objects through [`resources`], [`read`] and
 //! [`templates`]; these signatures are the contract between the two modules.
 
+pub mod front_matter;
+pub mod glob;
 pub mod kinds;
+pub mod parse;
 pub mod scan;
 pub mod search;
 pub mod watch;
@@ -28,8 +31,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::rootfs::{Follow, Root};
+use glob::Candidate;
 use kinds::{Kind, Kinds};
-use scan::{Candidate, FileResult, Stamp};
+use parse::FileResult;
+use scan::Stamp;
 
 /// Every knowledge URI starts with this.
 pub const URI_PREFIX: &str = "seneschal://knowledge/";
@@ -313,7 +318,7 @@ fn watch_all(state: &mut State, dirs: &mut Vec<PathBuf>) -> bool {
 }
 
 /// Lists every file the kinds claim, sorted by path; with its stamp, unless `stamp` is false
-/// (plain files are then stamped by their reader, see [`scan::expand_stamping`]).
+/// (plain files are then stamped by their reader, see [`glob::expand_stamping`]).
 fn list(
     root: &Root,
     root_path: &Path,
@@ -325,11 +330,11 @@ fn list(
     let mut batch = Vec::new();
     for k in &kinds.all {
         for glob in &k.files {
-            scan::expand_stamping(root, root_path, glob, &mut batch, dirs, stamp);
+            glob::expand_stamping(root, root_path, glob, &mut batch, dirs, stamp);
             found.extend(batch.drain(..).map(|c| (c, Some(k.name.as_str()))));
         }
     }
-    scan::expand_stamping(root, root_path, GENERIC_GLOB, &mut batch, dirs, stamp);
+    glob::expand_stamping(root, root_path, GENERIC_GLOB, &mut batch, dirs, stamp);
     found.extend(batch.drain(..).map(|c| (c, None)));
     found.sort_by(|a, b| a.0.rel.cmp(&b.0.rel));
     let mut listing: Vec<Listed> = Vec::with_capacity(found.len());
@@ -554,8 +559,9 @@ fn build(
     (snapshot, results)
 }
 
-/// A knowledge object as an MCP resource.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A knowledge object as an MCP resource (an entry of `resources/list`, as it is serialized).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Resource {
     /// `seneschal://knowledge/{kind}/{id}`
     pub uri: String,
@@ -569,8 +575,22 @@ pub struct Resource {
     pub mime_type: String,
 }
 
-/// A kind's URI template, for `resources/templates/list`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+impl Resource {
+    /// Every field, each repository content (the executor redacts them all).
+    pub fn fields_mut(&mut self) -> [&mut String; 5] {
+        [
+            &mut self.uri,
+            &mut self.name,
+            &mut self.title,
+            &mut self.description,
+            &mut self.mime_type,
+        ]
+    }
+}
+
+/// A kind's URI template (an entry of `resources/templates/list`, as it is serialized).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Template {
     /// `seneschal://knowledge/{kind}/{id}` with the kind filled in.
     pub uri_template: String,
@@ -580,6 +600,18 @@ pub struct Template {
     pub description: String,
     /// Media type of the objects.
     pub mime_type: String,
+}
+
+impl Template {
+    /// Every field, each repository content when the kind is the repository's own.
+    pub fn fields_mut(&mut self) -> [&mut String; 4] {
+        [
+            &mut self.uri_template,
+            &mut self.name,
+            &mut self.description,
+            &mut self.mime_type,
+        ]
+    }
 }
 
 /// Every valid knowledge object of the repository, sorted by URI, unredacted: the MCP

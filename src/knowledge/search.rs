@@ -315,10 +315,10 @@ pub fn snippet(o: &Object, query: &[String]) -> String {
         terms(line, |t| hit |= query.iter().any(|q| q == t));
         if hit {
             let line = line.trim_start_matches('#').trim();
-            return super::scan::shorten(line, 200);
+            return super::parse::shorten(line, 200);
         }
     }
-    super::scan::shorten(&o.description, 200)
+    super::parse::shorten(&o.description, 200)
 }
 
 #[cfg(test)]

@@ -8,8 +8,9 @@
 
 use serde_json::{Map, Value};
 
-use super::protocol::{
-    self, Answer, Era, Session, HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST,
+use super::dispatch::{self, Answer};
+use super::model::{
+    Era, Session, HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use super::{wire, HttpReply};
@@ -110,7 +111,7 @@ pub fn post(ctx: &Context, headers: &[(String, String)], body: &[u8]) -> HttpRep
         Err(e) => {
             return json_reply(
                 400,
-                protocol::error_answer(PARSE_ERROR, format!("parse error: {e}")),
+                dispatch::error_answer(PARSE_ERROR, format!("parse error: {e}")),
             )
         }
     };
@@ -129,19 +130,18 @@ pub fn post(ctx: &Context, headers: &[(String, String)], body: &[u8]) -> HttpRep
             .get("_meta")
             .and_then(Value::as_object)
             .is_some_and(|m| {
-                m.contains_key(META_PROTOCOL_VERSION)
-                    || m.contains_key(protocol::META_CLIENT_CAPABILITIES)
+                m.contains_key(META_PROTOCOL_VERSION) || m.contains_key(META_CLIENT_CAPABILITIES)
             });
         let header_version = header(headers, "mcp-protocol-version");
         if modern && method != "initialize" {
             if let Some(why) = header_mismatch(headers, method, params) {
                 let id = message.get("id").cloned().unwrap_or(Value::Null);
-                return json_reply(400, protocol::error_for(&id, HEADER_MISMATCH, why));
+                return json_reply(400, dispatch::error_for(&id, HEADER_MISMATCH, why));
             }
         } else if let Some(v) = header_version {
             if !MCP_LEGACY_VERSIONS.contains(&v) && !MCP_MODERN_VERSIONS.contains(&v) {
                 let id = message.get("id").cloned().unwrap_or(Value::Null);
-                let mut a = protocol::error_for(
+                let mut a = dispatch::error_for(
                     &id,
                     UNSUPPORTED_PROTOCOL_VERSION,
                     format!(
@@ -162,10 +162,10 @@ pub fn post(ctx: &Context, headers: &[(String, String)], body: &[u8]) -> HttpRep
         // A 2026-07-28 request whose `_meta` is missing or incomplete is a bad request
         // (400), not merely a failed call: the envelope, not the method, is wrong.
         let envelope_invalid = matches!(
-            protocol::classify(&session, method, params),
+            dispatch::classify(&session, method, params),
             (Some(Era::Modern), Err(ref e)) if e.code == INVALID_PARAMS
         );
-        let answer = protocol::handle_value(ctx, &mut session, message)
+        let answer = dispatch::handle_value(ctx, &mut session, message)
             .expect("a request is always answered");
         let status = if envelope_invalid {
             400
@@ -175,7 +175,7 @@ pub fn post(ctx: &Context, headers: &[(String, String)], body: &[u8]) -> HttpRep
         return json_reply(status, answer);
     }
     let mut session = Session::default();
-    match protocol::handle_value(ctx, &mut session, message) {
+    match dispatch::handle_value(ctx, &mut session, message) {
         // Notifications and client responses are accepted without a body.
         None => accepted(),
         // A message that is neither a request nor a notification is a bad request.
@@ -207,7 +207,7 @@ mod tests {
     fn modern(id: u64, method: &str, mut params: Value) -> Vec<u8> {
         params["_meta"] = json!({
             META_PROTOCOL_VERSION: "2026-07-28",
-            protocol::META_CLIENT_CAPABILITIES: {},
+            META_CLIENT_CAPABILITIES: {},
         });
         serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .unwrap()
@@ -342,15 +342,10 @@ mod tests {
             (r.status, v["error"]["code"].as_i64()),
             (400, Some(UNSUPPORTED_PROTOCOL_VERSION))
         );
+        // The list itself is pinned by tests/mcp_stdio.rs.
         assert_eq!(
             v["error"]["data"]["supported"],
-            json!([
-                "2026-07-28",
-                "2025-11-25",
-                "2025-06-18",
-                "2025-03-26",
-                "2024-11-05"
-            ])
+            json!(dispatch::supported_versions())
         );
         assert_eq!(v["error"]["data"]["requested"], "1900-01-01");
 
@@ -375,7 +370,7 @@ mod tests {
         ]);
         for meta in [
             None,
-            Some(json!({protocol::META_CLIENT_CAPABILITIES: {}})),
+            Some(json!({META_CLIENT_CAPABILITIES: {}})),
             Some(json!({META_PROTOCOL_VERSION: "2026-07-28"})),
         ] {
             let mut params = json!({});

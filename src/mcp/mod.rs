@@ -1,12 +1,16 @@
 //! MCP: the dual-era JSON-RPC projection over stdio and Streamable HTTP (see issue 3).
 //!
-//! **Architecture invariant:** only this module knows JSON-RPC. [`protocol`] sorts and
-//! answers messages for both eras; [`stdio`] and [`http`] only move bytes; tools and
-//! resources run through [`crate::execute`], and `tools/list` is the build's bytes.
+//! **Architecture invariant:** only this module knows JSON-RPC. [`model`] holds the typed
+//! requests, results and errors; [`dispatch`] sorts each message into its era and finds its
+//! method in one table; [`methods`] answers them, one module per feature; [`stdio`] and
+//! [`http`] only move bytes. Tools and resources run through [`crate::execute`], and
+//! `tools/list` is the build's bytes for the profile and era.
 
+pub mod dispatch;
 pub mod http;
 pub mod inspect;
-pub mod protocol;
+pub mod methods;
+pub mod model;
 pub mod stdio;
 pub mod wire;
 
@@ -71,6 +75,6 @@ mod tests {
     #[test]
     fn the_stdio_line_and_page_are_the_limits_table_s() {
         assert_eq!(super::stdio::MAX_LINE, crate::limits::STDIO_LINE);
-        assert_eq!(super::protocol::PAGE, crate::limits::PAGE_ITEMS);
+        assert_eq!(super::model::PAGE, crate::limits::PAGE_ITEMS);
     }
 }

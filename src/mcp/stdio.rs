@@ -7,7 +7,8 @@
 
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 
-use super::protocol::{self, Session, INVALID_REQUEST};
+use super::dispatch;
+use super::model::{Session, INVALID_REQUEST};
 use crate::context::Context;
 
 /// The longest request line accepted; a longer one is answered with -32600 and skipped.
@@ -87,7 +88,7 @@ pub fn serve<R: Read, W: Write>(
     loop {
         let answer = match read_line(&mut input, &mut line, cap)? {
             Line::Eof => break,
-            Line::TooLong => Some(protocol::error_answer(
+            Line::TooLong => Some(dispatch::error_answer(
                 INVALID_REQUEST,
                 format!("invalid request: the line exceeds {cap} bytes and was skipped"),
             )),
@@ -96,7 +97,7 @@ pub fn serve<R: Read, W: Write>(
                 if text.iter().all(u8::is_ascii_whitespace) {
                     None
                 } else {
-                    protocol::handle_bytes(ctx, &mut session, text)
+                    dispatch::handle_bytes(ctx, &mut session, text)
                 }
             }
         };

@@ -1,32 +1,5 @@
-//! Byte-level helpers of the MCP projection: compacting the pre-serialized `tools/list`
-//! bytes, opaque pagination cursors, and the Base64 sentinel of Streamable HTTP headers.
-
-/// Removes the whitespace outside strings of a JSON text, keeping every byte of every string
-/// and the order of every key. Newline-delimited stdio forbids a newline inside a message,
-/// and the build-time projections are pretty-printed for people.
-pub fn compact_json(pretty: &str) -> String {
-    let mut out = String::with_capacity(pretty.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    for c in pretty.chars() {
-        if in_string {
-            out.push(c);
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
-            }
-        } else if c == '"' {
-            in_string = true;
-            out.push(c);
-        } else if !c.is_ascii_whitespace() {
-            out.push(c);
-        }
-    }
-    out
-}
+//! Byte-level helpers of the MCP projection: opaque pagination cursors and the Base64
+//! sentinel of Streamable HTTP headers.
 
 /// An opaque cursor naming a position in one list.
 pub fn encode_cursor(list: &str, offset: usize) -> String {
@@ -86,14 +59,6 @@ pub fn header_value(raw: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn compacting_keeps_strings_and_drops_layout() {
-        let pretty = "{\n  \"a b\": \"x \\\" y\\n\",\n  \"c\": [ 1, 2 ]\n}\n";
-        assert_eq!(compact_json(pretty), r#"{"a b":"x \" y\n","c":[1,2]}"#);
-        let v: serde_json::Value = serde_json::from_str(&compact_json(pretty)).unwrap();
-        assert_eq!(v["a b"], "x \" y\n");
-    }
 
     #[test]
     fn cursors_round_trip_and_reject_strangers() {

@@ -200,7 +200,7 @@ fn prepare() -> Prepared {
     // Two scaffolds, untouched.
     let mut scaffolded = Vec::new();
     for (id, effect) in SCAFFOLDS {
-        let o = Command::new(common::bin())
+        let o = Command::new(crate::support::bin())
             .args(["new", id, "--effect", effect])
             .current_dir(ws.join("src"))
             .output()

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use crate::support::http::{Resp, Serve};
 use seneschal::limits;
 
-/// One `seneschal mcp` over pipes (the client of `tests/mcp_support`), with the checks every
+/// One `seneschal mcp` over pipes (the client of `tests/it/support/mcp.rs`), with the checks every
 /// answer of the barrage must pass.
 struct Mcp(support::mcp::Mcp);
 

@@ -1,5 +1,7 @@
 //! `generated/mcp-tools.json`: exactly the MCP `tools/list` result, built at build time, and
-//! the narrower lists of `--allow-effects read` and `process_state` (OUT_DIR only).
+//! the narrower lists of `--allow-effects read` and `process_state` (OUT_DIR only), pretty for
+//! people; and the bytes the server sends ([`WIRE`], OUT_DIR only): compact, one per profile
+//! and protocol era, so that the server sends them as they are.
 
 use std::collections::HashMap;
 
@@ -8,6 +10,30 @@ use serde_json::{json, Value};
 use super::{json_text, part_text, Part, GENERATED_BY};
 use crate::model::{hints_json, Capability, Registry};
 use crate::policy::Effect;
+use crate::versions::{MCP_TTL_STATIC_MS, META_SERVER_INFO, SERVER_NAME, SERVER_TITLE};
+
+/// The OUT_DIR files of the served `tools/list` bytes: per profile, the initialize era's and
+/// the 2026-07-28 era's.
+pub const WIRE: [(Effect, [&str; 2]); 3] = [
+    (
+        Effect::Read,
+        ["mcp-wire.legacy.read.json", "mcp-wire.modern.read.json"],
+    ),
+    (
+        Effect::ProcessState,
+        [
+            "mcp-wire.legacy.process_state.json",
+            "mcp-wire.modern.process_state.json",
+        ],
+    ),
+    (
+        Effect::RepositoryWrite,
+        [
+            "mcp-wire.legacy.repository_write.json",
+            "mcp-wire.modern.repository_write.json",
+        ],
+    ),
+];
 
 /// One MCP tool entry. Every annotation comes from `ExecutionPolicy::hints(effect)`; the
 /// schemas are published in the portable form of [`super::openapi::published_schema`].
@@ -61,9 +87,9 @@ impl<'r> Tools<'r> {
         self.all.iter().map(|(c, t)| (c.id.as_str(), t)).collect()
     }
 
-    /// The `tools/list` result of a profile.
-    pub fn render(&self, max_effect: Effect) -> String {
-        let mut doc = Part::object(json!({"_meta": { "seneschal/generated-by": GENERATED_BY }}));
+    /// The `tools/list` result of a profile, with this `_meta`.
+    fn document(&self, max_effect: Effect, meta: Value) -> Part<'_> {
+        let mut doc = Part::object(json!({ "_meta": meta }));
         doc.insert(
             "tools".into(),
             Part::List(
@@ -72,7 +98,54 @@ impl<'r> Tools<'r> {
                     .collect(),
             ),
         );
-        part_text(&Part::Map(doc))
+        Part::Map(doc)
+    }
+
+    /// The `tools/list` result of a profile, pretty.
+    pub fn render(&self, max_effect: Effect) -> String {
+        part_text(&self.document(
+            max_effect,
+            json!({ "seneschal/generated-by": GENERATED_BY }),
+        ))
+    }
+
+    /// The `tools/list` result of a profile as the initialize era sends it: [`Tools::render`],
+    /// compact.
+    pub fn legacy_wire(&self, max_effect: Effect) -> String {
+        let doc = self.document(
+            max_effect,
+            json!({ "seneschal/generated-by": GENERATED_BY }),
+        );
+        serde_json::to_string(&doc).expect("JSON parts serialize")
+    }
+
+    /// The `tools/list` result of a profile as MCP 2026-07-28 sends it: `resultType` and the
+    /// cache hints first, then the same members with the server (`version`) in `_meta`.
+    pub fn modern_wire(&self, max_effect: Effect, version: &str) -> String {
+        let doc = self.document(
+            max_effect,
+            json!({
+                "seneschal/generated-by": GENERATED_BY,
+                META_SERVER_INFO: {"name": SERVER_NAME, "title": SERVER_TITLE, "version": version},
+            }),
+        );
+        let members = serde_json::to_string(&doc).expect("JSON parts serialize");
+        format!(
+            "{{\"resultType\":\"complete\",\"ttlMs\":{MCP_TTL_STATIC_MS},\"cacheScope\":\"public\",{}",
+            &members[1..]
+        )
+    }
+
+    /// Every file of [`WIRE`] with its bytes.
+    pub fn wire(&self, version: &str) -> Vec<(&'static str, String)> {
+        WIRE.iter()
+            .flat_map(|(effect, [legacy, modern])| {
+                [
+                    (*legacy, self.legacy_wire(*effect)),
+                    (*modern, self.modern_wire(*effect, version)),
+                ]
+            })
+            .collect()
     }
 }
 

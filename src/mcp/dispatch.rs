@@ -1,0 +1,484 @@
+//! The dual-era JSON-RPC core: one message in, at most one answer out, whatever the transport.
+//!
+//! A request is sorted in this order: JSON → JSON-RPC shape (-32600) → the METHODS tables
+//! (-32601) → its era (modern when its `_meta` carries the `io.modelcontextprotocol/` keys,
+//! legacy otherwise) → the era's own checks (-32022, -32602) → the method, found in
+//! [`FEATURES`]. Nothing here knows a method's params or a capability's behaviour: each
+//! feature (its methods, its notifications, the capability it announces) is a module of
+//! [`super::methods`], and tools and resources go through [`crate::execute`].
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use serde_json::{json, Map, Value};
+
+use super::methods::{lifecycle, resources, tools};
+use super::model::{
+    Body, Era, RpcError, ServerInfo, Session, INTERNAL_ERROR, INVALID_REQUEST, LEGACY_METHODS,
+    META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO, METHOD_NOT_FOUND,
+    MODERN_METHODS, NOT_SERVED, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
+};
+use crate::context::Context;
+use crate::error::ErrorCode;
+use crate::versions::{MCP_ALL_VERSIONS, MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS};
+
+/// What a method is handed: the process, the connection, the request's era and its params
+/// (an object; `{}` when the request has none).
+pub struct Call<'a> {
+    /// The process context.
+    pub ctx: &'a Context,
+    /// The connection's state (the legacy handshake).
+    pub session: &'a mut Session,
+    /// The era the request speaks.
+    pub era: Era,
+    /// The request's `params`, an object.
+    pub params: &'a Value,
+}
+
+/// One request method: its name and the function that answers it. Which era serves it is
+/// the METHODS tables' business ([`crate::versions`]), checked before the method is found.
+pub struct Method {
+    /// The JSON-RPC method name.
+    pub name: &'static str,
+    /// Answers one request.
+    pub answer: fn(&mut Call<'_>) -> Result<Body, RpcError>,
+}
+
+/// One notification a client may send: its name and what it changes (never answered).
+pub struct Notification {
+    /// The JSON-RPC method name, `notifications/...`.
+    pub name: &'static str,
+    /// Takes note of one notification.
+    pub note: fn(&Context, &mut Session),
+}
+
+/// A member of the server's `capabilities`: its name and its value.
+pub struct Capability {
+    /// The member's name (`tools`, `resources`, ...).
+    pub name: &'static str,
+    /// Its value.
+    pub value: fn() -> Value,
+}
+
+/// One feature of the protocol: the member it adds to the server's `capabilities` (in
+/// `initialize` and `server/discover`), its requests and its notifications.
+pub struct Feature {
+    /// The `capabilities` member and its value, when the feature announces one.
+    pub capability: Option<Capability>,
+    /// The requests it answers.
+    pub methods: &'static [Method],
+    /// The notifications it takes.
+    pub notifications: &'static [Notification],
+}
+
+/// Every feature served, one per module of [`super::methods`]: a new feature (prompts,
+/// completion, subscriptions, logging) is a module with its `FEATURE` and one line here, and
+/// its method names in the METHODS tables of [`crate::versions`].
+pub const FEATURES: &[&Feature] = &[&lifecycle::FEATURE, &tools::FEATURE, &resources::FEATURE];
+
+/// The request method of this name, if one is served.
+fn find(name: &str) -> Option<&'static Method> {
+    FEATURES
+        .iter()
+        .flat_map(|f| f.methods)
+        .find(|m| m.name == name)
+}
+
+/// The server's `capabilities`: each feature's member.
+pub fn capabilities() -> Map<String, Value> {
+    FEATURES
+        .iter()
+        .filter_map(|f| f.capability.as_ref())
+        .map(|c| (c.name.to_string(), (c.value)()))
+        .collect()
+}
+
+/// The answer to one message.
+#[derive(Debug)]
+pub struct Answer {
+    /// The whole JSON-RPC response, compact, without a trailing newline.
+    pub bytes: Vec<u8>,
+    /// The JSON-RPC error code, when the answer is an error.
+    pub error: Option<i64>,
+    /// The era the request was served in, when it got that far.
+    pub era: Option<Era>,
+}
+
+fn response(id: &Value, body: Result<Body, RpcError>, era: Option<Era>) -> Answer {
+    // Room for the whole answer and the newline a transport may add, so that a large served
+    // body (a `tools/list` is tens of KiB) is copied once, never moved by a reallocation.
+    let raw_len = match &body {
+        Ok(Body::Raw(raw)) => raw.len(),
+        Ok(Body::Owned(raw)) => raw.len(),
+        _ => 0,
+    };
+    let mut bytes = Vec::with_capacity(raw_len + 256);
+    bytes.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    serde_json::to_writer(&mut bytes, id).expect("ids serialize");
+    let error = match body {
+        Ok(body) => {
+            bytes.extend_from_slice(br#","result":"#);
+            match body {
+                Body::Raw(raw) => bytes.extend_from_slice(raw.as_bytes()),
+                Body::Owned(raw) => bytes.extend_from_slice(raw.as_bytes()),
+                Body::Value(v) => serde_json::to_writer(&mut bytes, &v).expect("values serialize"),
+            }
+            None
+        }
+        Err(e) => {
+            bytes.extend_from_slice(br#","error":"#);
+            serde_json::to_writer(&mut bytes, &e.to_json()).expect("values serialize");
+            Some(e.code)
+        }
+    };
+    bytes.push(b'}');
+    Answer { bytes, error, era }
+}
+
+/// An error answer to a message whose id could not be read.
+pub fn error_answer(code: i64, message: impl Into<String>) -> Answer {
+    response(&Value::Null, Err(RpcError::new(code, message)), None)
+}
+
+/// The error answer of a header check (Streamable HTTP), echoing the request id.
+pub fn error_for(id: &Value, code: i64, message: impl Into<String>) -> Answer {
+    response(id, Err(RpcError::new(code, message)), Some(Era::Modern))
+}
+
+/// Answers one line of text (stdio) or one body (HTTP). `None` for notifications and for
+/// responses sent by the client.
+pub fn handle_bytes(ctx: &Context, session: &mut Session, text: &[u8]) -> Option<Answer> {
+    match serde_json::from_slice::<Value>(text) {
+        Ok(v) => handle_value(ctx, session, v),
+        Err(e) => Some(error_answer(PARSE_ERROR, format!("parse error: {e}"))),
+    }
+}
+
+/// Answers one parsed message.
+pub fn handle_value(ctx: &Context, session: &mut Session, message: Value) -> Option<Answer> {
+    let Value::Object(obj) = message else {
+        let what = if message.is_array() {
+            "a JSON-RPC batch (arrays are not served since MCP 2025-06-18)"
+        } else {
+            "not a JSON-RPC object"
+        };
+        return Some(error_answer(
+            INVALID_REQUEST,
+            format!("invalid request: {what}"),
+        ));
+    };
+    let id = match obj.get("id") {
+        None => None,
+        Some(v @ (Value::String(_) | Value::Number(_))) => Some(v.clone()),
+        Some(_) => {
+            return Some(error_answer(
+                INVALID_REQUEST,
+                "invalid request: `id` must be a string or a number",
+            ))
+        }
+    };
+    let reply_id = id.clone().unwrap_or(Value::Null);
+    let invalid = |why: &str| {
+        Some(response(
+            &reply_id,
+            Err(RpcError::new(
+                INVALID_REQUEST,
+                format!("invalid request: {why}"),
+            )),
+            None,
+        ))
+    };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return invalid("`jsonrpc` must be \"2.0\"");
+    }
+    let method = match obj.get("method") {
+        Some(Value::String(m)) => m.as_str(),
+        Some(_) => return invalid("`method` must be a string"),
+        None if id.is_some() && (obj.contains_key("result") || obj.contains_key("error")) => {
+            // A response from the client: this server sends no requests, so there is nothing
+            // to match it with.
+            return None;
+        }
+        None => return invalid("`method` is missing"),
+    };
+    // The `params` of a request that has none.
+    let no_params = Value::Object(Map::new());
+    let params = match obj.get("params") {
+        None | Some(Value::Null) => &no_params,
+        Some(p @ Value::Object(_)) => p,
+        Some(_) => {
+            return id.map(|id| {
+                response(
+                    &id,
+                    Err(RpcError::invalid_params(
+                        "invalid params: `params` must be an object",
+                    )),
+                    None,
+                )
+            })
+        }
+    };
+    let Some(id) = id else {
+        // Notifications are never answered; an unknown one is ignored.
+        if let Some(n) = FEATURES
+            .iter()
+            .flat_map(|f| f.notifications)
+            .find(|n| n.name == method)
+        {
+            (n.note)(ctx, session);
+        }
+        return None;
+    };
+    let outcome = catch_unwind(AssertUnwindSafe(|| request(ctx, session, method, params)));
+    let (era, body) = match outcome {
+        Ok((era, body)) => (era, body),
+        Err(panic) => {
+            let why = crate::text::panic_message(panic.as_ref(), "a panic");
+            eprintln!("seneschal mcp: `{method}` panicked: {why}");
+            (
+                None,
+                Err(RpcError::new(
+                    INTERNAL_ERROR,
+                    format!("internal error: `{method}` failed: {why}"),
+                )
+                .with_data(json!({"seneschal/error": {"code": ErrorCode::Internal.as_str()}}))),
+            )
+        }
+    };
+    Some(response(&id, body, era))
+}
+
+/// The modern `_meta` of a request, when it carries either reserved key.
+fn modern_meta(params: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    params.get("_meta").and_then(Value::as_object).filter(|m| {
+        m.contains_key(META_PROTOCOL_VERSION) || m.contains_key(META_CLIENT_CAPABILITIES)
+    })
+}
+
+/// The era of a request and the error that stops it before its method runs, if any.
+pub fn classify(
+    session: &Session,
+    method: &str,
+    params: &Map<String, Value>,
+) -> (Option<Era>, Result<(), RpcError>) {
+    // The METHODS tables are consulted before anything else about the request.
+    if !LEGACY_METHODS.contains(&method) && !MODERN_METHODS.contains(&method) {
+        let why = NOT_SERVED
+            .iter()
+            .find(|(m, _)| *m == method)
+            .map(|(_, why)| format!(": {why}"))
+            .unwrap_or_default();
+        let era = modern_meta(params).map(|_| Era::Modern);
+        return (
+            era,
+            Err(RpcError::new(
+                METHOD_NOT_FOUND,
+                format!("method not found: `{method}`{why}"),
+            )),
+        );
+    }
+    // `initialize` is a legacy request when it names its `protocolVersion`; carrying only the
+    // modern `_meta` it is a 2026-07-28 request for a method that revision removed (-32601).
+    if method != "initialize" || !params.contains_key("protocolVersion") {
+        if let Some(meta) = modern_meta(params) {
+            return (Some(Era::Modern), check_modern(method, meta));
+        }
+    }
+    if !LEGACY_METHODS.contains(&method) {
+        return (
+            Some(Era::Modern),
+            Err(RpcError::invalid_params(format!(
+                "invalid params: `{method}` needs `params._meta` with `{META_PROTOCOL_VERSION}` and `{META_CLIENT_CAPABILITIES}`"
+            ))),
+        );
+    }
+    if session.legacy_version.is_none() && !matches!(method, "initialize" | "ping") {
+        return (
+            None,
+            Err(RpcError::invalid_params(format!(
+                "invalid params: `params._meta` must carry `{META_PROTOCOL_VERSION}` ({}) and `{META_CLIENT_CAPABILITIES}`, or the connection must open with `initialize`",
+                MCP_MODERN_VERSIONS.join(", ")
+            ))),
+        );
+    }
+    (Some(Era::Legacy), Ok(()))
+}
+
+fn check_modern(method: &str, meta: &Map<String, Value>) -> Result<(), RpcError> {
+    let version = match meta.get(META_PROTOCOL_VERSION) {
+        Some(Value::String(v)) => v.as_str(),
+        Some(_) => {
+            return Err(RpcError::invalid_params(format!(
+                "invalid params: `_meta[\"{META_PROTOCOL_VERSION}\"]` must be a string"
+            )))
+        }
+        None => {
+            return Err(RpcError::invalid_params(format!(
+                "invalid params: `_meta` lacks `{META_PROTOCOL_VERSION}`"
+            )))
+        }
+    };
+    if !MCP_MODERN_VERSIONS.contains(&version) {
+        let hint = if MCP_LEGACY_VERSIONS.contains(&version) {
+            format!("; {version} is an initialize-era revision: open with `initialize` instead")
+        } else {
+            String::new()
+        };
+        return Err(RpcError::new(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            format!("unsupported protocol version `{version}`{hint}"),
+        )
+        .with_data(json!({"supported": supported_versions(), "requested": version})));
+    }
+    if !MODERN_METHODS.contains(&method) {
+        return Err(RpcError::new(
+            METHOD_NOT_FOUND,
+            format!("method not found: `{method}` is not a method of MCP {version}"),
+        ));
+    }
+    match meta.get(META_CLIENT_CAPABILITIES) {
+        Some(Value::Object(_)) => Ok(()),
+        Some(_) => Err(RpcError::invalid_params(format!(
+            "invalid params: `_meta[\"{META_CLIENT_CAPABILITIES}\"]` must be an object"
+        ))),
+        None => Err(RpcError::invalid_params(format!(
+            "invalid params: `_meta` lacks `{META_CLIENT_CAPABILITIES}`"
+        ))),
+    }
+}
+
+/// Serves one request; returns its era (when known) and its result.
+fn request(
+    ctx: &Context,
+    session: &mut Session,
+    method: &str,
+    params: &Value,
+) -> (Option<Era>, Result<Body, RpcError>) {
+    let (era, verdict) = classify(
+        session,
+        method,
+        params.as_object().expect("params are an object"),
+    );
+    if let Err(e) = verdict {
+        return (era, Err(e));
+    }
+    let era = era.expect("a request that passes its checks has an era");
+    #[cfg(debug_assertions)]
+    debug_panic(method);
+    let body = match find(method) {
+        Some(m) => (m.answer)(&mut Call {
+            ctx,
+            session,
+            era,
+            params,
+        }),
+        None => Err(RpcError::new(
+            METHOD_NOT_FOUND,
+            format!("method not found: `{method}`"),
+        )),
+    };
+    let body = match (era, body) {
+        (Era::Modern, Ok(Body::Value(v))) => Ok(Body::Value(modern_result(method, v))),
+        (_, b) => b,
+    };
+    (Some(era), body)
+}
+
+/// In debug builds (the tests'), `SENESCHAL_MCP_DEBUG_PANIC=<method>` makes that method panic,
+/// so that the recovery path is exercised through the real binary.
+#[cfg(debug_assertions)]
+fn debug_panic(method: &str) {
+    static TARGET: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let target = TARGET.get_or_init(|| std::env::var("SENESCHAL_MCP_DEBUG_PANIC").ok());
+    if target.as_deref() == Some(method) {
+        panic!("SENESCHAL_MCP_DEBUG_PANIC asked `{method}` to panic");
+    }
+}
+
+/// Adds the modern fields every result carries: `resultType`, the server in `_meta`, and
+/// the cache hints of lists and reads.
+pub fn modern_result(method: &str, mut v: Value) -> Value {
+    let obj = v.as_object_mut().expect("results are objects");
+    obj.insert("resultType".into(), json!("complete"));
+    let meta = obj
+        .entry("_meta")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .expect("_meta is an object");
+    meta.insert(
+        META_SERVER_INFO.into(),
+        serde_json::to_value(ServerInfo::THIS).expect("serializes"),
+    );
+    if !obj.contains_key("ttlMs") && method.ends_with("/list") {
+        // Lists that depend on the repository may change at any time.
+        obj.insert("ttlMs".into(), json!(0));
+        obj.insert("cacheScope".into(), json!("private"));
+    }
+    v
+}
+
+/// Every revision served, newest first: a dual-era server names its initialize-era
+/// revisions too, so that a dual-era client knows it may fall back to `initialize`.
+pub fn supported_versions() -> Vec<&'static str> {
+    MCP_ALL_VERSIONS.iter().rev().copied().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initialize_is_modern_only_without_its_protocol_version() {
+        let meta = json!({META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}});
+        let modern = json!({"_meta": meta});
+        let (era, verdict) = classify(
+            &Session::default(),
+            "initialize",
+            modern.as_object().unwrap(),
+        );
+        assert_eq!(era, Some(Era::Modern));
+        assert_eq!(verdict.unwrap_err().code, METHOD_NOT_FOUND);
+        // A legacy initialize that also carries the modern keys is still the handshake.
+        let both = json!({"protocolVersion": "2025-11-25", "_meta": meta});
+        let (era, verdict) = classify(&Session::default(), "initialize", both.as_object().unwrap());
+        assert_eq!((era, verdict), (Some(Era::Legacy), Ok(())));
+    }
+
+    #[test]
+    fn the_capabilities_are_the_features_members() {
+        assert_eq!(
+            Value::Object(capabilities()),
+            json!({
+                "tools": {"listChanged": false},
+                "resources": {"subscribe": false, "listChanged": false},
+            })
+        );
+    }
+
+    #[test]
+    fn the_features_answer_exactly_the_methods_tables() {
+        let mut served: Vec<&str> = FEATURES
+            .iter()
+            .flat_map(|f| {
+                f.methods
+                    .iter()
+                    .map(|m| m.name)
+                    .chain(f.notifications.iter().map(|n| n.name))
+            })
+            .collect();
+        let count = served.len();
+        served.sort_unstable();
+        served.dedup();
+        assert_eq!(served.len(), count, "a method is in the table twice");
+        let mut announced: Vec<&str> = LEGACY_METHODS
+            .iter()
+            .chain(MODERN_METHODS)
+            .copied()
+            .collect();
+        announced.sort_unstable();
+        announced.dedup();
+        assert_eq!(served, announced);
+        for (m, _) in NOT_SERVED {
+            assert!(find(m).is_none(), "{m} is served and listed as not served");
+        }
+    }
+}

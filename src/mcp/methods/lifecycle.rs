@@ -1,0 +1,195 @@
+//! The lifecycle: `initialize` and `ping` (initialize era), `server/discover` (2026-07-28),
+//! and the instructions both announce.
+
+use std::sync::OnceLock;
+
+use super::super::dispatch::{
+    capabilities, supported_versions, Call, Feature, Method, Notification,
+};
+use super::super::model::{
+    parse, Body, DigestMeta, DiscoverResult, EmptyResult, InitializeParams, InitializeResult,
+    RpcError, ServerInfo, TTL_STATIC_MS,
+};
+use crate::policy::Effect;
+use crate::registry::{projections, served_tools};
+use crate::versions::MCP_LEGACY_VERSIONS;
+
+/// The lifecycle: no capability of its own; the handshake, `ping` and `server/discover`.
+pub const FEATURE: Feature = Feature {
+    capability: None,
+    methods: &[
+        Method {
+            name: "initialize",
+            answer: initialize,
+        },
+        Method {
+            name: "ping",
+            answer: |_| Ok(Body::of(&EmptyResult {})),
+        },
+        Method {
+            name: "server/discover",
+            answer: |call| Ok(Body::of(&discover(call.ctx.max_effect))),
+        },
+    ],
+    notifications: &[
+        Notification {
+            name: "notifications/initialized",
+            note: |_, session| {
+                if session.legacy_version.is_none() {
+                    eprintln!(
+                        "seneschal mcp: notifications/initialized before initialize; ignored"
+                    );
+                }
+            },
+        },
+        // Taken and ignored: every request runs to its answer (over stdio, by the time a
+        // cancellation is read its request has been answered).
+        Notification {
+            name: "notifications/cancelled",
+            note: |_, _| {},
+        },
+    ],
+};
+
+fn initialize(call: &mut Call<'_>) -> Result<Body, RpcError> {
+    let params: InitializeParams = parse(
+        call.params,
+        "invalid params: `initialize` needs `params.protocolVersion`, a string",
+    )?;
+    let latest = MCP_LEGACY_VERSIONS[MCP_LEGACY_VERSIONS.len() - 1];
+    let chosen = MCP_LEGACY_VERSIONS
+        .iter()
+        .copied()
+        .find(|v| *v == params.protocol_version)
+        .unwrap_or(latest);
+    call.session.legacy_version = Some(chosen);
+    Ok(Body::of(&InitializeResult {
+        protocol_version: chosen,
+        capabilities: capabilities(),
+        server_info: ServerInfo::THIS,
+        instructions: instructions(call.ctx.max_effect),
+        meta: DigestMeta {
+            digest: projections::DIGEST,
+        },
+    }))
+}
+
+fn discover(max_effect: Effect) -> DiscoverResult {
+    DiscoverResult {
+        supported_versions: supported_versions(),
+        capabilities: capabilities(),
+        instructions: instructions(max_effect),
+        ttl_ms: TTL_STATIC_MS,
+        cache_scope: "public",
+        meta: DigestMeta {
+            digest: projections::DIGEST,
+        },
+    }
+}
+
+/// The instructions of `initialize` and `server/discover`, derived from the registry: the
+/// tools that write to the repository, those that change only this process, the profile.
+pub fn instructions(max_effect: Effect) -> &'static str {
+    static TEXT: [OnceLock<String>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let slot = &TEXT[Effect::ALL
+        .iter()
+        .position(|e| *e == max_effect)
+        .expect("an effect")];
+    slot.get_or_init(|| {
+        // Every tool of an effect, served or not: a narrowed process names what it disables.
+        let tools_with = |effect: Effect| -> Vec<&'static str> {
+            served_tools(Effect::RepositoryWrite, effect).collect()
+        };
+        let mut s = String::from(
+            "seneschal stewards one git repository: its knowledge, queries about it and writes to it. \
+             Each tool states what it changes in _meta[\"seneschal/effect\"], the approval it deserves in \
+             _meta[\"seneschal/approval\"] and a sentence for confirmation in _meta[\"seneschal/review\"]. \
+             A failed call is a tool result with isError and a stable code in _meta[\"seneschal/error\"].code.",
+        );
+        // The tools of an effect: disabled above the profile, listed otherwise.
+        let sentence = |effect: Effect, what: &str, disabled_where: &str, enabled: &str| {
+            let tools = tools_with(effect).join(", ");
+            if effect > max_effect {
+                format!(
+                    " The tools that {what} ({tools}) are disabled{disabled_where} (--allow-effects {}).",
+                    max_effect.as_str()
+                )
+            } else {
+                format!(" {enabled}: {tools}.")
+            }
+        };
+        if tools_with(Effect::RepositoryWrite).is_empty() {
+            s.push_str(" No tool writes to the repository in this build.");
+        } else {
+            s.push_str(&sentence(
+                Effect::RepositoryWrite,
+                "write to the repository",
+                " in this process",
+                "Tools that write to the repository (confirm each call)",
+            ));
+        }
+        if !tools_with(Effect::ProcessState).is_empty() {
+            s.push_str(&sentence(
+                Effect::ProcessState,
+                "change this process's memory",
+                "",
+                "Tools that change only this process's memory",
+            ));
+        }
+        s.push_str(" Every other tool only reads. Prompts are not served; mcp_projection describes this server.");
+        s
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::super::dispatch::modern_result;
+    use super::super::super::model::{Era, Session, META_DIGEST, META_SERVER_INFO};
+    use super::*;
+    use crate::context::Context;
+    use crate::registry::CAPABILITIES;
+    use crate::versions::SERVER_NAME;
+
+    #[test]
+    fn the_digest_is_in_initialize_and_discover() {
+        let ctx = Context::new(std::env::temp_dir(), Effect::RepositoryWrite);
+        let mut session = Session::default();
+        let params = json!({"protocolVersion": "2025-11-25", "capabilities": {}});
+        let mut call = Call {
+            ctx: &ctx,
+            session: &mut session,
+            era: Era::Legacy,
+            params: &params,
+        };
+        let Ok(Body::Value(v)) = initialize(&mut call) else {
+            panic!("initialize answers a value");
+        };
+        assert_eq!(v["_meta"][META_DIGEST], projections::DIGEST);
+        assert_eq!(session.legacy_version, Some("2025-11-25"));
+        let d = modern_result(
+            "server/discover",
+            serde_json::to_value(discover(Effect::RepositoryWrite)).unwrap(),
+        );
+        assert_eq!(d["_meta"][META_DIGEST], projections::DIGEST);
+        assert_eq!(d["_meta"][META_SERVER_INFO]["name"], SERVER_NAME);
+    }
+
+    #[test]
+    fn instructions_say_when_nothing_writes() {
+        let text = instructions(Effect::RepositoryWrite);
+        let writers: Vec<&str> = CAPABILITIES
+            .iter()
+            .filter(|d| d.executable() && d.effect == Effect::RepositoryWrite)
+            .filter_map(|d| d.mcp_tool)
+            .collect();
+        if writers.is_empty() {
+            assert!(text.contains("No tool writes to the repository"), "{text}");
+        } else {
+            for w in writers {
+                assert!(text.contains(w), "{text} lacks {w}");
+            }
+        }
+    }
+}

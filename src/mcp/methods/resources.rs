@@ -1,0 +1,151 @@
+//! Resources: the registry's resources and queries, and the knowledge objects (through the
+//! executor's `knowledge_*` functions, which redact them), listed in pages and read.
+
+use serde_json::json;
+
+use super::super::dispatch::{Call, Capability, Feature, Method};
+use super::super::model::{
+    default_json, parse, Body, Era, ListParams, ListResourcesResult, ListTemplatesResult,
+    ReadResourceParams, ReadResourceResult, Resource, ResourcesCapability, RpcError,
+    TextResourceContents, INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, TTL_STATIC_MS,
+};
+use super::page;
+use crate::error::{CapabilityError, ErrorCode};
+use crate::execute::{execute_index, knowledge_read, knowledge_resources, knowledge_templates};
+use crate::policy::{Determinism, Disclosure};
+use crate::registry::{self, Kind};
+use crate::transport::Transport;
+
+/// Resources: read on demand, neither subscribed to nor announced when they change.
+pub const FEATURE: Feature = Feature {
+    capability: Some(Capability {
+        name: "resources",
+        value: default_json::<ResourcesCapability>,
+    }),
+    methods: &[
+        Method {
+            name: "resources/list",
+            answer: list,
+        },
+        Method {
+            name: "resources/read",
+            answer: read,
+        },
+        Method {
+            name: "resources/templates/list",
+            answer: templates,
+        },
+    ],
+    notifications: &[],
+};
+
+fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
+    let params = ListParams::of(call.params);
+    let mut items: Vec<Resource> = registry::served(call.ctx.max_effect)
+        .filter_map(|(_, d)| {
+            d.mcp_resource.map(|uri| Resource {
+                uri: uri.into(),
+                name: d.id.into(),
+                title: d.title.into(),
+                description: d.description.into(),
+                mime_type: d.resource_mime().into(),
+            })
+        })
+        .collect();
+    items.extend(knowledge_resources(call.ctx));
+    let (resources, next_cursor) = page(items, params.cursor.as_ref(), "resources/list")?;
+    Ok(Body::of(&ListResourcesResult {
+        resources,
+        next_cursor,
+    }))
+}
+
+fn templates(call: &mut Call<'_>) -> Result<Body, RpcError> {
+    let params = ListParams::of(call.params);
+    let (resource_templates, next_cursor) = page(
+        knowledge_templates(call.ctx),
+        params.cursor.as_ref(),
+        "resources/templates/list",
+    )?;
+    Ok(Body::of(&ListTemplatesResult {
+        resource_templates,
+        next_cursor,
+    }))
+}
+
+/// Cache hints of a read, from what the answer is a function of and what it reveals.
+fn read_cache(determinism: Determinism, disclosure: Disclosure) -> (u64, &'static str) {
+    let ttl = match determinism {
+        Determinism::Input => TTL_STATIC_MS,
+        Determinism::Repository | Determinism::Process => 0,
+    };
+    let scope = match disclosure {
+        Disclosure::Repository => "private",
+        Disclosure::None | Disclosure::Metadata => "public",
+    };
+    (ttl, scope)
+}
+
+fn read(call: &mut Call<'_>) -> Result<Body, RpcError> {
+    let ReadResourceParams { uri } = parse(
+        call.params,
+        "invalid params: `resources/read` needs `params.uri`, a string",
+    )?;
+    let era = call.era;
+    let (mime_type, text, (ttl, scope)) = if let Some((index, d)) = registry::by_resource(&uri) {
+        let out = execute_index(call.ctx, index, json!({}), Transport::Mcp)
+            .map_err(|e| capability_rpc_error(era, &uri, e))?;
+        let text = match d.kind {
+            Kind::Resource => out
+                .get("text")
+                .and_then(|t| t.as_str())
+                .unwrap_or_default()
+                .to_string(),
+            Kind::Query => serde_json::to_string(&out).expect("values serialize"),
+        };
+        (
+            d.resource_mime().to_string(),
+            text,
+            read_cache(d.determinism, d.disclosure),
+        )
+    } else if let Some((mime, text)) = knowledge_read(call.ctx, &uri) {
+        (
+            mime,
+            text,
+            read_cache(Determinism::Repository, Disclosure::Repository),
+        )
+    } else {
+        return Err(not_found(era, &uri));
+    };
+    let modern = era == Era::Modern;
+    Ok(Body::of(&ReadResourceResult {
+        contents: [TextResourceContents {
+            uri,
+            mime_type,
+            text,
+        }],
+        ttl_ms: modern.then_some(ttl),
+        cache_scope: modern.then_some(scope),
+    }))
+}
+
+/// Resource not found: -32002 in the initialize era, -32602 from 2026-07-28 on.
+fn not_found(era: Era, uri: &str) -> RpcError {
+    let code = match era {
+        Era::Legacy => RESOURCE_NOT_FOUND_LEGACY,
+        Era::Modern => INVALID_PARAMS,
+    };
+    RpcError::new(code, format!("resource not found: `{uri}`")).with_data(json!({"uri": uri}))
+}
+
+/// A capability error met outside `tools/call` (a resource read) as a JSON-RPC error.
+fn capability_rpc_error(era: Era, uri: &str, e: CapabilityError) -> RpcError {
+    if e.code == ErrorCode::NotFound {
+        return not_found(era, uri);
+    }
+    let code = match e.code {
+        ErrorCode::InvalidInput => INVALID_PARAMS,
+        _ => INTERNAL_ERROR,
+    };
+    RpcError::new(code, e.message.clone()).with_data(json!({"seneschal/error": e.to_json()}))
+}

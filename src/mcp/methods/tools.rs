@@ -1,0 +1,180 @@
+//! Tools: `tools/list` from the bytes the build produced for the profile and era, and
+//! `tools/call` through the executor (a capability error is a tool result, never a
+//! JSON-RPC error).
+
+use serde_json::Value;
+
+use super::super::dispatch::{Call, Capability, Feature, Method};
+use super::super::model::{
+    default_json, parse, Body, CallToolError, CallToolParams, Era, ListChanged, ListParams,
+    RpcError, ServerInfo, TextContent, META_ERROR, META_SERVER_INFO,
+};
+use super::no_cursor;
+use crate::error::CapabilityError;
+use crate::execute::execute_index;
+use crate::registry::{self, projections};
+use crate::transport::Transport;
+
+/// Tools: the list is fixed for the binary, so no change is announced.
+pub const FEATURE: Feature = Feature {
+    capability: Some(Capability {
+        name: "tools",
+        value: default_json::<ListChanged>,
+    }),
+    methods: &[
+        Method {
+            name: "tools/list",
+            answer: list,
+        },
+        Method {
+            name: "tools/call",
+            answer: call,
+        },
+    ],
+    notifications: &[],
+};
+
+/// `tools/list`: the build's compact bytes of this profile and era, sent as they are.
+fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
+    let params = ListParams::of(call.params);
+    // Every tool fits on one page, so no cursor of ours exists.
+    no_cursor(params.cursor.as_ref(), "tools/list")?;
+    Ok(Body::Raw(match call.era {
+        Era::Legacy => projections::mcp_tools_legacy(call.ctx.max_effect),
+        Era::Modern => projections::mcp_tools_modern(call.ctx.max_effect),
+    }))
+}
+
+/// `tools/call`: an unknown tool is a protocol error; every capability error is a tool result.
+fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
+    let params: CallToolParams = parse(
+        call.params,
+        "invalid params: `tools/call` needs `params.name`, a string",
+    )?;
+    let Some((index, _)) = registry::by_tool(&params.name) else {
+        return Err(
+            RpcError::invalid_params(format!("unknown tool: `{}`", params.name))
+                .with_data(serde_json::json!({"name": params.name})),
+        );
+    };
+    let args = params
+        .arguments
+        .unwrap_or_else(|| Value::Object(Default::default()));
+    match execute_index(call.ctx, index, args, Transport::Mcp) {
+        Ok(v) => Ok(Body::Owned(success_bytes(&v, call.era))),
+        Err(e) => Ok(Body::of(&error_result(e))),
+    }
+}
+
+/// A successful `CallToolResult` assembled by bytes: the answer is serialized once and used
+/// both as `structuredContent` and, escaped, as the text block (the modern era's fields in
+/// front, as the dispatcher would add them).
+fn success_bytes(v: &Value, era: Era) -> String {
+    let text = serde_json::to_string(v).expect("values serialize");
+    let escaped = serde_json::to_string(&text).expect("strings serialize");
+    let mut out = String::with_capacity(text.len() + escaped.len() + 160);
+    out.push('{');
+    if era == Era::Modern {
+        out.push_str("\"resultType\":\"complete\",\"_meta\":{\"");
+        out.push_str(META_SERVER_INFO);
+        out.push_str("\":");
+        out.push_str(&serde_json::to_string(&ServerInfo::THIS).expect("serializes"));
+        out.push_str("},");
+    }
+    out.push_str("\"content\":[{\"type\":\"text\",\"text\":");
+    out.push_str(&escaped);
+    out.push_str("}],\"structuredContent\":");
+    out.push_str(&text);
+    out.push_str(",\"isError\":false}");
+    out
+}
+
+/// A failed `CallToolResult`: the message as its text, and in `_meta["seneschal/error"]` the
+/// error's JSON ([`CapabilityError::to_json`]) without the message it already shows.
+fn error_result(e: CapabilityError) -> CallToolError {
+    let Value::Object(mut error) = e.to_json() else {
+        unreachable!("a capability error is an object")
+    };
+    error.remove("message");
+    CallToolError {
+        content: [TextContent {
+            kind: "text",
+            text: e.message,
+        }],
+        is_error: true,
+        meta: [(META_ERROR.to_string(), Value::Object(error))]
+            .into_iter()
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::super::dispatch::modern_result;
+    use super::*;
+    use crate::error::ErrorCode;
+    use crate::policy::Effect;
+    use crate::versions::SERVER_NAME;
+
+    #[test]
+    fn byte_assembled_success_equals_the_value_form() {
+        let v = json!({"a": "quote \" and \\ and \n", "b": [1, 2, {"c": null}]});
+        let value_form = json!({
+            "content": [{"type": "text", "text": serde_json::to_string(&v).unwrap()}],
+            "structuredContent": v,
+            "isError": false,
+        });
+        let legacy: Value = serde_json::from_str(&success_bytes(&v, Era::Legacy)).unwrap();
+        assert_eq!(legacy, value_form);
+        let modern: Value = serde_json::from_str(&success_bytes(&v, Era::Modern)).unwrap();
+        assert_eq!(modern, modern_result("tools/call", value_form));
+    }
+
+    #[test]
+    fn every_capability_error_becomes_an_is_error_result() {
+        // refused, unsupported and conflict cannot be reached over pipes while every tool is a
+        // read; the mapping is the same function for every code, checked here for each.
+        for code in ErrorCode::ALL {
+            let e = CapabilityError::new(code, format!("why {}", code.as_str()))
+                .at("/field")
+                .with_data(json!({"current": "abc"}));
+            let r = serde_json::to_value(error_result(e)).unwrap();
+            assert_eq!(r["isError"], true);
+            assert_eq!(r["content"][0]["text"], format!("why {}", code.as_str()));
+            assert_eq!(
+                r["_meta"]["seneschal/error"],
+                json!({"code": code.as_str(), "pointer": "/field", "data": {"current": "abc"}})
+            );
+            assert!(r.get("structuredContent").is_none());
+        }
+        let r = serde_json::to_value(error_result(CapabilityError::refused("no"))).unwrap();
+        assert_eq!(r["_meta"]["seneschal/error"], json!({"code": "refused"}));
+    }
+
+    #[test]
+    fn each_era_lists_the_same_tools_with_its_own_fields() {
+        for effect in Effect::ALL {
+            let legacy = projections::mcp_tools_legacy(effect);
+            let modern = projections::mcp_tools_modern(effect);
+            let l: Value = serde_json::from_str(legacy).unwrap();
+            let m: Value = serde_json::from_str(modern).unwrap();
+            // The legacy bytes are the pretty projection of the profile, compacted.
+            let pretty = projections::mcp_tools(effect);
+            assert_eq!(l, serde_json::from_str::<Value>(pretty).unwrap());
+            assert_eq!(legacy, serde_json::to_string(&l).unwrap());
+            assert_eq!(l["tools"], m["tools"]);
+            assert_eq!(
+                m,
+                modern_result(
+                    "tools/list",
+                    json!({"tools": l["tools"], "_meta": l["_meta"], "ttlMs": 300_000, "cacheScope": "public"})
+                )
+            );
+            assert_eq!(m["_meta"][META_SERVER_INFO]["name"], SERVER_NAME);
+            assert!(modern.starts_with("{\"resultType\":\"complete\",\"ttlMs\":300000,"));
+            assert!(!modern.contains('\n') && !legacy.contains('\n'));
+        }
+    }
+}
