@@ -1,8 +1,10 @@
 //! The module graph of the library: every `crate::X` path in `src/**/*.rs` (comments and
 //! literals skipped) is an edge from the file's top-level module to `X`. The graph has no
 //! cycle, and the layering rules hold: only `cli/` knows argv (clap), the transports are
-//! imported by no one below them, handlers never reach a transport, and the leaves import
-//! nothing of the crate. A failure names the offending edge and the file that makes it.
+//! imported by no one below them, handlers never reach a transport, no module but the
+//! generated dispatch calls a handler, no transport reaches the handlers, the knowledge layer or
+//! the store past the executor (the edges that only name a type or a constant are listed with
+//! their reason), and the leaves import nothing of the crate. A failure names the offending edge and the file that makes it.
 //!
 //! The generated dispatch (`OUT_DIR/registry.rs`, included by `src/registry.rs`) is not read:
 //! it is the registry calling the handlers, which by construction read the registry.
@@ -26,6 +28,31 @@ const TRANSPORTS: &[&str] = &["cli", "http", "mcp"];
 
 /// Which transport may import which: the CLI starts both servers, HTTP serves MCP at /mcp.
 const TRANSPORT_EDGES: &[(&str, &str)] = &[("cli", "http"), ("cli", "mcp"), ("http", "mcp")];
+
+/// What a transport reaches only through the executor: the handlers, the knowledge layer and
+/// the store (`execute` calls the generated dispatch, reads knowledge resources and hands the
+/// store its transport).
+const BEHIND_THE_EXECUTOR: &[&str] = &["handlers", "knowledge", "store"];
+
+/// The edges to a module behind the executor that carry no call, each with its reason.
+const NAMED_ONLY: &[(&str, &str, &str)] = &[
+    ("cli", "knowledge", "the exit statuses of `knowledge check`"),
+    (
+        "cli",
+        "store",
+        "the built-in `audit verify` checks the log file itself, no capability",
+    ),
+    (
+        "mcp",
+        "knowledge",
+        "the types of the resource entries the executor fills",
+    ),
+    (
+        "limits",
+        "handlers",
+        "the handlers' caps, named where they live",
+    ),
+];
 
 /// Crates only `cli/` may use.
 const ARGV_CRATES: &[&str] = &["clap", "clap_complete", "clap_mangen"];
@@ -337,6 +364,26 @@ fn violations(files: &[(String, String, String)], edges: &[Edge]) -> Vec<String>
             ));
         }
     }
+    for e in edges {
+        if NAMED_ONLY
+            .iter()
+            .any(|(from, to, _)| e.from == *from && e.to == *to)
+        {
+            continue;
+        }
+        if e.to == "handlers" && e.from != "handlers" {
+            bad.push(format!(
+                "{} calls a handler (src/{}): only the generated dispatch does, through execute",
+                e.from, e.file
+            ));
+        }
+        if TRANSPORTS.contains(&e.from.as_str()) && BEHIND_THE_EXECUTOR.contains(&e.to.as_str()) {
+            bad.push(format!(
+                "the transport {} reaches {} (src/{}): transports go through execute",
+                e.from, e.to, e.file
+            ));
+        }
+    }
     for (rel, module, code) in files {
         if module == "cli" {
             continue;
@@ -392,7 +439,8 @@ fn the_layering_rules_hold() {
 }
 
 /// The checks fail when what they guard is broken: a cycle, a leaf that imports, a handler
-/// that reaches a transport, clap outside cli/.
+/// that reaches a transport, clap outside cli/, a transport that calls a handler or the store
+/// past the executor.
 #[test]
 fn the_checks_catch_a_planted_break() {
     let file = |rel: &str, module: &str, text: &str| {
@@ -412,10 +460,18 @@ fn the_checks_catch_a_planted_break() {
         file("text.rs", "text", "pub fn hex() { crate::codes::X }"),
         file("handlers/x.rs", "handlers", "use crate::mcp::protocol;"),
         file("http/mod.rs", "http", "use clap::Command;"),
+        file(
+            "http/routes.rs",
+            "http",
+            "crate::handlers::files::read(ctx, input)",
+        ),
+        file("mcp/x.rs", "mcp", "crate::store::transact(ctx)"),
     ];
-    let modules: BTreeSet<String> = ["a", "b", "c", "codes", "handlers", "http", "mcp", "text"]
-        .map(String::from)
-        .into();
+    let modules: BTreeSet<String> = [
+        "a", "b", "c", "codes", "handlers", "http", "mcp", "store", "text",
+    ]
+    .map(String::from)
+    .into();
     let edges = edges(&files, &modules);
     assert!(
         !edges.iter().any(|e| e.to == "c"),
@@ -433,6 +489,14 @@ fn the_checks_catch_a_planted_break() {
         "{bad}"
     );
     assert!(bad.contains("src/http/mod.rs uses clap"), "{bad}");
+    assert!(
+        bad.contains("http calls a handler (src/http/routes.rs)"),
+        "{bad}"
+    );
+    assert!(
+        bad.contains("the transport mcp reaches store (src/mcp/x.rs)"),
+        "{bad}"
+    );
 }
 
 /// Pieces with one home each: `(needle, the one file allowed to hold it, what it is)`.
