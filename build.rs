@@ -12,5 +12,4 @@ fn main() {
         eprintln!("{message}");
         std::process::exit(1);
     }
-    seneschal_codegen::link::order(&root);
 }

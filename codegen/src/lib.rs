@@ -6,7 +6,6 @@
 //! bytes this crate produced.
 
 pub mod check;
-pub mod link;
 pub mod load;
 pub mod model;
 pub mod project;
