@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 
 use crate::context::Context;
 use crate::execute::{execute_index, Transport};
-use crate::policy::{Effect, ExecutionPolicy};
+use crate::policy::Effect;
 use crate::registry::{Descriptor, CAPABILITIES};
 
 /// What one check concluded.
@@ -506,7 +506,7 @@ fn verdict(ok: bool) -> Status {
 }
 
 fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Row>, String> {
-    let hints = ExecutionPolicy::hints(d.effect);
+    let hints = d.hints();
     let mut rows = Vec::new();
     let mut row = |check: &'static str, status: Status, evidence: String| {
         rows.push(Row {

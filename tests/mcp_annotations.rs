@@ -30,6 +30,16 @@ fn manifest_field(id: &str, field: &str) -> String {
         .unwrap_or_else(|| panic!("{id}.yaml has no top-level `{field}`"))
 }
 
+/// Whether a manifest has this top-level line (read from the YAML text, like
+/// [`manifest_field`]).
+fn manifest_has(id: &str, line: &str) -> bool {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("capabilities")
+        .join(format!("{id}.yaml"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().any(|l| l.split('#').next().unwrap_or_default().trim_end() == line)
+}
+
 #[test]
 fn every_listed_tool_carries_the_policy_of_its_manifest() {
     let mut mcp = Mcp::start(&[]);
@@ -52,7 +62,9 @@ fn every_listed_tool_carries_the_policy_of_its_manifest() {
         let effect = Effect::parse(&manifest_field(id, "effect")).expect("a known effect");
         let disclosure =
             Disclosure::parse(&manifest_field(id, "disclosure")).expect("a known disclosure");
-        let h = ExecutionPolicy::hints(effect);
+        // Optional in a manifest: absent means false.
+        let additive = manifest_has(id, "additive: true");
+        let h = ExecutionPolicy::hints(effect, additive);
         let a = &t["annotations"];
         assert_eq!(a["readOnlyHint"], h.read_only, "{name}");
         assert_eq!(a["destructiveHint"], h.destructive, "{name}");
