@@ -72,6 +72,9 @@ fn every_listed_tool_carries_the_policy_of_its_manifest() {
         assert_eq!(a["openWorldHint"], h.open_world, "{name}");
         let meta = &t["_meta"];
         assert_eq!(meta["seneschal/effect"], effect.as_str(), "{name}");
+        // Present only when the manifest declares it, like the manifest field.
+        let declared = meta.get("seneschal/additive").cloned();
+        assert_eq!(declared, additive.then_some(json!(true)), "{name}");
         assert_eq!(
             meta["seneschal/approval"],
             ExecutionPolicy::approval(effect, disclosure).as_str(),

@@ -149,7 +149,7 @@ impl Capability {
     /// The whole descriptor as JSON: what `capabilities.show` returns.
     pub fn descriptor(&self) -> Value {
         let hints = self.hints();
-        serde_json::json!({
+        let mut d = serde_json::json!({
             "id": self.id,
             "kind": self.kind_str(),
             "title": self.title,
@@ -176,7 +176,17 @@ impl Capability {
             "review": self.review,
             "examples": self.examples,
             "source": self.source.to_string_lossy().replace('\\', "/"),
-        })
+        });
+        self.mark_additive(&mut d, "additive");
+        d
+    }
+
+    /// Adds `key: true` to the object `v` when the capability is additive; like the manifest,
+    /// every surface says so only when it is (absent means false).
+    pub fn mark_additive(&self, v: &mut Value, key: &str) {
+        if self.additive {
+            v[key] = Value::Bool(true);
+        }
     }
 }
 

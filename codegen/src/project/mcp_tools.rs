@@ -13,7 +13,7 @@ use crate::policy::Effect;
 pub fn tool(c: &Capability, tool_name: &str) -> Value {
     let mut annotations = hints_json(c.hints());
     annotations["title"] = json!(c.title);
-    json!({
+    let mut tool = json!({
         "name": tool_name,
         "title": c.title,
         "description": c.description,
@@ -28,7 +28,9 @@ pub fn tool(c: &Capability, tool_name: &str) -> Value {
             "seneschal/stability": c.stability.as_str(),
             "seneschal/review": c.review,
         }
-    })
+    });
+    c.mark_additive(&mut tool["_meta"], "seneschal/additive");
+    tool
 }
 
 /// Every tool of the full profile, each rendered once; a profile's list borrows from it.
