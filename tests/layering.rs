@@ -610,10 +610,16 @@ fn the_model_is_one_crate_shared_by_the_build_and_the_binary() {
     // Both sides name the model crate: the build's and the binary's policy are the same.
     for (manifest, needle) in [
         ("Cargo.toml", "seneschal-model = { path = \"model\" }"),
-        ("codegen/Cargo.toml", "seneschal-model = { path = \"../model\" }"),
+        (
+            "codegen/Cargo.toml",
+            "seneschal-model = { path = \"../model\" }",
+        ),
     ] {
         let text = std::fs::read_to_string(root.join(manifest)).expect("readable");
-        assert!(text.contains(needle), "{manifest} does not depend on the model");
+        assert!(
+            text.contains(needle),
+            "{manifest} does not depend on the model"
+        );
     }
     // Planted: the old include and a heavy dependency are caught.
     let planted = [
@@ -640,5 +646,8 @@ fn the_model_is_one_crate_shared_by_the_build_and_the_binary() {
         "{caught}"
     );
     assert!(!caught.contains("serde_json"), "{caught}");
-    assert!(!caught.contains("src/handlers/mod.rs"), "a fixture of the binary's own tests: {caught}");
+    assert!(
+        !caught.contains("src/handlers/mod.rs"),
+        "a fixture of the binary's own tests: {caught}"
+    );
 }

@@ -37,7 +37,8 @@ fn manifest_has(id: &str, line: &str) -> bool {
         .join("capabilities")
         .join(format!("{id}.yaml"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines().any(|l| l.split('#').next().unwrap_or_default().trim_end() == line)
+    text.lines()
+        .any(|l| l.split('#').next().unwrap_or_default().trim_end() == line)
 }
 
 #[test]
