@@ -10,8 +10,9 @@ use seneschal::policy::{Disclosure, Effect, ExecutionPolicy};
 use serde_json::{json, Value};
 
 /// A top-level scalar of a manifest, read from the YAML text itself (not from the registry
-/// the build produced), so that the test would catch a codegen that drifts from manifests.
-fn manifest_field(id: &str, field: &str) -> String {
+/// the build produced), so that the test would catch a codegen that drifts from manifests;
+/// `None` when the manifest omits it.
+fn manifest_scalar(id: &str, field: &str) -> Option<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("capabilities")
         .join(format!("{id}.yaml"));
@@ -27,18 +28,11 @@ fn manifest_field(id: &str, field: &str) -> String {
                 .trim_matches('"')
                 .to_string()
         })
-        .unwrap_or_else(|| panic!("{id}.yaml has no top-level `{field}`"))
 }
 
-/// Whether a manifest has this top-level line (read from the YAML text, like
-/// [`manifest_field`]).
-fn manifest_has(id: &str, line: &str) -> bool {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("capabilities")
-        .join(format!("{id}.yaml"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .any(|l| l.split('#').next().unwrap_or_default().trim_end() == line)
+/// A top-level scalar every manifest has.
+fn manifest_field(id: &str, field: &str) -> String {
+    manifest_scalar(id, field).unwrap_or_else(|| panic!("{id}.yaml has no top-level `{field}`"))
 }
 
 #[test]
@@ -64,7 +58,7 @@ fn every_listed_tool_carries_the_policy_of_its_manifest() {
         let disclosure =
             Disclosure::parse(&manifest_field(id, "disclosure")).expect("a known disclosure");
         // Optional in a manifest: absent means false.
-        let additive = manifest_has(id, "additive: true");
+        let additive = manifest_scalar(id, "additive").as_deref() == Some("true");
         let h = ExecutionPolicy::hints(effect, additive);
         let a = &t["annotations"];
         assert_eq!(a["readOnlyHint"], h.read_only, "{name}");
