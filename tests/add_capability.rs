@@ -165,6 +165,7 @@ fn one_manifest_and_one_handler_make_a_working_capability() {
     }
     for dir in [
         "src",
+        "model",
         "capabilities",
         "share",
         "generated",
