@@ -3,7 +3,7 @@
 
 Run it through `scripts/bench.sh` (the one command), or directly:
 
-    python3 benches/suite.py [--quick] [--only mcp,http,build,growth,knowledge,files] [--no-write]
+    python3 benches/suite.py [--quick] [--only mcp,memory,http,build,growth,knowledge,files] [--no-write]
 
 Standard library only; Linux (reads /proc). Needs `wrk`, `ss`, `rg` and `perf` from Debian
 for their sections (a missing tool marks its figures "not measured" instead of failing).
@@ -34,6 +34,9 @@ BIN = ROOT / "target" / "release" / "seneschal"
 ROUNDTRIP = ROOT / "target" / "release" / "examples" / "mcp_roundtrip"
 # The axum anchor of the HTTP section, built by scripts/bench.sh (its own workspace and lockfile).
 AXUM = ROOT / "target" / "axum-anchor" / "release" / "axum-anchor"
+# The rmcp anchor of the memory section (an echo server on the official MCP Rust SDK), built by
+# scripts/bench.sh the same way.
+RMCP = ROOT / "target" / "rmcp-anchor" / "release" / "rmcp-anchor"
 DOC = ROOT / "docs" / "PERFORMANCE.md"
 OPTIMIZATIONS = ROOT / "benches" / "optimizations.md"
 
@@ -106,9 +109,9 @@ class Figure:
 
 FIGURES: list[Figure] = []
 # Which `--only` keys fill each report section.
-KEYS = {"MCP stdio": ["mcp"], "HTTP": ["http"], "Build": ["build", "growth"], "Knowledge": ["knowledge"], "files.search": ["files"]}
+KEYS = {"MCP stdio": ["mcp"], "Memory": ["memory"], "HTTP": ["http"], "Build": ["build", "growth"], "Knowledge": ["knowledge"], "files.search": ["files"]}
 SECTION_OF = {k: sec for sec, keys in KEYS.items() for k in keys}
-ALL_KEYS = ["mcp", "http", "build", "growth", "knowledge", "files"]
+ALL_KEYS = ["mcp", "memory", "http", "build", "growth", "knowledge", "files"]
 NOTES: dict[str, list[str]] = {}
 
 
@@ -198,25 +201,35 @@ def spawn_only(runs: int) -> list[float]:
     return out
 
 
-def idle_rss(binary: Path | None, runs: int) -> list[int]:
-    """VmRSS (KiB) of `seneschal mcp` 50 ms after `initialize`, once per start; `None` starts a
-    fresh copy of the release binary each time (written anew, so wholly in the page cache)."""
-    out = []
-    for _ in range(runs):
-        with tempfile.TemporaryDirectory() as tmp:
-            exe = binary
-            if exe is None:
-                exe = Path(tmp) / "seneschal"
-                shutil.copy2(BIN, exe)
-            p = mcp_start(exe)
-            p.stdin.write(INIT)
-            p.stdout.readline()
-            p.stdin.write(INITIALIZED)
-            time.sleep(0.05)
-            out.append(proc_kib(p.pid, "VmRSS"))
-            p.stdin.close()
-            assert p.wait() == 0
+def smaps_rollup(pid: int) -> dict[str, int]:
+    """The kilobyte fields of /proc/PID/smaps_rollup (Rss, Pss, Private_Clean, Anonymous, …)."""
+    out = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3 and parts[2] == "kB":
+                out[parts[0].rstrip(":")] = int(parts[1])
     return out
+
+
+def idle_memory(binary: Path, args: list[str]) -> dict[str, int]:
+    """An MCP stdio server's memory 50 ms after `initialize` and `notifications/initialized`:
+    RSS, private (Private_Clean + Private_Dirty) and anonymous KiB from smaps_rollup."""
+    p = subprocess.Popen([str(binary), *args], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, bufsize=0)
+    p.stdin.write(INIT)
+    line = p.stdout.readline()
+    assert b'"result"' in line, line
+    p.stdin.write(INITIALIZED)
+    time.sleep(0.05)
+    r = smaps_rollup(p.pid)
+    p.stdin.close()
+    try:
+        p.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+    return {"rss": r["Rss"], "private": r["Private_Clean"] + r["Private_Dirty"], "anonymous": r["Anonymous"]}
 
 
 def bench_mcp(quick: bool) -> None:
@@ -295,13 +308,42 @@ def bench_mcp(quick: bool) -> None:
     fig(sec, f"pipelined `tools/list` (20,000 per run; {list_kib} KiB answers: the pipe and the Python reader dominate)", f"{m(pl_lists):,.0f} req/s", "—")
     fig(sec, "pipelined `tools/call server_status` (20,000 per run)", f"{m(pl_status):,.0f} req/s", "≥ 60,000 req/s", m(pl_status) >= 60000)
     fig(sec, "pipelined `tools/call capabilities_show` (20,000 per run)", f"{m(pl_calls):,.0f} req/s", "—")
-    built, copied = idle_rss(BIN, 9), idle_rss(None, 9)
-    fig(sec, "RSS idle (after `initialize`), median of 9 starts of the binary as linked",
-        f"VmRSS {m(built)/1024:.2f} MiB ({min(built)/1024:.2f}–{max(built)/1024:.2f})", "≤ 5 MB", m(built) * 1024 <= 5e6)
-    fig(sec, "RSS idle, median of 9 starts of a fresh copy of the binary (the page cache maps more around each touched page: an installed binary's worst case)",
-        f"VmRSS {m(copied)/1024:.2f} MiB ({min(copied)/1024:.2f}–{max(copied)/1024:.2f})", "≤ 5 MB", m(copied) * 1024 <= 5e6)
     fig(sec, f"peak RSS after {3*(n_rt//5+200):,} round trips and 4 × 20,000-request bursts",
         f"VmRSS {rss_burst/1024:.1f} MiB, VmHWM {hwm_burst/1024:.1f} MiB", "≤ 20 MB", hwm_burst * 1024 <= 20e6)
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory at rest.
+
+
+def bench_memory(quick: bool) -> None:
+    sec = "Memory"
+    runs = 5 if quick else 9
+    servers = [("seneschal", BIN, ["mcp"])]
+    if RMCP.exists():
+        servers.append(("rmcp echo", RMCP, []))
+    else:
+        note(sec, f"The rmcp anchor is not built ({RMCP.relative_to(ROOT)}; scripts/bench.sh builds it): seneschal measured alone.")
+    got: dict[str, list[dict[str, int]]] = {name: [] for name, _, _ in servers}
+    for _ in range(runs):  # alternating, so both see the same machine
+        for name, binary, args in servers:
+            got[name].append(idle_memory(binary, args))
+    m = statistics.median
+    med = {name: {k: m(r[k] for r in rows) for k in ("rss", "private", "anonymous")} for name, rows in got.items()}
+    for name, binary, args in servers:
+        v, rows = med[name], got[name]
+        what = "`seneschal mcp`" if name == "seneschal" else "rmcp echo server (`benches/rmcp-anchor`)"
+        fig(sec, f"{what} at rest after `initialize`: private memory (Private_Clean + Private_Dirty), median of {runs} starts",
+            f"{v['private']:,.0f} KiB ({min(r['private'] for r in rows):,}–{max(r['private'] for r in rows):,})", "—")
+        fig(sec, f"{what}: anonymous memory (Anonymous), same starts",
+            f"{v['anonymous']:,.0f} KiB ({min(r['anonymous'] for r in rows):,}–{max(r['anonymous'] for r in rows):,})", "—")
+        target, met = ("≤ 5 MB", v["rss"] * 1024 <= 5e6) if name == "seneschal" else ("—", None)
+        fig(sec, f"{what}: resident set (Rss; shared libc and file-backed binary pages included), same starts",
+            f"{v['rss']:,.0f} KiB = {v['rss']/1024:.2f} MiB ({min(r['rss'] for r in rows):,}–{max(r['rss'] for r in rows):,})", target, met)
+    if "rmcp echo" in med:
+        a, b = med["seneschal"], med["rmcp echo"]
+        fig(sec, "seneschal ÷ rmcp echo (medians): private, anonymous, resident",
+            f"{a['private']/b['private']:.2f}×, {a['anonymous']/b['anonymous']:.2f}×, {a['rss']/b['rss']:.2f}×", "—")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -651,7 +693,7 @@ def machine() -> list[str]:
     return [
         f"- **Date:** {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- **Machine:** {os.cpu_count()} × {cpu}, {mem:.0f} GiB RAM, Linux {platform.release()}; shared with other developers' builds (see the load column)",
-        f"- **Build:** `cargo build --release` (`codegen-units = 4`, 1 for seneschal itself; functions ordered by `share/link/mcp.order`), {rustc}; commit `{commit}`{' with uncommitted changes' if dirty else ''}",
+        f"- **Build:** `cargo build --release` (`codegen-units = 4`), {rustc}; commit `{commit}`{' with uncommitted changes' if dirty else ''}",
         f"- **Tools:** {run(['wrk', '--version']).stdout.splitlines()[0] if shutil.which('wrk') else 'wrk missing'}; {run(['rg', '--version']).stdout.splitlines()[0] if shutil.which('rg') else 'rg missing'}; Python {platform.python_version()}",
     ]
 
@@ -720,7 +762,7 @@ def write_report(args, sections: list[str], started: str) -> str:
         "```sh",
         "scripts/bench.sh                 # release build, every section, rewrites docs/PERFORMANCE.md",
         "scripts/bench.sh --quick         # fewer repetitions",
-        "scripts/bench.sh --only mcp,http # some sections: mcp, http, build, growth, knowledge, files",
+        "scripts/bench.sh --only mcp,http # some sections: mcp, memory, http, build, growth, knowledge, files",
         "```",
         "",
         "Needs `wrk`, `ss`, `rg` (Debian: `apt-get install wrk iproute2 ripgrep`) and Python 3",
@@ -729,7 +771,7 @@ def write_report(args, sections: list[str], started: str) -> str:
         "capabilities.",
         "",
     ]
-    order = ["MCP stdio", "HTTP", "Build", "Knowledge", "files.search"]
+    order = ["MCP stdio", "Memory", "HTTP", "Build", "Knowledge", "files.search"]
     how = {
         "MCP stdio": [
             "`seneschal mcp` driven over its pipes. Round trips (one request in flight) come from a",
@@ -745,6 +787,18 @@ def write_report(args, sections: list[str], started: str) -> str:
             "path more than seneschal. Cold start is spawn → first",
             "answer line, measured from the same client beside the spawn of `/bin/true`, so the client's",
             "own fork/exec cost can be subtracted by eye.",
+        ],
+        "Memory": [
+            "Memory at rest of an MCP stdio server: the process is started, answers `initialize`, gets",
+            "`notifications/initialized` and sleeps 50 ms; then `/proc/PID/smaps_rollup` is read.",
+            "**Private** memory is Private_Clean + Private_Dirty: the pages no other process maps. Most",
+            "of it is clean, file-backed pages of the binary itself (reclaimable, and shared as soon as",
+            "a second server runs from the same file); its **anonymous** part (heap, stacks, data",
+            "written by relocation) is what the process alone holds. The resident set (Rss) adds the",
+            "shared C library; its file-backed part depends on the page cache (the kernel maps the",
+            "cached pages around each one touched) as much as on the program. The anchor is `benches/rmcp-anchor`,",
+            "an `echo` tool on the official MCP Rust SDK (rmcp, tokio's multi-thread runtime), started",
+            "alternately with `seneschal mcp` from the same client.",
         ],
         "HTTP": [
             "`seneschal serve --bind 127.0.0.1:0` (default workers = cores) under",
@@ -824,7 +878,7 @@ def main() -> None:
     started = " ".join(open("/proc/loadavg").read().split()[:3])
     if not BIN.exists():
         sys.exit(f"{BIN} is missing: run `cargo build --release` (scripts/bench.sh does)")
-    funcs = {"mcp": bench_mcp, "http": bench_http, "build": bench_build, "growth": bench_growth,
+    funcs = {"mcp": bench_mcp, "memory": bench_memory, "http": bench_http, "build": bench_build, "growth": bench_growth,
              "knowledge": bench_knowledge, "files": bench_files}
     for s in sections:
         log(f"section {s}")

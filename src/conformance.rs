@@ -9,8 +9,10 @@
 //! outcome; a byte-identical repeat; a missing resource; a malformed field; two identical calls
 //! at once; an interrupted call retried with its idempotency key (writers that take one).
 //! The claims checked: `readOnlyHint` → nothing changed by any call; `idempotentHint` → the
-//! repeat added no effect; `process_state` → no file changed; `repository_write` → `.git`
-//! untouched and at least one example shows its effect.
+//! repeat added no effect; `destructiveHint: false` (an additive writer) → no call changed or
+//! removed an existing file (every file is hashed before and after each call);
+//! `process_state` → no file changed; `repository_write` → `.git` untouched and at least one
+//! example shows its effect.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -22,7 +24,7 @@ use sha2::{Digest, Sha256};
 
 use crate::context::Context;
 use crate::execute::{execute_index, Transport};
-use crate::policy::{Effect, ExecutionPolicy};
+use crate::policy::{Effect, Hints};
 use crate::registry::{Descriptor, CAPABILITIES};
 
 /// What one check concluded.
@@ -505,93 +507,135 @@ fn verdict(ok: bool) -> Status {
     }
 }
 
+/// One capability's pass through the matrix: the checks in report order, each adding its row
+/// and the deltas it observed (for the claims, judged last over all of them).
+struct Run<'p> {
+    probe: &'p Probe,
+    index: usize,
+    d: &'static Descriptor,
+    hints: Hints,
+    examples: Vec<(String, Value, String)>,
+    rows: Vec<Row>,
+    /// Every delta observed by any call, with what made it.
+    deltas: Vec<(String, Vec<String>)>,
+    /// How many examples changed files.
+    example_effects: usize,
+}
+
 fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Row>, String> {
-    let hints = ExecutionPolicy::hints(d.effect);
-    let mut rows = Vec::new();
-    let mut row = |check: &'static str, status: Status, evidence: String| {
-        rows.push(Row {
-            capability: d.id,
+    let mut run = Run {
+        probe,
+        index,
+        d,
+        hints: d.hints(),
+        examples: examples(d),
+        rows: Vec::new(),
+        deltas: Vec::new(),
+        example_effects: 0,
+    };
+    run.examples()?;
+    run.repeat()?;
+    run.missing()?;
+    run.malformed()?;
+    run.concurrent()?;
+    run.retry()?;
+    let (status, evidence) = claims(d, run.hints, &run.deltas, run.example_effects);
+    run.row("claims", status, evidence);
+    Ok(run.rows)
+}
+
+impl Run<'_> {
+    fn row(&mut self, check: &'static str, status: Status, evidence: String) {
+        self.rows.push(Row {
+            capability: self.d.id,
             check,
             status,
             evidence,
-        })
-    };
-    // Every delta observed by any call, for the claims.
-    let mut deltas: Vec<(String, Vec<String>)> = Vec::new();
-    let examples = examples(d);
-
-    // 1. Each example, with its declared outcome.
-    let mut failures = Vec::new();
-    let mut example_effects = 0;
-    for (title, input, expected) in &examples {
-        let (s, ctx) = probe.fresh()?;
-        let (got, delta) = around(&s.path, &ctx, || call(&ctx, index, input));
-        if !Snapshot::files_changed(&delta).is_empty() {
-            example_effects += 1;
-        }
-        if &got != expected {
-            failures.push(format!("`{title}`: declared {expected}, got {got}"));
-        }
-        deltas.push((format!("example `{title}`"), delta));
+        });
     }
-    row(
-        "examples",
-        verdict(failures.is_empty()),
-        if failures.is_empty() {
-            format!("{} example(s) gave their declared outcome", examples.len())
+
+    /// One call in a fresh scratch repository, with everything it changed.
+    fn call_fresh(&self, input: &Value) -> Result<(String, Vec<String>), String> {
+        let (s, ctx) = self.probe.fresh()?;
+        Ok(around(&s.path, &ctx, || call(&ctx, self.index, input)))
+    }
+
+    /// 1. Each example, with its declared outcome.
+    fn examples(&mut self) -> Result<(), String> {
+        let mut failures = Vec::new();
+        for (title, input, expected) in self.examples.clone() {
+            let (got, delta) = self.call_fresh(&input)?;
+            if !Snapshot::files_changed(&delta).is_empty() {
+                self.example_effects += 1;
+            }
+            if got != expected {
+                failures.push(format!("`{title}`: declared {expected}, got {got}"));
+            }
+            self.deltas.push((format!("example `{title}`"), delta));
+        }
+        let evidence = if failures.is_empty() {
+            format!(
+                "{} example(s) gave their declared outcome",
+                self.examples.len()
+            )
         } else {
             failures.join("; ")
-        },
-    );
-
-    // 2. The first example again, with byte-identical arguments.
-    match examples.first() {
-        Some((title, input, _)) => {
-            let (s, ctx) = probe.fresh()?;
-            let _ = call(&ctx, index, input);
-            let (first, delta) = around(&s.path, &ctx, || call(&ctx, index, input));
-            row(
-                "repeat",
-                verdict(!hints.idempotent || delta.is_empty()),
-                if delta.is_empty() {
-                    format!("the repeat of `{title}` ({first}) changed nothing")
-                } else {
-                    format!("the repeat of `{title}` changed: {}", delta.join(", "))
-                },
-            );
-            deltas.push((format!("repeat of `{title}`"), delta));
-        }
-        None => row("repeat", Status::NotApplicable, "no example".into()),
+        };
+        self.row("examples", verdict(failures.is_empty()), evidence);
+        Ok(())
     }
 
-    // 3. A missing resource.
-    match missing_input(d) {
-        Some(input) => {
-            let (s, ctx) = probe.fresh()?;
-            let (got, delta) = around(&s.path, &ctx, || call(&ctx, index, &input));
-            let ok = got == "not_found"
-                && Snapshot::files_changed(&audit_excluded(d, &delta)).is_empty();
-            row(
+    /// 2. The first example again, with byte-identical arguments.
+    fn repeat(&mut self) -> Result<(), String> {
+        let Some((title, input, _)) = self.examples.first().cloned() else {
+            self.row("repeat", Status::NotApplicable, "no example".into());
+            return Ok(());
+        };
+        let (s, ctx) = self.probe.fresh()?;
+        let _ = call(&ctx, self.index, &input);
+        let (first, delta) = around(&s.path, &ctx, || call(&ctx, self.index, &input));
+        let evidence = if delta.is_empty() {
+            format!("the repeat of `{title}` ({first}) changed nothing")
+        } else {
+            format!("the repeat of `{title}` changed: {}", delta.join(", "))
+        };
+        self.row(
+            "repeat",
+            verdict(!self.hints.idempotent || delta.is_empty()),
+            evidence,
+        );
+        self.deltas.push((format!("repeat of `{title}`"), delta));
+        Ok(())
+    }
+
+    /// 3. A missing resource.
+    fn missing(&mut self) -> Result<(), String> {
+        let Some(input) = missing_input(self.d) else {
+            self.row(
                 "missing",
-                verdict(ok),
-                format!("input {input} → {got}{}", changes(&delta, "")),
+                Status::NotApplicable,
+                "the input names no resource, or not_found is not declared".into(),
             );
-            deltas.push(("missing resource".into(), delta));
-        }
-        None => row(
+            return Ok(());
+        };
+        let (got, delta) = self.call_fresh(&input)?;
+        let ok = got == "not_found"
+            && Snapshot::files_changed(&audit_excluded(self.d, &delta)).is_empty();
+        self.row(
             "missing",
-            Status::NotApplicable,
-            "the input names no resource, or not_found is not declared".into(),
-        ),
+            verdict(ok),
+            format!("input {input} → {got}{}", changes(&delta, "")),
+        );
+        self.deltas.push(("missing resource".into(), delta));
+        Ok(())
     }
 
-    // 4. A malformed field.
-    {
-        let input = malformed_input(d);
-        let (s, ctx) = probe.fresh()?;
-        let (got, delta) = around(&s.path, &ctx, || call(&ctx, index, &input));
-        let ok = got == "invalid_input" && audit_excluded(d, &delta).is_empty();
-        row(
+    /// 4. A malformed field.
+    fn malformed(&mut self) -> Result<(), String> {
+        let input = malformed_input(self.d);
+        let (got, delta) = self.call_fresh(&input)?;
+        let ok = got == "invalid_input" && audit_excluded(self.d, &delta).is_empty();
+        self.row(
             "malformed",
             verdict(ok),
             format!(
@@ -599,78 +643,121 @@ fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Ro
                 changes(&delta, ", nothing changed")
             ),
         );
+        Ok(())
     }
 
-    // 5. Two identical calls at once.
-    match examples.first() {
-        Some((title, input, expected)) => {
-            let (s, ctx) = probe.fresh()?;
-            let ((a, b), delta) = around(&s.path, &ctx, || {
-                std::thread::scope(|scope| {
-                    let h1 = scope.spawn(|| call(&ctx, index, input));
-                    let h2 = scope.spawn(|| call(&ctx, index, input));
-                    (
-                        h1.join().unwrap_or_else(|_| "panic".into()),
-                        h2.join().unwrap_or_else(|_| "panic".into()),
-                    )
-                })
-            });
-            let declared = if hints.read_only {
-                a == *expected && b == *expected
-            } else {
-                a == *expected || b == *expected
-            };
-            let ok = declared && (a == b || !hints.idempotent);
-            row(
-                "concurrent",
-                verdict(ok),
-                format!("`{title}` twice at once → {a}, {b}{}", changes(&delta, "")),
+    /// 5. Two identical calls at once.
+    fn concurrent(&mut self) -> Result<(), String> {
+        let Some((title, input, expected)) = self.examples.first().cloned() else {
+            self.row("concurrent", Status::NotApplicable, "no example".into());
+            return Ok(());
+        };
+        let (s, ctx) = self.probe.fresh()?;
+        let index = self.index;
+        let ((a, b), delta) = around(&s.path, &ctx, || {
+            std::thread::scope(|scope| {
+                let h1 = scope.spawn(|| call(&ctx, index, &input));
+                let h2 = scope.spawn(|| call(&ctx, index, &input));
+                (
+                    h1.join().unwrap_or_else(|_| "panic".into()),
+                    h2.join().unwrap_or_else(|_| "panic".into()),
+                )
+            })
+        });
+        let declared = if self.hints.read_only {
+            a == expected && b == expected
+        } else {
+            a == expected || b == expected
+        };
+        let ok = declared && (a == b || !self.hints.idempotent);
+        self.row(
+            "concurrent",
+            verdict(ok),
+            format!("`{title}` twice at once → {a}, {b}{}", changes(&delta, "")),
+        );
+        self.deltas.push(("concurrent calls".into(), delta));
+        Ok(())
+    }
+
+    /// 6. An interrupted call retried with its idempotency key.
+    fn retry(&mut self) -> Result<(), String> {
+        let schema: Value = serde_json::from_str(self.d.input_schema).unwrap_or(Value::Null);
+        if self.d.effect != Effect::RepositoryWrite
+            || schema["properties"].get("idempotency_key").is_none()
+        {
+            self.row(
+                "retry",
+                Status::NotApplicable,
+                "not a writer that takes an idempotency key".into(),
             );
-            deltas.push(("concurrent calls".into(), delta));
+            return Ok(());
         }
-        None => row("concurrent", Status::NotApplicable, "no example".into()),
-    }
-
-    // 6. An interrupted call retried with its idempotency key.
-    let schema: Value = serde_json::from_str(d.input_schema).unwrap_or(Value::Null);
-    if d.effect == Effect::RepositoryWrite && schema["properties"].get("idempotency_key").is_some()
-    {
-        match examples.iter().find(|(_, _, o)| o == "ok") {
-            Some((title, input, _)) => {
-                let (s, ctx) = probe.fresh()?;
-                let mut keyed = input.clone();
-                keyed["idempotency_key"] = json!("seneschal-conformance-retry");
-                // The first call is received and applied, but its answer is lost.
-                let (_, first) = around(&s.path, &ctx, || call(&ctx, index, &keyed));
-                let (retry, second) = around(&s.path, &ctx, || call(&ctx, index, &keyed));
-                let only_audit = second.iter().all(|c| c.contains("audit"));
-                row(
-                    "retry",
-                    verdict(retry == "ok" && only_audit),
-                    format!("`{title}` applied ({}), retried with the same key → {retry}; the retry changed: {}", first.join(", "), if second.is_empty() { "nothing".into() } else { second.join(", ") }),
-                );
-            }
-            None => row(
+        let Some((title, input, _)) = self.examples.iter().find(|(_, _, o)| o == "ok").cloned()
+        else {
+            self.row(
                 "retry",
                 Status::Fail,
                 "a writer with an idempotency key has no ok example".into(),
-            ),
-        }
-    } else {
-        row(
+            );
+            return Ok(());
+        };
+        let (s, ctx) = self.probe.fresh()?;
+        let mut keyed = input;
+        keyed["idempotency_key"] = json!("seneschal-conformance-retry");
+        // The first call is received and applied, but its answer is lost.
+        let (_, first) = around(&s.path, &ctx, || call(&ctx, self.index, &keyed));
+        let (retry, second) = around(&s.path, &ctx, || call(&ctx, self.index, &keyed));
+        let only_audit = second.iter().all(|c| c.contains("audit"));
+        self.row(
             "retry",
-            Status::NotApplicable,
-            "not a writer that takes an idempotency key".into(),
+            verdict(retry == "ok" && only_audit),
+            format!(
+                "`{title}` applied ({}), retried with the same key → {retry}; the retry changed: {}",
+                first.join(", "),
+                if second.is_empty() {
+                    "nothing".into()
+                } else {
+                    second.join(", ")
+                }
+            ),
         );
+        Ok(())
     }
+}
 
-    // The claims, over every observed delta.
+/// The existing files a delta changed or removed (an addition is not among them).
+fn overwritten(delta: &[String]) -> Vec<&str> {
+    delta
+        .iter()
+        .filter(|c| c.starts_with("tree: changed ") || c.starts_with("tree: removed "))
+        .map(String::as_str)
+        .collect()
+}
+
+/// The claims of a capability's hints and effect, judged over every delta its calls made:
+/// `readOnlyHint` → nothing changed; `destructiveHint: false` → no existing file's bytes
+/// changed and none removed (every file of the tree is hashed before and after each call: an
+/// additive writer may only add); `process_state` → no file changed; `repository_write` →
+/// `.git` untouched and at least one example shows an effect.
+fn claims(
+    d: &Descriptor,
+    hints: Hints,
+    deltas: &[(String, Vec<String>)],
+    example_effects: usize,
+) -> (Status, String) {
     let mut broken = Vec::new();
-    for (what, delta) in &deltas {
+    for (what, delta) in deltas {
         if hints.read_only && !delta.is_empty() {
             broken.push(format!(
                 "readOnlyHint, but {what} changed: {}",
                 delta.join(", ")
+            ));
+        }
+        let overwritten = overwritten(delta);
+        if !hints.read_only && !hints.destructive && !overwritten.is_empty() {
+            broken.push(format!(
+                "destructiveHint false, but {what} changed existing files: {}",
+                overwritten.join(", ")
             ));
         }
         if d.effect == Effect::ProcessState && !Snapshot::files_changed(delta).is_empty() {
@@ -688,23 +775,22 @@ fn run_one(probe: &Probe, index: usize, d: &'static Descriptor) -> Result<Vec<Ro
     if d.effect == Effect::RepositoryWrite && example_effects == 0 {
         broken.push("repository_write, but no example shows an effect".into());
     }
-    row(
-        "claims",
-        verdict(broken.is_empty()),
-        if broken.is_empty() {
+    if broken.is_empty() {
+        let additive = if d.additive { " additive" } else { "" };
+        (
+            Status::Pass,
             format!(
-                "effect {}: readOnly={} idempotent={} destructive={} held over {} call(s)",
+                "effect {}{additive}: readOnly={} idempotent={} destructive={} held over {} call(s)",
                 d.effect.as_str(),
                 hints.read_only,
                 hints.idempotent,
                 hints.destructive,
                 deltas.len()
-            )
-        } else {
-            broken.join("; ")
-        },
-    );
-    Ok(rows)
+            ),
+        )
+    } else {
+        (Status::Fail, broken.join("; "))
+    }
 }
 
 /// Exit code of `seneschal conformance` when a claim was falsified.
@@ -764,4 +850,58 @@ pub fn to_json(rows: &[Row]) -> Value {
             "capability": r.capability, "check": r.check, "status": r.status.as_str(), "evidence": r.evidence,
         })).collect::<Vec<_>>(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The claims over what a stand-in handler did to a scratch folder.
+    fn judged(d: &Descriptor, dir: &Path, act: impl FnOnce()) -> (Status, String) {
+        let ctx = Context::new(dir.to_path_buf(), Effect::RepositoryWrite);
+        let ((), delta) = around(dir, &ctx, act);
+        claims(d, d.hints(), &[("the call".into(), delta)], 1)
+    }
+
+    #[test]
+    fn an_additive_writer_that_changes_an_existing_file_is_caught() {
+        let d = CAPABILITIES
+            .iter()
+            .find(|d| d.additive)
+            .expect("the registry has an additive writer");
+        assert!(!d.hints().destructive && d.effect == Effect::RepositoryWrite);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (kept, new) = (dir.path().join("kept.md"), dir.path().join("new.md"));
+        std::fs::write(&kept, "old bytes").expect("write");
+
+        // Adding a file keeps the claim.
+        let (status, evidence) = judged(d, dir.path(), || std::fs::write(&new, "x").unwrap());
+        assert_eq!(status, Status::Pass, "{evidence}");
+        assert!(evidence.contains("additive"), "{evidence}");
+
+        // Rewriting an existing file, even to the same length, is caught and named.
+        let (status, evidence) = judged(d, dir.path(), || {
+            std::fs::write(&kept, "new bytes").unwrap()
+        });
+        assert_eq!(status, Status::Fail);
+        assert_eq!(
+            evidence,
+            "destructiveHint false, but the call changed existing files: tree: changed kept.md"
+        );
+
+        // Removing one is caught too.
+        let (status, evidence) = judged(d, dir.path(), || std::fs::remove_file(&new).unwrap());
+        assert_eq!(status, Status::Fail);
+        assert!(evidence.contains("tree: removed new.md"), "{evidence}");
+
+        // The same rewrite by a destructive writer breaks no claim.
+        let destructive = CAPABILITIES
+            .iter()
+            .find(|d| d.effect == Effect::RepositoryWrite && !d.additive)
+            .expect("the registry has a destructive writer");
+        let (status, evidence) = judged(destructive, dir.path(), || {
+            std::fs::write(&kept, "other bytes").unwrap()
+        });
+        assert_eq!(status, Status::Pass, "{evidence}");
+    }
 }

@@ -237,6 +237,21 @@ fn diff_capability(id: &str, o: &Value, n: &Value, push: &mut impl FnMut(Class, 
                 format!("effect relaxed from {oe} to {ne}"),
             );
         }
+        // Absent means false, as in the manifest.
+        let (oa, na) = (ob["additive"] == true, nb["additive"] == true);
+        if oa && !na {
+            push(
+                Class::Breaking,
+                id,
+                "no longer additive: a call may now change existing files".to_string(),
+            );
+        } else if !oa && na {
+            push(
+                Class::Minor,
+                id,
+                "now additive: a call never changes an existing file".to_string(),
+            );
+        }
         let (od, nd) = (
             ob["disclosure"].as_str().unwrap_or(""),
             nb["disclosure"].as_str().unwrap_or(""),

@@ -2,7 +2,7 @@
 //! projection bytes compiled in, so nothing is rebuilt per request.
 
 use crate::codes::ErrorCode;
-use crate::policy::{Approval, Determinism, Disclosure, Effect, ExecutionPolicy, Hints, Stability};
+use crate::policy::{Class, Effect};
 
 /// Whether a handler runs or embedded content is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +22,9 @@ pub struct HttpRoute {
     pub path: &'static str,
 }
 
-/// One capability as compiled into the binary.
+/// One capability as compiled into the binary. It dereferences to its [`Class`] (effect,
+/// disclosure, determinism, stability), so `d.effect`, `d.hints()`, `d.approval()` and
+/// `d.served_by(max)` are the model's one implementation, shared with the codegen.
 #[derive(Debug)]
 pub struct Descriptor {
     /// Canonical id.
@@ -35,14 +37,8 @@ pub struct Descriptor {
     pub description: &'static str,
     /// `module::function` under `src/handlers/`.
     pub handler: Option<&'static str>,
-    /// What a call changes.
-    pub effect: Effect,
-    /// What a call can reveal.
-    pub disclosure: Disclosure,
-    /// What the answer is a function of.
-    pub determinism: Determinism,
-    /// Stable, experimental or planned.
-    pub stability: Stability,
+    /// What the manifest declares about the capability's behaviour.
+    pub class: Class,
     /// Tags.
     pub tags: &'static [&'static str],
     /// Every error code a call can return.
@@ -71,17 +67,15 @@ pub struct Descriptor {
     pub mime_type: &'static str,
 }
 
+impl std::ops::Deref for Descriptor {
+    type Target = Class;
+
+    fn deref(&self) -> &Class {
+        &self.class
+    }
+}
+
 impl Descriptor {
-    /// The annotations, from the one policy table.
-    pub fn hints(&self) -> Hints {
-        ExecutionPolicy::hints(self.effect)
-    }
-
-    /// The approval a call deserves.
-    pub fn approval(&self) -> Approval {
-        ExecutionPolicy::approval(self.effect, self.disclosure)
-    }
-
     /// The media type of the resource this capability is read as: the manifest's for a
     /// resource, JSON for a query.
     pub fn resource_mime(&self) -> &'static str {
@@ -89,18 +83,6 @@ impl Descriptor {
             Kind::Resource => self.mime_type,
             Kind::Query => "application/json",
         }
-    }
-
-    /// Planned capabilities are never executable.
-    pub fn executable(&self) -> bool {
-        self.stability != Stability::Planned
-    }
-
-    /// Whether a process started with `--allow-effects max_effect` executes this capability:
-    /// executable, and its effect at most `max_effect`. The run-time surfaces ([`served`],
-    /// `capabilities.list`, `capabilities.projections`) decide by this alone.
-    pub fn served_by(&self, max_effect: Effect) -> bool {
-        self.executable() && self.effect <= max_effect
     }
 
     /// The review sentence with `{field}` replaced by the arguments.

@@ -6,19 +6,12 @@
 //! bytes this crate produced.
 
 pub mod check;
-pub mod link;
 pub mod load;
 pub mod model;
 pub mod project;
 
-#[path = "../../src/codes.rs"]
-pub mod codes;
-#[path = "../../src/flags.rs"]
-pub mod flags;
-#[path = "../../src/policy.rs"]
-pub mod policy;
-#[path = "../../src/versions.rs"]
-pub mod versions;
+/// The model shared with the binary (crate `seneschal-model`): policy, codes, versions, flags.
+pub use seneschal_model::{codes, flags, policy, versions};
 
 use std::path::{Path, PathBuf};
 

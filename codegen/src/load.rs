@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::codes::ErrorCode;
 use crate::model::{Capability, Kind, Manifest};
-use crate::policy::{Determinism, Disclosure, Effect, Stability};
+use crate::policy::{Class, Determinism, Disclosure, Effect, Stability};
 
 /// One problem found in the registry.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -306,10 +306,13 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
         mime_type: manifest
             .mime_type
             .unwrap_or_else(|| "text/markdown".to_string()),
-        effect: Effect::parse(&manifest.effect).expect("schema-checked"),
-        disclosure: Disclosure::parse(&manifest.disclosure).expect("schema-checked"),
-        determinism: Determinism::parse(&manifest.determinism).expect("schema-checked"),
-        stability,
+        class: Class {
+            effect: Effect::parse(&manifest.effect).expect("schema-checked"),
+            additive: manifest.additive,
+            disclosure: Disclosure::parse(&manifest.disclosure).expect("schema-checked"),
+            determinism: Determinism::parse(&manifest.determinism).expect("schema-checked"),
+            stability,
+        },
         tags: manifest.tags,
         input,
         output,

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::codes::ErrorCode;
-use crate::policy::{Approval, Determinism, Disclosure, Effect, ExecutionPolicy, Hints, Stability};
+use crate::policy::{Class, Effect, Hints, Stability};
 
 /// One manifest file as written (after the schema check, so every field is well typed).
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -25,6 +25,10 @@ pub struct Manifest {
     #[serde(default)]
     pub mime_type: Option<String>,
     pub effect: String,
+    /// Only with `effect: repository_write`: the capability adds files and never changes an
+    /// existing byte (a create that refuses to overwrite), so it is not destructive.
+    #[serde(default)]
+    pub additive: bool,
     pub disclosure: String,
     pub determinism: String,
     pub stability: String,
@@ -80,7 +84,9 @@ pub enum Kind {
     Resource,
 }
 
-/// One capability of the registry, fully typed.
+/// One capability of the registry, fully typed. It dereferences to its [`Class`] (effect,
+/// disclosure, determinism, stability): `c.effect`, `c.hints()`, `c.approval()`,
+/// `c.within(max)` and `c.served_by(max)` are the model's one implementation.
 #[derive(Debug, Clone)]
 pub struct Capability {
     pub id: String,
@@ -94,10 +100,8 @@ pub struct Capability {
     /// Repository-relative content file of a resource.
     pub content: Option<String>,
     pub mime_type: String,
-    pub effect: Effect,
-    pub disclosure: Disclosure,
-    pub determinism: Determinism,
-    pub stability: Stability,
+    /// What the manifest declares about the capability's behaviour.
+    pub class: Class,
     pub tags: Vec<String>,
     pub input: Value,
     pub output: Value,
@@ -107,34 +111,15 @@ pub struct Capability {
     pub examples: Vec<Example>,
 }
 
+impl std::ops::Deref for Capability {
+    type Target = Class;
+
+    fn deref(&self) -> &Class {
+        &self.class
+    }
+}
+
 impl Capability {
-    /// The annotations every projection shows, from the one policy table.
-    pub fn hints(&self) -> Hints {
-        ExecutionPolicy::hints(self.effect)
-    }
-
-    /// The approval a confirmation UI should ask for.
-    pub fn approval(&self) -> Approval {
-        ExecutionPolicy::approval(self.effect, self.disclosure)
-    }
-
-    /// Planned capabilities are listed, never executable.
-    pub fn executable(&self) -> bool {
-        self.stability != Stability::Planned
-    }
-
-    /// Whether the surfaces of a process started with `--allow-effects max` may mention this
-    /// capability: its effect is at most `max`. The one test of an effect against a profile
-    /// in every per-profile projection (tools, card, OpenAPI, cockpit).
-    pub fn within(&self, max: Effect) -> bool {
-        self.effect <= max
-    }
-
-    /// Whether a process started with `--allow-effects max` executes this capability.
-    pub fn served_by(&self, max: Effect) -> bool {
-        self.executable() && self.within(max)
-    }
-
     /// Every error code a call can return: the universal ones plus the declared ones.
     pub fn all_errors(&self) -> Vec<ErrorCode> {
         let mut all: Vec<ErrorCode> = ErrorCode::UNIVERSAL.to_vec();
@@ -164,7 +149,7 @@ impl Capability {
     /// The whole descriptor as JSON: what `capabilities.show` returns.
     pub fn descriptor(&self) -> Value {
         let hints = self.hints();
-        serde_json::json!({
+        let mut d = serde_json::json!({
             "id": self.id,
             "kind": self.kind_str(),
             "title": self.title,
@@ -191,7 +176,17 @@ impl Capability {
             "review": self.review,
             "examples": self.examples,
             "source": self.source.to_string_lossy().replace('\\', "/"),
-        })
+        });
+        self.mark_additive(&mut d, "additive");
+        d
+    }
+
+    /// Adds `key: true` to the object `v` when the capability is additive; like the manifest,
+    /// every surface says so only when it is (absent means false).
+    pub fn mark_additive(&self, v: &mut Value, key: &str) {
+        if self.additive {
+            v[key] = Value::Bool(true);
+        }
     }
 }
 

@@ -104,7 +104,7 @@ fn parse_json(long: &str, name: &str, text: &str) -> Result<Value, CapabilityErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{Determinism, Disclosure, Effect, Stability};
+    use crate::policy::{Class, Determinism, Disclosure, Effect, Stability};
     use crate::registry::Kind;
 
     const SCHEMA: &str = r#"{"type":"object","additionalProperties":false,"required":["name"],"properties":{
@@ -123,10 +123,13 @@ mod tests {
         title: "Flags",
         description: "Every flag type.",
         handler: None,
-        effect: Effect::Read,
-        disclosure: Disclosure::None,
-        determinism: Determinism::Input,
-        stability: Stability::Stable,
+        class: Class {
+            effect: Effect::Read,
+            additive: false,
+            disclosure: Disclosure::None,
+            determinism: Determinism::Input,
+            stability: Stability::Stable,
+        },
         tags: &[],
         errors: &[],
         mcp_tool: None,

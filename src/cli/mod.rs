@@ -184,7 +184,7 @@ pub fn command() -> Command {
 ///
 /// A long-running server does not need the other subcommands: building the whole tree
 /// parses every capability's input schema and touches code and data that would then stay
-/// resident for the life of the server (see `docs/bench/rss.md`). Any other shape of argv
+/// resident for the life of the server (docs/PERFORMANCE.md, Memory). Any other shape of argv
 /// answers `None` and is parsed by the whole tree.
 fn server_subcommand(args: &[OsString]) -> Option<&'static str> {
     let mut rest = args.iter().skip(1);

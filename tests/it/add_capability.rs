@@ -185,6 +185,7 @@ fn prepare() -> Prepared {
     }
     for dir in [
         "src",
+        "model",
         "capabilities",
         "share",
         "generated",

@@ -78,7 +78,8 @@ fn projections_report_hints_derived_from_effects() {
     let v = json(&run(&["capabilities", "projections"]));
     for c in v["capabilities"].as_array().unwrap() {
         let effect = seneschal::policy::Effect::parse(c["effect"].as_str().unwrap()).unwrap();
-        let h = seneschal::policy::ExecutionPolicy::hints(effect);
+        let (_, d) = seneschal::registry::find(c["id"].as_str().unwrap()).unwrap();
+        let h = seneschal::policy::ExecutionPolicy::hints(effect, d.additive);
         assert_eq!(c["readOnlyHint"], h.read_only, "{}", c["id"]);
         assert_eq!(c["destructiveHint"], h.destructive, "{}", c["id"]);
         assert_eq!(c["idempotentHint"], h.idempotent, "{}", c["id"]);

@@ -578,3 +578,140 @@ fn shared_pieces_have_one_home() {
         "{caught}"
     );
 }
+
+/// What the model crate (`model/`, `seneschal-model`) may depend on: it is compiled by the
+/// build script and the binary alike, so it stays small.
+const MODEL_DEPENDENCIES: &[&str] = &["serde_json"];
+
+/// The crate a repository path belongs to (tests/ and its fixtures are the binary's).
+fn crate_of(path: &str) -> &'static str {
+    if path.starts_with("codegen/") {
+        "seneschal-codegen"
+    } else if path.starts_with("model/") {
+        "seneschal-model"
+    } else {
+        "seneschal"
+    }
+}
+
+/// The repository path a `#[path]` of `file` names (relative to the file's folder).
+fn resolve(file: &str, target: &str) -> String {
+    let mut parts: Vec<&str> = file.split('/').collect();
+    parts.pop();
+    for seg in target.split('/') {
+        match seg {
+            ".." => {
+                parts.pop();
+            }
+            "." | "" => {}
+            s => parts.push(s),
+        }
+    }
+    parts.join("/")
+}
+
+/// The ways `files` (`(path, raw text)`) break the one-model rule: a `#[path]` include that
+/// reaches out of its crate (the way codes, flags, policy and versions were once compiled
+/// twice), or a model dependency beyond [`MODEL_DEPENDENCIES`] (`model/Cargo.toml`).
+fn model_breaks(files: &[(String, String)]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (rel, text) in files {
+        if rel.ends_with("Cargo.toml") {
+            let mut in_deps = false;
+            for line in text.lines().map(str::trim) {
+                if line.starts_with('[') {
+                    in_deps = line == "[dependencies]";
+                } else if in_deps && !line.is_empty() && !line.starts_with('#') {
+                    let name = line.split(['=', '.', ' ']).next().unwrap_or_default();
+                    if !MODEL_DEPENDENCIES.contains(&name) {
+                        bad.push(format!("{rel}: the model depends on {name}"));
+                    }
+                }
+            }
+            continue;
+        }
+        for line in text.lines() {
+            let squashed: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            let Some(target) = squashed
+                .split_once("#[path=\"")
+                .and_then(|(_, rest)| rest.split_once('"'))
+                .map(|(target, _)| target)
+            else {
+                continue;
+            };
+            let included = resolve(rel, target);
+            if crate_of(&included) != crate_of(rel) {
+                bad.push(format!(
+                    "{rel} includes a file of another crate ({included}): {}",
+                    line.trim()
+                ));
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn the_model_is_one_crate_shared_by_the_build_and_the_binary() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut paths = Vec::new();
+    for dir in ["src", "codegen/src", "model/src"] {
+        rust_files(&root.join(dir), &mut paths);
+    }
+    paths.push(root.join("model/Cargo.toml"));
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| {
+            let rel = p.strip_prefix(root).expect("under the root");
+            (
+                rel.to_string_lossy().into_owned(),
+                std::fs::read_to_string(p).expect("readable"),
+            )
+        })
+        .collect();
+    let bad = model_breaks(&files);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // Both sides name the model crate: the build's and the binary's policy are the same.
+    for (manifest, needle) in [
+        ("Cargo.toml", "seneschal-model = { path = \"model\" }"),
+        (
+            "codegen/Cargo.toml",
+            "seneschal-model = { path = \"../model\" }",
+        ),
+    ] {
+        let text = std::fs::read_to_string(root.join(manifest)).expect("readable");
+        assert!(
+            text.contains(needle),
+            "{manifest} does not depend on the model"
+        );
+    }
+    // Planted: the old include and a heavy dependency are caught.
+    let planted = [
+        (
+            "codegen/src/lib.rs".to_string(),
+            "#[path = \"../../src/policy.rs\"]\npub mod policy;".to_string(),
+        ),
+        (
+            "src/handlers/mod.rs".to_string(),
+            "#[path = \"../../tests/fixtures/x/handlers/x.rs\"]\nmod x;".to_string(),
+        ),
+        (
+            "model/Cargo.toml".to_string(),
+            "[dependencies]\nserde_json.workspace = true\nregex = \"1\"\n".to_string(),
+        ),
+    ];
+    let caught = model_breaks(&planted).join("\n");
+    assert!(
+        caught.contains("codegen/src/lib.rs includes a file of another crate (src/policy.rs)"),
+        "{caught}"
+    );
+    assert!(
+        caught.contains("model/Cargo.toml: the model depends on regex"),
+        "{caught}"
+    );
+    assert!(!caught.contains("serde_json"), "{caught}");
+    assert!(
+        !caught.contains("src/handlers/mod.rs"),
+        "a fixture of the binary's own tests: {caught}"
+    );
+}

@@ -8,8 +8,9 @@ use seneschal::policy::{Disclosure, Effect, ExecutionPolicy};
 use serde_json::{json, Value};
 
 /// A top-level scalar of a manifest, read from the YAML text itself (not from the registry
-/// the build produced), so that the test would catch a codegen that drifts from manifests.
-fn manifest_field(id: &str, field: &str) -> String {
+/// the build produced), so that the test would catch a codegen that drifts from manifests;
+/// `None` when the manifest omits it.
+fn manifest_scalar(id: &str, field: &str) -> Option<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("capabilities")
         .join(format!("{id}.yaml"));
@@ -25,7 +26,11 @@ fn manifest_field(id: &str, field: &str) -> String {
                 .trim_matches('"')
                 .to_string()
         })
-        .unwrap_or_else(|| panic!("{id}.yaml has no top-level `{field}`"))
+}
+
+/// A top-level scalar every manifest has.
+fn manifest_field(id: &str, field: &str) -> String {
+    manifest_scalar(id, field).unwrap_or_else(|| panic!("{id}.yaml has no top-level `{field}`"))
 }
 
 #[test]
@@ -50,7 +55,9 @@ fn every_listed_tool_carries_the_policy_of_its_manifest() {
         let effect = Effect::parse(&manifest_field(id, "effect")).expect("a known effect");
         let disclosure =
             Disclosure::parse(&manifest_field(id, "disclosure")).expect("a known disclosure");
-        let h = ExecutionPolicy::hints(effect);
+        // Optional in a manifest: absent means false.
+        let additive = manifest_scalar(id, "additive").as_deref() == Some("true");
+        let h = ExecutionPolicy::hints(effect, additive);
         let a = &t["annotations"];
         assert_eq!(a["readOnlyHint"], h.read_only, "{name}");
         assert_eq!(a["destructiveHint"], h.destructive, "{name}");
@@ -58,6 +65,9 @@ fn every_listed_tool_carries_the_policy_of_its_manifest() {
         assert_eq!(a["openWorldHint"], h.open_world, "{name}");
         let meta = &t["_meta"];
         assert_eq!(meta["seneschal/effect"], effect.as_str(), "{name}");
+        // Present only when the manifest declares it, like the manifest field.
+        let declared = meta.get("seneschal/additive").cloned();
+        assert_eq!(declared, additive.then_some(json!(true)), "{name}");
         assert_eq!(
             meta["seneschal/approval"],
             ExecutionPolicy::approval(effect, disclosure).as_str(),

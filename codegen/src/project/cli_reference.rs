@@ -1,5 +1,6 @@
 //! `generated/cli.md`: the command-line reference, one section per capability command, with
-//! the flags derived from its input schema by the same code the CLI uses (`src/flags.rs`).
+//! the flags derived from its input schema by the same code the CLI uses
+//! (`seneschal_model::flags`).
 
 use std::fmt::Write;
 

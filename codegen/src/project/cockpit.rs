@@ -21,7 +21,7 @@ pub fn render(reg: &Registry, max_effect: Effect) -> String {
         .map(|c| {
             let h = c.hints();
             let e = &c.expose;
-            json!({
+            let mut row = json!({
                 "id": c.id,
                 "title": c.title,
                 "executable": c.executable(),
@@ -35,7 +35,9 @@ pub fn render(reg: &Registry, max_effect: Effect) -> String {
                 "mcp_resource": e.mcp_resource,
                 "http": e.http.as_ref().map(|h| format!("{} {}", h.method, h.path)),
                 "cli": e.cli.as_ref().map(|p| p.join(" ")),
-            })
+            });
+            c.mark_additive(&mut row, "additive");
+            row
         })
         .collect();
     let text = serde_json::to_string(&json!({

@@ -44,7 +44,7 @@ pub fn capability_entry(c: &Capability, tool: Option<&Value>, operation: Option<
         "input": c.input,
         "output": c.output,
     });
-    let behaviour = json!({
+    let mut behaviour = json!({
         "effect": c.effect.as_str(),
         "hints": hints_json(c.hints()),
         "approval": c.approval().as_str(),
@@ -52,6 +52,7 @@ pub fn capability_entry(c: &Capability, tool: Option<&Value>, operation: Option<
         "determinism": c.determinism.as_str(),
         "stability": c.stability.as_str(),
     });
+    c.mark_additive(&mut behaviour, "additive");
     let errors = json!(c
         .all_errors()
         .iter()

@@ -40,7 +40,7 @@ pub const WIRE: [(Effect, [&str; 2]); 3] = [
 pub fn tool(c: &Capability, tool_name: &str) -> Value {
     let mut annotations = hints_json(c.hints());
     annotations["title"] = json!(c.title);
-    json!({
+    let mut tool = json!({
         "name": tool_name,
         "title": c.title,
         "description": c.description,
@@ -55,7 +55,9 @@ pub fn tool(c: &Capability, tool_name: &str) -> Value {
             "seneschal/stability": c.stability.as_str(),
             "seneschal/review": c.review,
         }
-    })
+    });
+    c.mark_additive(&mut tool["_meta"], "seneschal/additive");
+    tool
 }
 
 /// Every tool of the full profile, each rendered once; a profile's list borrows from it.

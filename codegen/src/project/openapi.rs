@@ -228,6 +228,9 @@ pub fn operation(c: &Capability) -> Value {
     }
     op.insert("responses".into(), Value::Object(responses));
     op.insert("x-seneschal-effect".into(), json!(c.effect.as_str()));
+    if c.additive {
+        op.insert("x-seneschal-additive".into(), json!(true));
+    }
     op.insert("x-seneschal-hints".into(), hints_json(c.hints()));
     op.insert("x-seneschal-approval".into(), json!(c.approval().as_str()));
     op.insert(

@@ -24,7 +24,12 @@ pub fn section(c: &Capability) -> String {
     let _ = writeln!(s, "| | |\n|---|---|");
     let _ = writeln!(s, "| kind | {} |", c.kind_str());
     let _ = writeln!(s, "| stability | {} |", c.stability.as_str());
-    let _ = writeln!(s, "| effect | `{}` |", c.effect.as_str());
+    let additive = if c.additive {
+        ", additive: adds files, never changes or removes an existing one"
+    } else {
+        ""
+    };
+    let _ = writeln!(s, "| effect | `{}`{additive} |", c.effect.as_str());
     let _ = writeln!(
         s,
         "| hints | readOnlyHint={} destructiveHint={} idempotentHint={} openWorldHint={} |",

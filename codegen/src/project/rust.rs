@@ -180,6 +180,7 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
     let disclosure = disclosure_tokens(c.disclosure);
     let determinism = determinism_tokens(c.determinism);
     let stability = stability_tokens(c.stability);
+    let additive = c.additive;
     let tags = &c.tags;
     let errors: Vec<TokenStream> = c
         .all_errors()
@@ -224,10 +225,13 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
             title: #title,
             description: #description,
             handler: #handler,
-            effect: #effect,
-            disclosure: #disclosure,
-            determinism: #determinism,
-            stability: #stability,
+            class: crate::policy::Class {
+                effect: #effect,
+                additive: #additive,
+                disclosure: #disclosure,
+                determinism: #determinism,
+                stability: #stability,
+            },
             tags: &[#(#tags),*],
             errors: &[#(#errors),*],
             mcp_tool: #mcp_tool,

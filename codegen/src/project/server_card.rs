@@ -49,7 +49,9 @@ pub fn render_profile(reg: &Registry, digest: &str, tools: &Tools, max_effect: E
     let summary: Vec<_> = tools
         .of(max_effect)
         .map(|(c, t)| {
-            json!({"name": t["name"], "id": c.id, "effect": c.effect.as_str(), "approval": c.approval().as_str()})
+            let mut s = json!({"name": t["name"], "id": c.id, "effect": c.effect.as_str(), "approval": c.approval().as_str()});
+            c.mark_additive(&mut s, "additive");
+            s
         })
         .collect();
     let resources: Vec<_> = reg

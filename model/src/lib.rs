@@ -1,0 +1,16 @@
+//! The model seneschal's build-time codegen and its binary share: one definition of each
+//! classification a manifest declares and of what follows from it.
+//!
+//! - [`policy`]: effects, disclosure, determinism, stability, and the one derivation of the
+//!   MCP hints and the approval from them ([`policy::Class`]);
+//! - [`codes`]: the stable error codes and what each transport makes of them;
+//! - [`versions`]: names, MCP protocol versions and methods every projection announces;
+//! - [`flags`]: the CLI flags an input schema gives a capability command.
+//!
+//! It depends on `serde_json` alone (for [`flags`]), so both the build script and the binary
+//! compile it cheaply; nothing here knows a manifest file, a transport or a handler.
+
+pub mod codes;
+pub mod flags;
+pub mod policy;
+pub mod versions;

@@ -1,0 +1,261 @@
+//! The execution policy: what a capability's declared effect lets a caller assume.
+//!
+//! This file is the one home of the effect → hints table of DESIGN §3. The build-time codegen
+//! renders the MCP annotations, the OpenAPI extensions, the reference and the contract lock
+//! from it, and the binary answers from it at run time: both read a capability's declared
+//! [`Class`], whose methods are the only derivation of hints, approval and profile
+//! membership. No transport writes an annotation value itself; each reads these tables.
+
+/// What a call changes in the world.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Effect {
+    /// Changes nothing.
+    Read,
+    /// Changes this process's memory only (never a file).
+    ProcessState,
+    /// Writes or deletes repository files (an additive writer only adds files: see
+    /// [`Class::additive`]).
+    RepositoryWrite,
+}
+
+/// What a call can reveal to its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Disclosure {
+    /// Nothing beyond the call's own arguments.
+    None,
+    /// Facts about seneschal itself (its registry, its process).
+    Metadata,
+    /// Repository content.
+    Repository,
+}
+
+/// What an answer is a function of; it scopes the parity tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Determinism {
+    /// The input alone.
+    Input,
+    /// The input and the repository's content.
+    Repository,
+    /// This process's state (uptime, session notes): exempt from parity by declaration.
+    Process,
+}
+
+/// How far along its life a capability is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stability {
+    /// Covered by the contract.
+    Stable,
+    /// Callable; may change in a minor release.
+    Experimental,
+    /// Listed, never executable through any projection.
+    Planned,
+}
+
+/// The approval a confirmation UI should ask for before a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Approval {
+    /// Metadata reads: no approval.
+    None,
+    /// Reads that disclose repository content, and process-state changes: once per session.
+    Session,
+    /// Repository writes: every call.
+    PerCall,
+}
+
+/// The four MCP tool annotations, as booleans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hints {
+    /// `readOnlyHint`
+    pub read_only: bool,
+    /// `destructiveHint`
+    pub destructive: bool,
+    /// `idempotentHint`
+    pub idempotent: bool,
+    /// `openWorldHint`
+    pub open_world: bool,
+}
+
+/// The one classification every surface consults.
+pub struct ExecutionPolicy;
+
+impl ExecutionPolicy {
+    /// The annotations a caller may rely on for a capability with this effect (DESIGN §3);
+    /// `additive` says that the capability only adds files and never changes an existing
+    /// byte, which makes a repository write not destructive.
+    pub const fn hints(effect: Effect, additive: bool) -> Hints {
+        match effect {
+            Effect::Read => Hints {
+                read_only: true,
+                destructive: false,
+                idempotent: true,
+                open_world: false,
+            },
+            Effect::ProcessState => Hints {
+                read_only: false,
+                destructive: false,
+                idempotent: false,
+                open_world: false,
+            },
+            Effect::RepositoryWrite => Hints {
+                read_only: false,
+                destructive: !additive,
+                idempotent: false,
+                open_world: false,
+            },
+        }
+    }
+
+    /// The approval a call deserves, from what it changes and what it can reveal. An additive
+    /// write still asks at every call: it adds repository content the caller should see first.
+    pub const fn approval(effect: Effect, disclosure: Disclosure) -> Approval {
+        match (effect, disclosure) {
+            (Effect::RepositoryWrite, _) => Approval::PerCall,
+            (Effect::ProcessState, _) => Approval::Session,
+            (Effect::Read, Disclosure::Repository) => Approval::Session,
+            (Effect::Read, Disclosure::None | Disclosure::Metadata) => Approval::None,
+        }
+    }
+}
+
+/// What a manifest declares about a capability's behaviour: everything the policy derives
+/// from. The codegen's capability and the binary's descriptor both dereference to it, so
+/// hints, approval and profile membership have this one implementation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Class {
+    /// What a call changes.
+    pub effect: Effect,
+    /// Only for [`Effect::RepositoryWrite`]: the capability adds files and never changes or
+    /// removes an existing one (a create that refuses to overwrite). Not destructive.
+    pub additive: bool,
+    /// What a call can reveal.
+    pub disclosure: Disclosure,
+    /// What the answer is a function of.
+    pub determinism: Determinism,
+    /// Stable, experimental or planned.
+    pub stability: Stability,
+}
+
+impl Class {
+    /// The annotations every projection shows, from the one policy table.
+    pub const fn hints(&self) -> Hints {
+        ExecutionPolicy::hints(self.effect, self.additive)
+    }
+
+    /// The approval a confirmation UI should ask for.
+    pub const fn approval(&self) -> Approval {
+        ExecutionPolicy::approval(self.effect, self.disclosure)
+    }
+
+    /// Planned capabilities are listed, never executable.
+    pub fn executable(&self) -> bool {
+        self.stability != Stability::Planned
+    }
+
+    /// Whether the surfaces of a process started with `--allow-effects max` may mention this
+    /// capability: its effect is at most `max`. The one test of an effect against a profile.
+    pub fn within(&self, max: Effect) -> bool {
+        self.effect <= max
+    }
+
+    /// Whether a process started with `--allow-effects max` executes this capability:
+    /// executable, and its effect at most `max`.
+    pub fn served_by(&self, max: Effect) -> bool {
+        self.executable() && self.within(max)
+    }
+}
+
+impl Effect {
+    /// Every effect, weakest first.
+    pub const ALL: [Effect; 3] = [Effect::Read, Effect::ProcessState, Effect::RepositoryWrite];
+
+    /// The manifest spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Effect::Read => "read",
+            Effect::ProcessState => "process_state",
+            Effect::RepositoryWrite => "repository_write",
+        }
+    }
+
+    /// Parses the manifest spelling.
+    pub fn parse(s: &str) -> Option<Effect> {
+        Effect::ALL.into_iter().find(|e| e.as_str() == s)
+    }
+}
+
+impl Disclosure {
+    /// The manifest spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Disclosure::None => "none",
+            Disclosure::Metadata => "metadata",
+            Disclosure::Repository => "repository",
+        }
+    }
+
+    /// Parses the manifest spelling.
+    pub fn parse(s: &str) -> Option<Disclosure> {
+        [
+            Disclosure::None,
+            Disclosure::Metadata,
+            Disclosure::Repository,
+        ]
+        .into_iter()
+        .find(|d| d.as_str() == s)
+    }
+}
+
+impl Determinism {
+    /// The manifest spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Determinism::Input => "input",
+            Determinism::Repository => "repository",
+            Determinism::Process => "process",
+        }
+    }
+
+    /// Parses the manifest spelling.
+    pub fn parse(s: &str) -> Option<Determinism> {
+        [
+            Determinism::Input,
+            Determinism::Repository,
+            Determinism::Process,
+        ]
+        .into_iter()
+        .find(|d| d.as_str() == s)
+    }
+}
+
+impl Stability {
+    /// The manifest spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Stability::Stable => "stable",
+            Stability::Experimental => "experimental",
+            Stability::Planned => "planned",
+        }
+    }
+
+    /// Parses the manifest spelling.
+    pub fn parse(s: &str) -> Option<Stability> {
+        [
+            Stability::Stable,
+            Stability::Experimental,
+            Stability::Planned,
+        ]
+        .into_iter()
+        .find(|d| d.as_str() == s)
+    }
+}
+
+impl Approval {
+    /// The spelling used in `_meta["seneschal/approval"]` and OpenAPI.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Approval::None => "none",
+            Approval::Session => "session",
+            Approval::PerCall => "per_call",
+        }
+    }
+}
