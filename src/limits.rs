@@ -72,8 +72,8 @@ pub const TABLE: &[Limit] = &[
         value: "1 MiB (`serve --max-body`)",
         amount: Some(HTTP_BODY_DEFAULT as u64),
         enforced: "vendor/tiny_http/src/serve.rs `Client::request` (patch 7: the connection reads the body whole, at most the limit + 1 bytes, before the request takes a worker; a body declared larger is never read) and src/http/routes.rs `read_body` (declared length first, then the bounded read)",
-        mcp: "413 problem `invalid_input` at `/mcp`",
-        http: "413 problem `invalid_input`",
+        mcp: "413 problem `too_large` at `/mcp`",
+        http: "413 problem `too_large`",
         cli: "n/a",
     },
     Limit {

@@ -20,17 +20,23 @@ pub enum ErrorCode {
     Unsupported,
     /// A fault inside seneschal.
     Internal,
+    /// The HTTP method is not served at that path (the answer's `Allow` names those that are).
+    MethodNotAllowed,
+    /// The request is larger than the process accepts (`serve --max-body`).
+    TooLarge,
 }
 
 impl ErrorCode {
     /// Every code, in documentation order.
-    pub const ALL: [ErrorCode; 6] = [
+    pub const ALL: [ErrorCode; 8] = [
         ErrorCode::InvalidInput,
         ErrorCode::NotFound,
         ErrorCode::Refused,
         ErrorCode::Conflict,
         ErrorCode::Unsupported,
         ErrorCode::Internal,
+        ErrorCode::MethodNotAllowed,
+        ErrorCode::TooLarge,
     ];
 
     /// Codes every executable capability can return whether it declares them or not.
@@ -45,6 +51,8 @@ impl ErrorCode {
             ErrorCode::Conflict => "conflict",
             ErrorCode::Unsupported => "unsupported",
             ErrorCode::Internal => "internal",
+            ErrorCode::MethodNotAllowed => "method_not_allowed",
+            ErrorCode::TooLarge => "too_large",
         }
     }
 
@@ -62,6 +70,8 @@ impl ErrorCode {
             ErrorCode::Conflict => 409,
             ErrorCode::Unsupported => 501,
             ErrorCode::Internal => 500,
+            ErrorCode::MethodNotAllowed => 405,
+            ErrorCode::TooLarge => 413,
         }
     }
 
@@ -74,6 +84,8 @@ impl ErrorCode {
             ErrorCode::Refused => 4,
             ErrorCode::Conflict => 5,
             ErrorCode::Unsupported => 6,
+            ErrorCode::MethodNotAllowed => 7,
+            ErrorCode::TooLarge => 8,
         }
     }
 
@@ -86,6 +98,8 @@ impl ErrorCode {
             ErrorCode::Conflict => "the repository changed under the caller",
             ErrorCode::Unsupported => "the capability is planned or the request is not served",
             ErrorCode::Internal => "a fault inside seneschal",
+            ErrorCode::MethodNotAllowed => "the HTTP method is not served at that path (HTTP only)",
+            ErrorCode::TooLarge => "the request is larger than the process accepts",
         }
     }
 }

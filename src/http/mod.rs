@@ -17,6 +17,7 @@
 //! stdout, `listening on http://ADDR`, and the human URLs on stderr.
 
 mod guard;
+mod mcp;
 mod problem;
 mod query;
 mod routes;

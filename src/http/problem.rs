@@ -18,14 +18,14 @@ pub fn type_uri(code: &str) -> String {
 }
 
 /// The problem document of `e` answered with `status`.
-pub fn body(e: &CapabilityError, status: u16) -> Value {
+pub fn body(e: &CapabilityError) -> Value {
     let meaning = e.code.meaning();
     let mut title = meaning[..1].to_ascii_uppercase();
     title.push_str(&meaning[1..]);
     let mut v = json!({
         "type": type_uri(e.code.as_str()),
         "title": title,
-        "status": status,
+        "status": e.code.http_status(),
         "detail": e.message,
         "code": e.code.as_str(),
     });
@@ -47,7 +47,7 @@ mod tests {
         let e = CapabilityError::invalid_input("bad")
             .at("/id")
             .with_data(json!({"k": 1}));
-        let v = body(&e, 400);
+        let v = body(&e);
         assert_eq!(v["type"], "urn:seneschal:problem:invalid_input");
         assert_eq!(v["status"], 400);
         assert_eq!(v["code"], "invalid_input");

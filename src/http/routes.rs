@@ -24,7 +24,7 @@ use super::problem;
 use super::query;
 use super::Options;
 use crate::context::Context;
-use crate::error::CapabilityError;
+use crate::error::{CapabilityError, ErrorCode};
 use crate::execute::{execute_index, Transport};
 use crate::registry::{self, projections, CAPABILITIES};
 use crate::versions::MCP_HTTP_PATH;
@@ -143,13 +143,10 @@ impl Reply {
         Reply::new(200, "application/json", body)
     }
 
-    fn problem(e: &CapabilityError, status: u16) -> Reply {
-        let body = serde_json::to_vec(&problem::body(e, status)).expect("JSON values serialize");
-        Reply::new(status, problem::PROBLEM_JSON, body)
-    }
-
+    /// An RFC 9457 problem; its status is the code's, from the codes table, and nowhere else.
     fn error(e: &CapabilityError) -> Reply {
-        Reply::problem(e, e.code.http_status())
+        let body = serde_json::to_vec(&problem::body(e)).expect("JSON values serialize");
+        Reply::new(e.code.http_status(), problem::PROBLEM_JSON, body)
     }
 
     fn header(mut self, name: &'static str, value: impl Into<Cow<'static, str>>) -> Reply {
@@ -160,10 +157,11 @@ impl Reply {
 
 /// A 405 naming the methods the path serves.
 fn method_not_allowed(method: &str, path: &str, allow: &str) -> Reply {
-    let e = CapabilityError::unsupported(format!(
-        "{method} is not served at {path}; it serves {allow}"
-    ));
-    Reply::problem(&e, 405).header("Allow", allow.to_string())
+    let e = CapabilityError::new(
+        ErrorCode::MethodNotAllowed,
+        format!("{method} is not served at {path}; it serves {allow}"),
+    );
+    Reply::error(&e).header("Allow", allow.to_string())
 }
 
 /// A fixed page with an ETag: 304 when `If-None-Match` names it.
@@ -209,10 +207,11 @@ pub struct Body<'a> {
 /// Reads the body, at most `max` bytes; more is a 413.
 fn read_body(request: &mut Body, max: usize) -> Result<Vec<u8>, Reply> {
     let too_large = || {
-        let e = CapabilityError::invalid_input(format!(
-            "the request body is larger than {max} bytes (see serve --max-body)"
-        ));
-        Reply::problem(&e, 413)
+        let e = CapabilityError::new(
+            ErrorCode::TooLarge,
+            format!("the request body is larger than {max} bytes (see serve --max-body)"),
+        );
+        Reply::error(&e)
     };
     if request.length.is_some_and(|n| n > max) {
         return Err(too_large());
@@ -224,7 +223,7 @@ fn read_body(request: &mut Body, max: usize) -> Result<Vec<u8>, Reply> {
         Ok(_) => Ok(body),
         Err(e) => {
             let e = CapabilityError::invalid_input(format!("the request body cannot be read: {e}"));
-            Err(Reply::problem(&e, 400))
+            Err(Reply::error(&e))
         }
     }
 }
@@ -337,7 +336,7 @@ fn answer(
         p if p == MCP_HTTP_PATH => match method {
             "POST" => match read_body(request, state.max_body) {
                 Ok(body) => {
-                    let r = crate::mcp::http_post(&state.ctx, headers, &body);
+                    let r = super::mcp::post(&state.ctx, headers, &body);
                     Reply {
                         status: r.status,
                         headers: r

@@ -7,7 +7,6 @@
 //! `tools/list` is the build's bytes for the profile and era.
 
 pub mod dispatch;
-pub mod http;
 pub mod inspect;
 pub mod methods;
 pub mod model;
@@ -16,7 +15,6 @@ pub mod wire;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use crate::codes::ErrorCode;
 use crate::context::Context;
@@ -51,23 +49,6 @@ pub fn serve_stdio(repo: PathBuf, options: &Options) -> ExitCode {
             ExitCode::from(ErrorCode::Internal.exit_code())
         }
     }
-}
-
-/// An HTTP answer from the MCP projection, for `http/` to send as it is.
-#[derive(Debug, Clone)]
-pub struct HttpReply {
-    /// Status code.
-    pub status: u16,
-    /// Extra headers (Content-Type included).
-    pub headers: Vec<(String, String)>,
-    /// Body bytes.
-    pub body: Vec<u8>,
-}
-
-/// Answers one `POST /mcp` (Streamable HTTP) after `http/` has checked Origin and Host.
-/// `headers` are the request headers, names lower-cased.
-pub fn http_post(ctx: &Arc<Context>, headers: &[(String, String)], body: &[u8]) -> HttpReply {
-    http::post(ctx, headers, body)
 }
 
 #[cfg(test)]

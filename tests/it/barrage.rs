@@ -467,9 +467,9 @@ fn the_http_server_survives_the_barrage() {
             s.addr
         )
     };
-    s.raw(head("/mcp").as_bytes()).problem(413, "invalid_input");
+    s.raw(head("/mcp").as_bytes()).problem(413, "too_large");
     s.raw(head("/api/v1/session/notes").as_bytes())
-        .problem(413, "invalid_input");
+        .problem(413, "too_large");
     let big = vec![b' '; limits::HTTP_BODY_DEFAULT + 1];
     s.request(
         "POST",
@@ -477,7 +477,7 @@ fn the_http_server_survives_the_barrage() {
         &[("Content-Type", "application/json")],
         &big,
     )
-    .problem(413, "invalid_input");
+    .problem(413, "too_large");
     let r = s.raw(
         format!(
             "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{{}}",

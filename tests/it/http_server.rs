@@ -165,7 +165,7 @@ fn not_found_and_method_not_allowed() {
         ("DELETE", "/mcp", "POST"),
     ] {
         let r = s.request(method, path, &[], b"");
-        r.problem(405, "unsupported");
+        r.problem(405, "method_not_allowed");
         assert_eq!(r.header("allow"), Some(allow), "{method} {path}");
     }
 }
@@ -426,7 +426,7 @@ fn bodies_over_the_limit_are_413() {
         )
         .as_bytes(),
     );
-    c.read(false).problem(413, "invalid_input");
+    c.read(false).problem(413, "too_large");
 
     let s = start(&["--max-body", "16"]);
     let r = s.request(
@@ -435,7 +435,7 @@ fn bodies_over_the_limit_are_413() {
         &[("Content-Type", "application/json")],
         &[b' '; 17],
     );
-    r.problem(413, "invalid_input");
+    r.problem(413, "too_large");
     // A chunked body is counted as it is read.
     let mut c = s.connect();
     c.write(
@@ -446,7 +446,7 @@ fn bodies_over_the_limit_are_413() {
         )
         .as_bytes(),
     );
-    c.read(false).problem(413, "invalid_input");
+    c.read(false).problem(413, "too_large");
     // At the limit it passes the guard.
     let r = s.request(
         "POST",

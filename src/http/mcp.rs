@@ -1,24 +1,38 @@
 //! Streamable HTTP semantics of `POST /mcp`: one JSON-RPC message per POST, answered with
 //! `application/json`; notifications → 202 with no body; the 2026-07-28 header checks.
 //!
-//! `http/` has already validated Origin and Host and answers GET/DELETE with 405 itself.
+//! The HTTP server has already validated Origin and Host and answers GET/DELETE with 405 itself.
+//! This is the one place where a JSON-RPC answer gets its HTTP status (the statuses the MCP
+//! specification gives the binding); a capability error keeps its own code inside the
+//! JSON-RPC result.
 //! Each POST is stateless: a legacy request is served as if `initialize` had negotiated
 //! the revision named by its `MCP-Protocol-Version` header (2025-03-26 when absent, as the
 //! transport allows), and no session id is minted.
 
 use serde_json::{Map, Value};
 
-use super::dispatch::{self, Answer};
-use super::model::{
+use crate::context::Context;
+use crate::mcp::dispatch::{self, Answer};
+use crate::mcp::model::{
     Era, Session, HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
 };
-use super::{wire, HttpReply};
-use crate::context::Context;
+use crate::mcp::wire;
 use crate::versions::{MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS};
 
 /// The revision a legacy POST without `MCP-Protocol-Version` is taken to speak.
 const LEGACY_DEFAULT: &str = "2025-03-26";
+
+/// An HTTP answer from the MCP projection, for the server to send as it is.
+#[derive(Debug, Clone)]
+pub struct HttpReply {
+    /// Status code.
+    pub status: u16,
+    /// Extra headers (Content-Type included).
+    pub headers: Vec<(String, String)>,
+    /// Body bytes.
+    pub body: Vec<u8>,
+}
 
 fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
     headers
@@ -189,8 +203,8 @@ mod tests {
 
     use serde_json::json;
 
+    use super::post as http_post;
     use super::*;
-    use crate::mcp::http_post;
     use crate::policy::Effect;
 
     fn ctx(effect: Effect) -> Arc<Context> {
