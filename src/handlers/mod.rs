@@ -12,7 +12,9 @@
 pub mod capabilities;
 pub mod contract;
 pub mod files;
+pub mod history;
 pub mod knowledge;
+pub mod listing;
 pub mod mcp;
 pub mod repo;
 pub mod server;
