@@ -695,7 +695,8 @@ pub fn commit_detail(repo: &Path, sha: &str) -> Result<CommitDetail, CapabilityE
             "unexpected git log output: a record is incomplete",
         ));
     }
-    let message = f[9].strip_suffix('\n').unwrap_or(f[9]).to_string();
+    // The message without the newlines git ends it (and the record) with.
+    let message = f[9].trim_end_matches('\n').to_string();
     Ok(CommitDetail {
         commit: Commit {
             sha: f[0].to_string(),
