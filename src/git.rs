@@ -931,4 +931,67 @@ u UU N... 100644 100644 100644 100644 a b c both.txt\0\
         assert!(c[1].parents.is_empty());
         assert!(parse_log(b"abc\0p\0").is_err());
     }
+
+    #[test]
+    fn raw_and_numstat_records_are_joined() {
+        let out = b":100644 100644 aaa bbb M\0a.txt\0:100644 100644 ccc ccc M\0stat-only.txt\0\
+:100644 100644 ddd eee R087\0old name.txt\0new name.txt\0:000000 100644 000 fff A\0img.png\0\
+2\t1\ta.txt\0\
+0\t3\t\0old name.txt\0new name.txt\0\
+-\t-\timg.png\0";
+        let f = parse_raw_numstat(out).unwrap();
+        let paths: Vec<&str> = f.iter().map(|f| f.path.as_str()).collect();
+        // The stat-only record has no numstat: no change.
+        assert_eq!(paths, ["a.txt", "img.png", "new name.txt"]);
+        assert_eq!((f[0].additions, f[0].deletions), (Some(2), Some(1)));
+        assert_eq!((f[1].change, f[1].additions), ("added", None));
+        assert_eq!(f[2].change, "renamed");
+        assert_eq!(f[2].from.as_deref(), Some("old name.txt"));
+        assert_eq!(f[2].deletions, Some(3));
+        assert!(parse_raw_numstat(b":100644 100644 a b R100\0only-one\0").is_err());
+    }
+
+    #[test]
+    fn blame_porcelain_repeats_commit_fields_from_the_first_line() {
+        let out =
+            b"abc 1 1 2\nauthor Ann\nauthor-mail <ann@x>\nauthor-time 86400\nauthor-tz +0000\n\
+summary first\nfilename f\n\tone\nabc 2 2\n\ttwo\ndef 3 3 1\nauthor Bob\nauthor-mail <bob@x>\n\
+author-time 0\nsummary second\nfilename f\n\t\tindented\n";
+        let l = parse_blame(out);
+        assert_eq!(l.len(), 3);
+        assert_eq!(
+            (l[1].line, l[1].author.as_str(), l[1].text.as_str()),
+            (2, "Ann", "two")
+        );
+        assert_eq!(l[1].author_time, 86400);
+        assert_eq!(l[2].author_email, "bob@x");
+        assert_eq!(l[2].text, "\tindented");
+    }
+
+    #[test]
+    fn branch_records_carry_upstream_and_counts() {
+        let out = b"refs/heads/main\0main\0aaa\0*\0\0origin/main\0ahead 2, behind 1\0subject one\n\
+refs/heads/gone\0gone\0bbb\0 \0\0origin/gone\0gone\0two\n\
+refs/remotes/origin/HEAD\0origin\0aaa\0 \0refs/remotes/origin/main\0\0\0s\n\
+refs/remotes/origin/main\0origin/main\0ccc\0 \0\0\0\0three\n";
+        let b = parse_branches(out);
+        assert_eq!(b.len(), 3, "the symbolic origin/HEAD is left out");
+        assert!(b[0].current && !b[0].remote);
+        assert_eq!((b[0].ahead, b[0].behind), (Some(2), Some(1)));
+        assert_eq!((b[1].ahead, b[1].behind), (None, None));
+        assert!(b[2].remote && b[2].upstream.is_none());
+    }
+
+    #[test]
+    fn revisions_that_look_like_options_are_refused() {
+        for bad in ["--output=/tmp/x", "-p", "a\nb"] {
+            assert_eq!(
+                check_revision(bad, "/rev").unwrap_err().code.as_str(),
+                "invalid_input",
+                "{bad}"
+            );
+        }
+        check_revision("HEAD~2", "/rev").unwrap();
+        check_revision("v1.0^{commit}", "/rev").unwrap();
+    }
 }
