@@ -19,6 +19,7 @@ pub mod mcp;
 pub mod repo;
 pub mod server;
 pub mod session;
+pub mod wire;
 pub mod writes;
 
 /// The handlers of the MCP conformance suite's fixture capabilities (the
