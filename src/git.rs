@@ -583,6 +583,116 @@ pub fn diff_patch(
     Ok((String::from_utf8_lossy(&bytes).into_owned(), cut))
 }
 
+/// The files and the patch of `spec` under `paths` from one git run (`--raw --numstat -z
+/// --patch`: the records, an empty field, then the patch): the files, the patch cut to at most
+/// `cap` bytes on a line boundary, and whether it was cut. The records are read whole, up to
+/// [`DIFF_RECORDS_CAP`] bytes (more is `invalid_input`: too many files to list).
+pub fn diff_with_patch(
+    repo: &Path,
+    spec: &DiffSpec,
+    paths: &[String],
+    context: u64,
+    cap: usize,
+) -> Result<(Vec<FileDiff>, String, bool), CapabilityError> {
+    let unified = format!("--unified={context}");
+    let mut args = spec.args(&["--raw", "--numstat", "-z", "--patch", unified.as_str()]);
+    args.push("--".into());
+    args.extend(paths.iter().cloned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (bytes, more) = run_capped_after(repo, &args, b"\0\0", DIFF_RECORDS_CAP, cap)
+        .map_err(|f| f.into_error("the diff"))?;
+    let (records, patch) = match memchr::memmem::find(&bytes, b"\0\0") {
+        Some(at) => (&bytes[..at + 1], &bytes[at + 2..]),
+        None if more => {
+            return Err(CapabilityError::invalid_input(format!(
+                "the diff changes too many files to list (more than {DIFF_RECORDS_CAP} bytes of records); name paths to narrow it"
+            ))
+            .at("/paths"))
+        }
+        None => (&bytes[..], &[][..]),
+    };
+    let files = parse_raw_numstat(records)?;
+    let mut patch = patch.to_vec();
+    if more {
+        let end = patch.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        patch.truncate(end);
+    }
+    Ok((files, String::from_utf8_lossy(&patch).into_owned(), more))
+}
+
+/// The most bytes of file records [`diff_with_patch`] reads.
+pub const DIFF_RECORDS_CAP: usize = 32 * 1024 * 1024;
+
+/// Like [`run_capped`], with the cap counted from the end of the first `marker` (the marker
+/// itself and what precedes it may take `head_cap` bytes): the bytes read, and whether git had
+/// more to say.
+fn run_capped_after(
+    repo: &Path,
+    args: &[&str],
+    marker: &[u8],
+    head_cap: usize,
+    cap: usize,
+) -> Result<(Vec<u8>, bool), Failure> {
+    use std::io::Read;
+    let started = |e: std::io::Error| Failure {
+        status: None,
+        stderr: format!("git cannot be started: {e}"),
+    };
+    let mut child = command(repo)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(started)?;
+    let mut stderr = child.stderr.take();
+    let errors = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(e) = stderr.as_mut() {
+            let _ = e.by_ref().take(64 * 1024).read_to_end(&mut text);
+            let _ = std::io::copy(e, &mut std::io::sink());
+        }
+        text
+    });
+    let mut out: Vec<u8> = Vec::new();
+    let mut more = false;
+    let mut limit: Option<usize> = None;
+    if let Some(mut stdout) = child.stdout.take() {
+        let mut chunk = vec![0u8; 64 * 1024];
+        loop {
+            let n = match stdout.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(started(e)),
+            };
+            let from = out.len().saturating_sub(marker.len());
+            out.extend_from_slice(&chunk[..n]);
+            if limit.is_none() {
+                if let Some(at) = memchr::memmem::find(&out[from..], marker) {
+                    limit = Some(from + at + marker.len() + cap);
+                }
+            }
+            let bound = limit.unwrap_or(head_cap);
+            if out.len() > bound {
+                out.truncate(bound);
+                more = true;
+                let _ = child.kill();
+                break;
+            }
+        }
+    }
+    let status = child.wait().map_err(started)?;
+    let text = errors.join().unwrap_or_default();
+    if more || status.success() {
+        Ok((out, more))
+    } else {
+        Err(Failure {
+            status: status.code(),
+            stderr: String::from_utf8_lossy(&text).trim().to_string(),
+        })
+    }
+}
+
 fn raw_change(letter: u8) -> &'static str {
     match letter {
         b'A' => "added",

@@ -6,8 +6,9 @@
 //! that names nothing `not_found`), and every path is confined ([`crate::confine::confine`])
 //! and passed after `--` (the builder also sets `--literal-pathspecs`). Changes of `.git` and
 //! of secret-bearing files are left out of diffs by name, as `files.search` leaves them out,
-//! and counted. Patches are read under a byte cap ([`git::run_capped`]: git is stopped, never
-//! read to its end) and cut on a line boundary. No handler here redacts: every answer of the
+//! and counted. The files and the patch come from one git run ([`git::diff_with_patch`]),
+//! the patch read under a byte cap (git is stopped, never read to its end) and cut on a line
+//! boundary; when a file was left out, the patch is read again naming only the files shown. No handler here redacts: every answer of the
 //! group is `repository` disclosure, so the executor redacts it whole before any transport
 //! (see [`crate::execute`]).
 
@@ -26,49 +27,68 @@ fn hidden(path: &str) -> bool {
         .any(|name| confine::name_rule(std::ffi::OsStr::new(name)).is_some())
 }
 
-/// The files of `spec` under `paths`, those with a hidden name left out (and counted).
-fn visible_files(
-    root: &std::path::Path,
-    spec: &DiffSpec,
-    paths: &[String],
-) -> Result<(Vec<FileDiff>, u64), CapabilityError> {
-    let all = git::diff_files(root, spec, paths)?;
+/// The files of `spec` under `paths` with a hidden name left out, and how many were.
+fn shown(all: Vec<FileDiff>) -> (Vec<FileDiff>, u64) {
     let before = all.len();
     let shown: Vec<FileDiff> = all
         .into_iter()
         .filter(|f| !hidden(&f.path) && !f.from.as_deref().is_some_and(hidden))
         .collect();
     let skipped = (before - shown.len()) as u64;
-    Ok((shown, skipped))
+    (shown, skipped)
 }
 
-/// The patch of the `files` shown: when a file was left out, the patch names the files shown
-/// one by one (both sides of a rename), so nothing hidden reaches it; with nothing to show,
-/// no git run at all.
-fn patch_of(
+/// What a diff answers: the files shown, how many were left out, and (unless `stat`) the patch
+/// and whether it was cut. One git run gives the files and the patch; when a file was left
+/// out, the patch is read again naming the files shown one by one (both sides of a rename), so
+/// nothing hidden reaches it.
+struct Diffed {
+    files: Vec<FileDiff>,
+    skipped: u64,
+    patch: Option<String>,
+    truncated: bool,
+}
+
+fn diffed(
     root: &std::path::Path,
     spec: &DiffSpec,
     paths: &[String],
-    files: &[FileDiff],
-    skipped: u64,
+    stat: bool,
     context: i64,
     max_bytes: i64,
-) -> Result<(String, bool), CapabilityError> {
-    if files.is_empty() {
-        return Ok((String::new(), false));
+) -> Result<Diffed, CapabilityError> {
+    if stat {
+        let (files, skipped) = shown(git::diff_files(root, spec, paths)?);
+        return Ok(Diffed {
+            files,
+            skipped,
+            patch: None,
+            truncated: false,
+        });
     }
     let cap = usize::try_from(max_bytes)
         .unwrap_or(usize::MAX)
         .max(MIN_PATCH_CAP);
     let context = u64::try_from(context).unwrap_or(0);
-    if skipped == 0 {
-        return git::diff_patch(root, spec, paths, context, cap);
+    let (all, mut patch, mut truncated) = git::diff_with_patch(root, spec, paths, context, cap)?;
+    let (files, skipped) = shown(all);
+    if skipped > 0 {
+        (patch, truncated) = if files.is_empty() {
+            (String::new(), false)
+        } else {
+            let named: Vec<String> = files
+                .iter()
+                .flat_map(|f| std::iter::once(f.path.clone()).chain(f.from.clone()))
+                .collect();
+            git::diff_patch(root, spec, &named, context, cap)?
+        };
     }
-    let named: Vec<String> = files
-        .iter()
-        .flat_map(|f| std::iter::once(f.path.clone()).chain(f.from.clone()))
-        .collect();
-    git::diff_patch(root, spec, &named, context, cap)
+    Ok(Diffed {
+        files,
+        skipped,
+        patch: Some(patch),
+        truncated,
+    })
 }
 
 /// The repository's top folder (git runs from there, so paths are root-relative).
@@ -148,25 +168,19 @@ pub fn diff(ctx: &Context, input: repo_diff::Input) -> Result<repo_diff::Output,
         from: from.clone(),
         to: to.clone(),
     };
-    let (files, skipped) = visible_files(&root, &spec, &paths)?;
-    let (patch, truncated) = if input.stat {
-        (None, false)
-    } else {
-        let (text, cut) = patch_of(
-            &root,
-            &spec,
-            &paths,
-            &files,
-            skipped,
-            input.context,
-            input.max_bytes,
-        )?;
-        (Some(text), cut)
-    };
+    let d = diffed(
+        &root,
+        &spec,
+        &paths,
+        input.stat,
+        input.context,
+        input.max_bytes,
+    )?;
     Ok(repo_diff::Output {
         from,
         to,
-        files: files
+        files: d
+            .files
             .into_iter()
             .map(|f| repo_diff::OutputFilesItem {
                 binary: f.additions.is_none(),
@@ -177,9 +191,9 @@ pub fn diff(ctx: &Context, input: repo_diff::Input) -> Result<repo_diff::Output,
                 path: f.path,
             })
             .collect(),
-        skipped_secret_files: skipped,
-        patch,
-        truncated,
+        skipped_secret_files: d.skipped,
+        patch: d.patch,
+        truncated: d.truncated,
         redactions: 0,
     })
 }
@@ -198,21 +212,14 @@ pub fn show(ctx: &Context, input: repo_show::Input) -> Result<repo_show::Output,
         from: Some(base),
         to: Some(sha.clone()),
     };
-    let (files, skipped) = visible_files(&root, &spec, &[])?;
-    let (patch, truncated) = if input.patch {
-        let (text, cut) = patch_of(
-            &root,
-            &spec,
-            &[],
-            &files,
-            skipped,
-            input.context,
-            input.max_bytes,
-        )?;
-        (Some(text), cut)
-    } else {
-        (None, false)
-    };
+    let d = diffed(
+        &root,
+        &spec,
+        &[],
+        !input.patch,
+        input.context,
+        input.max_bytes,
+    )?;
     let c = detail.commit;
     Ok(repo_show::Output {
         sha: c.sha,
@@ -225,7 +232,8 @@ pub fn show(ctx: &Context, input: repo_show::Input) -> Result<repo_show::Output,
         committed_at: detail.committed_at,
         subject: c.subject,
         message: detail.message,
-        files: files
+        files: d
+            .files
             .into_iter()
             .map(|f| repo_show::OutputFilesItem {
                 binary: f.additions.is_none(),
@@ -236,9 +244,9 @@ pub fn show(ctx: &Context, input: repo_show::Input) -> Result<repo_show::Output,
                 path: f.path,
             })
             .collect(),
-        skipped_secret_files: skipped,
-        patch,
-        truncated,
+        skipped_secret_files: d.skipped,
+        patch: d.patch,
+        truncated: d.truncated,
         redactions: 0,
     })
 }
