@@ -394,3 +394,27 @@ fn branches_lists_local_and_remote_branches_with_upstreams() {
     assert_eq!(local["truncated"], true);
     t.finish();
 }
+
+#[test]
+fn outside_a_repository_nothing_is_diffed() {
+    // `git diff a b` outside a repository compares the two files (`--no-index`): the readers
+    // answer not_found before any git run instead.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a"), "alpha\n").unwrap();
+    std::fs::write(dir.path().join("b"), "beta\n").unwrap();
+    for (id, input) in [
+        ("repo.diff", json!({"paths": ["a", "b"]})),
+        ("repo.show", json!({})),
+        ("repo.blame", json!({"path": "a"})),
+        ("repo.branches", json!({})),
+    ] {
+        let o = run_in(dir.path(), &["call", id, "--input", &input.to_string()]);
+        assert_eq!(o.status.code(), Some(3), "{id}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("no git repository"),
+            "{id}: {}",
+            stderr(&o)
+        );
+        assert!(!common::stdout(&o).contains("alpha"), "{id}");
+    }
+}

@@ -91,16 +91,18 @@ fn diffed(
     })
 }
 
-/// The repository's top folder (git runs from there, so paths are root-relative).
+/// The repository's top folder: the context's root, where `.git` is (found as the context
+/// found it). Git runs from there, so paths are root-relative; without `.git` there is no
+/// repository (and `git diff` would compare files outside one), which is `not_found`. No git
+/// run: a call pays for the git commands that answer it, not for one that finds the root.
 fn top(ctx: &Context) -> Result<std::path::PathBuf, CapabilityError> {
-    let out = git::output(
-        &ctx.repo,
-        &["rev-parse", "--show-toplevel"],
-        "the repository root",
-    )?;
-    Ok(std::path::PathBuf::from(
-        String::from_utf8_lossy(&out).trim(),
-    ))
+    if ctx.repo.join(".git").exists() {
+        Ok(ctx.repo.clone())
+    } else {
+        Err(CapabilityError::not_found(
+            "the repository: there is no git repository here",
+        ))
+    }
 }
 
 fn diff_change(c: &str) -> repo_diff::OutputFilesItemChange {
