@@ -466,6 +466,37 @@ pub fn resolve_commit(repo: &Path, rev: &str, field: &str) -> Result<String, Cap
     }
 }
 
+/// Resolves several revisions at once, as [`resolve_commit`] resolves each (the checks first,
+/// then one `rev-parse` for all); when that run does not answer one commit id per revision,
+/// each is resolved alone, so an error names its own field.
+pub fn resolve_commits(repo: &Path, revs: &[(&str, &str)]) -> Result<Vec<String>, CapabilityError> {
+    for (rev, field) in revs {
+        check_revision(rev, field)?;
+    }
+    if revs.len() > 1 {
+        let specs: Vec<String> = revs
+            .iter()
+            .map(|(r, _)| format!("{r}^{{commit}}"))
+            .collect();
+        let mut args = vec!["rev-parse", "--end-of-options"];
+        args.extend(specs.iter().map(String::as_str));
+        if let Ok(out) = run(repo, &args) {
+            let ids: Vec<String> = String::from_utf8_lossy(&out)
+                .lines()
+                .map(str::to_string)
+                .collect();
+            let is_id =
+                |s: &String| matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit());
+            if ids.len() == revs.len() && ids.iter().all(is_id) {
+                return Ok(ids);
+            }
+        }
+    }
+    revs.iter()
+        .map(|(rev, field)| resolve_commit(repo, rev, field))
+        .collect()
+}
+
 fn is_not_a_repo(f: &Failure) -> bool {
     f.stderr.contains("not a git repository")
 }

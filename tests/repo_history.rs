@@ -203,6 +203,13 @@ fn a_revision_that_looks_like_an_option_is_refused_before_git_runs() {
     // A revision that names nothing is not_found, on every transport.
     t.err("repo.show", json!({"rev": "no-such-branch"}), "not_found");
     t.err("repo.diff", json!({"from": "no-such-branch"}), "not_found");
+    // Of two revisions, the one that names nothing is the one the error points at.
+    let why = t.err(
+        "repo.diff",
+        json!({"from": "HEAD", "to": "no-such-branch"}),
+        "not_found",
+    );
+    assert!(why.contains("at: /to"), "{why}");
     t.finish();
 }
 

@@ -157,14 +157,12 @@ pub fn diff(ctx: &Context, input: repo_diff::Input) -> Result<repo_diff::Output,
         paths.push(confined.rel);
     }
     let root = top(ctx)?;
-    let from = match input.from.as_deref() {
-        Some(rev) => Some(git::resolve_commit(&root, rev, "/from")?),
-        None => None,
-    };
-    let to = match input.to.as_deref() {
-        Some(rev) => Some(git::resolve_commit(&root, rev, "/to")?),
-        None => None,
-    };
+    let mut revs: Vec<(&str, &str)> = Vec::new();
+    revs.extend(input.from.as_deref().map(|r| (r.as_str(), "/from")));
+    revs.extend(input.to.as_deref().map(|r| (r.as_str(), "/to")));
+    let mut ids = git::resolve_commits(&root, &revs)?.into_iter();
+    let from = input.from.as_ref().and_then(|_| ids.next());
+    let to = input.to.as_ref().and_then(|_| ids.next());
     let spec = DiffSpec {
         cached: input.staged,
         from: from.clone(),
