@@ -109,9 +109,9 @@ class Figure:
 
 FIGURES: list[Figure] = []
 # Which `--only` keys fill each report section.
-KEYS = {"MCP stdio": ["mcp"], "Memory": ["memory"], "HTTP": ["http"], "Build": ["build", "growth"], "Knowledge": ["knowledge"], "files.search": ["files"]}
+KEYS = {"MCP stdio": ["mcp"], "Memory": ["memory"], "HTTP": ["http"], "Build": ["build", "growth"], "Knowledge": ["knowledge"], "files.search": ["files"], "repo.diff": ["diff"]}
 SECTION_OF = {k: sec for sec, keys in KEYS.items() for k in keys}
-ALL_KEYS = ["mcp", "memory", "http", "build", "growth", "knowledge", "files"]
+ALL_KEYS = ["mcp", "memory", "http", "build", "growth", "knowledge", "files", "diff"]
 NOTES: dict[str, list[str]] = {}
 
 
@@ -681,6 +681,42 @@ def bench_files(quick: bool) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# repo.diff against git diff.
+
+
+def bench_diff(quick: bool) -> None:
+    sec = "repo.diff"
+    depth = int(run(["git", "rev-list", "--count", "HEAD"], cwd=ROOT).stdout.strip() or "1")
+    cases = [("the working tree against the index", [], [], 20 if quick else 40)]
+    for back in (1, 40):
+        if back < depth:
+            rev = f"HEAD~{back}"
+            size = len(run(["git", "diff", rev, "HEAD"], cwd=ROOT).stdout)
+            cases.append((f"`{rev}` to `HEAD` ({size // 1024} KiB of patch)", [rev, "HEAD"],
+                          ["--from", rev, "--to", "HEAD"], 10 if quick else 30))
+
+    def t(cmd) -> float:
+        a = time.perf_counter()
+        subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return (time.perf_counter() - a) * 1000
+
+    for name, git_revs, se_args, n in cases:
+        git_cmd = ["git", "--no-pager", "diff", "--no-color", *git_revs]
+        se_cmd = [str(BIN), "--repo", str(ROOT), "repo", "diff", "--max-bytes", "8388608", "--json", *se_args]
+        for _ in range(2):
+            t(git_cmd), t(se_cmd)
+        gd, se = [], []
+        for i in range(n):
+            if i % 2:
+                gd.append(t(git_cmd)); se.append(t(se_cmd))
+            else:
+                se.append(t(se_cmd)); gd.append(t(git_cmd))
+        paired = statistics.median(s / g for s, g in zip(se, gd))
+        fig(sec, f"{name} ({n} interleaved pairs)", f"git diff {statistics.median(gd):.1f} ms, seneschal {statistics.median(se):.1f} ms; median paired ratio {paired:.2f}",
+            "≤ 1.5 × git diff", paired <= 1.5)
+
+
+# ---------------------------------------------------------------------------------------------
 # Report.
 
 
@@ -771,7 +807,7 @@ def write_report(args, sections: list[str], started: str) -> str:
         "capabilities.",
         "",
     ]
-    order = ["MCP stdio", "Memory", "HTTP", "Build", "Knowledge", "files.search"]
+    order = ["MCP stdio", "Memory", "HTTP", "Build", "Knowledge", "files.search", "repo.diff"]
     how = {
         "MCP stdio": [
             "`seneschal mcp` driven over its pipes. Round trips (one request in flight) come from a",
@@ -835,6 +871,12 @@ def write_report(args, sections: list[str], started: str) -> str:
             "run (the pairs cancel load drift). The crates tree is a copy of `~/.cargo/registry/src`,",
             "`git init`-ed (`BENCH_TREE` overrides it).",
         ],
+        "repo.diff": [
+            "`git --no-pager diff --no-color [REV HEAD]` against",
+            "`seneschal --repo . repo diff --max-bytes 8388608 --json [--from REV --to HEAD]` on this",
+            "repository, alternating run by run; seneschal's answer holds the file list (line counts)",
+            "and the patch, redacted.",
+        ],
     }
     body: list[str] = []
     for sec in order:
@@ -879,7 +921,7 @@ def main() -> None:
     if not BIN.exists():
         sys.exit(f"{BIN} is missing: run `cargo build --release` (scripts/bench.sh does)")
     funcs = {"mcp": bench_mcp, "memory": bench_memory, "http": bench_http, "build": bench_build, "growth": bench_growth,
-             "knowledge": bench_knowledge, "files": bench_files}
+             "knowledge": bench_knowledge, "files": bench_files, "diff": bench_diff}
     for s in sections:
         log(f"section {s}")
         try:

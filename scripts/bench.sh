@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # seneschal's benchmark suite, one command: builds the release binary, runs benches/suite.py
 # (MCP stdio, memory at rest against rmcp, HTTP, build and generation, knowledge, files.search
-# against rg) and rewrites docs/PERFORMANCE.md. Arguments go to the suite: --quick,
-# --only mcp,memory,http,build,growth,knowledge,files, --no-write.
+# against rg, repo.diff against git diff) and rewrites docs/PERFORMANCE.md. Arguments go to the
+# suite: --quick, --only mcp,memory,http,build,growth,knowledge,files,diff, --no-write.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --bin seneschal

@@ -383,6 +383,643 @@ pub fn parse_log(out: &[u8]) -> Result<Vec<Commit>, CapabilityError> {
         .collect())
 }
 
+/// Runs git with `args`, reading at most `cap` bytes of stdout: the bytes read, and whether
+/// git had more to say (then the child is killed, never read to its end). stderr is read on a
+/// thread of its own, so a chatty git never blocks on a full pipe.
+pub fn run_capped(repo: &Path, args: &[&str], cap: usize) -> Result<(Vec<u8>, bool), Failure> {
+    use std::io::Read;
+    let started = |e: std::io::Error| Failure {
+        status: None,
+        stderr: format!("git cannot be started: {e}"),
+    };
+    let mut child = command(repo)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(started)?;
+    let mut stderr = child.stderr.take();
+    let errors = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(e) = stderr.as_mut() {
+            // At most 64 KiB of error text is kept; the rest is drained.
+            let _ = e.by_ref().take(64 * 1024).read_to_end(&mut text);
+            let _ = std::io::copy(e, &mut std::io::sink());
+        }
+        text
+    });
+    let mut out = Vec::new();
+    let mut more = false;
+    if let Some(stdout) = child.stdout.take() {
+        let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
+        let read = stdout.take(limit).read_to_end(&mut out);
+        more = out.len() > cap;
+        out.truncate(cap);
+        if more {
+            let _ = child.kill();
+        }
+        read.map_err(started)?;
+    }
+    let status = child.wait().map_err(started)?;
+    let text = errors.join().unwrap_or_default();
+    if more || status.success() {
+        Ok((out, more))
+    } else {
+        Err(Failure {
+            status: status.code(),
+            stderr: String::from_utf8_lossy(&text).trim().to_string(),
+        })
+    }
+}
+
+/// A revision from a client, refused as input when it could be read as an option.
+pub fn check_revision(rev: &str, field: &str) -> Result<(), CapabilityError> {
+    if rev.starts_with('-') {
+        return Err(CapabilityError::invalid_input(format!(
+            "`{rev}` is not a revision: a revision cannot begin with `-`"
+        ))
+        .at(field));
+    }
+    if rev.contains('\0') || rev.chars().any(char::is_control) {
+        return Err(
+            CapabilityError::invalid_input("a revision cannot hold a control character").at(field),
+        );
+    }
+    Ok(())
+}
+
+/// Resolves a client's revision to a commit id: [`check_revision`], then `rev-parse
+/// --verify --end-of-options`, so the text is never read as an option; `not_found` when it
+/// names no commit.
+pub fn resolve_commit(repo: &Path, rev: &str, field: &str) -> Result<String, CapabilityError> {
+    check_revision(rev, field)?;
+    let spec = format!("{rev}^{{commit}}");
+    match run(
+        repo,
+        &["rev-parse", "--verify", "-q", "--end-of-options", &spec],
+    ) {
+        Ok(out) => Ok(String::from_utf8_lossy(&out).trim().to_string()),
+        Err(f) if f.status == Some(1) || (f.status == Some(128) && !is_not_a_repo(&f)) => {
+            Err(CapabilityError::not_found(format!("`{rev}` names no commit")).at(field))
+        }
+        Err(f) => Err(f.into_error("the revision")),
+    }
+}
+
+/// Resolves several revisions at once, as [`resolve_commit`] resolves each (the checks first,
+/// then one `rev-parse` for all); when that run does not answer one commit id per revision,
+/// each is resolved alone, so an error names its own field.
+pub fn resolve_commits(repo: &Path, revs: &[(&str, &str)]) -> Result<Vec<String>, CapabilityError> {
+    for (rev, field) in revs {
+        check_revision(rev, field)?;
+    }
+    if revs.len() > 1 {
+        let specs: Vec<String> = revs
+            .iter()
+            .map(|(r, _)| format!("{r}^{{commit}}"))
+            .collect();
+        let mut args = vec!["rev-parse", "--end-of-options"];
+        args.extend(specs.iter().map(String::as_str));
+        if let Ok(out) = run(repo, &args) {
+            let ids: Vec<String> = String::from_utf8_lossy(&out)
+                .lines()
+                .map(str::to_string)
+                .collect();
+            let is_id =
+                |s: &String| matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit());
+            if ids.len() == revs.len() && ids.iter().all(is_id) {
+                return Ok(ids);
+            }
+        }
+    }
+    revs.iter()
+        .map(|(rev, field)| resolve_commit(repo, rev, field))
+        .collect()
+}
+
+fn is_not_a_repo(f: &Failure) -> bool {
+    f.stderr.contains("not a git repository")
+}
+
+/// The id of the empty tree in this repository's object format (what a root commit is
+/// compared against).
+pub fn empty_tree(repo: &Path) -> Result<String, CapabilityError> {
+    let out = output(
+        repo,
+        &["hash-object", "-t", "tree", "--stdin"],
+        "the empty tree",
+    )?;
+    Ok(String::from_utf8_lossy(&out).trim().to_string())
+}
+
+/// What a diff compares: the working tree or the index (`cached`) against the index, HEAD or
+/// `from`; or `from` against `to`. Commit ids only (resolved by [`resolve_commit`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DiffSpec {
+    /// `--cached`: the index instead of the working tree.
+    pub cached: bool,
+    /// The first commit.
+    pub from: Option<String>,
+    /// The second commit (with `from`).
+    pub to: Option<String>,
+}
+
+impl DiffSpec {
+    /// The `git diff` arguments of every diff: no external driver, no textconv, fixed
+    /// prefixes and renames found whatever the repository's configuration says, and no
+    /// automatic index refresh (`git diff` would otherwise rewrite the index's stat data, a
+    /// write behind a read; a file whose stat data alone changed then has no line counts, and
+    /// [`parse_raw_numstat`] leaves it out).
+    fn args(&self, head: &[&str]) -> Vec<String> {
+        let mut a: Vec<String> = [
+            "-c",
+            "diff.autoRefreshIndex=false",
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+        ]
+        .iter()
+        .chain(head)
+        .map(|s| s.to_string())
+        .collect();
+        a.extend(
+            [
+                "--src-prefix=a/",
+                "--dst-prefix=b/",
+                "--find-renames",
+                "--no-relative",
+                "--ignore-submodules=none",
+            ]
+            .map(String::from),
+        );
+        if self.cached {
+            a.push("--cached".into());
+        }
+        a.extend(self.from.iter().cloned());
+        a.extend(self.to.iter().cloned());
+        a
+    }
+}
+
+/// One changed file of a diff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDiff {
+    /// The path (after a rename or copy).
+    pub path: String,
+    /// The former path of a rename or copy.
+    pub from: Option<String>,
+    /// `added`, `modified`, `deleted`, `renamed`, `copied`, `type_changed` or `unmerged`.
+    pub change: &'static str,
+    /// Added lines; `None` for a binary file.
+    pub additions: Option<u64>,
+    /// Deleted lines; `None` for a binary file.
+    pub deletions: Option<u64>,
+}
+
+/// The files `spec` changes under `paths` (already confined), sorted by path.
+pub fn diff_files(
+    repo: &Path,
+    spec: &DiffSpec,
+    paths: &[String],
+) -> Result<Vec<FileDiff>, CapabilityError> {
+    let mut args = spec.args(&["--raw", "--numstat", "-z"]);
+    args.push("--".into());
+    args.extend(paths.iter().cloned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = output(repo, &args, "the diff")?;
+    parse_raw_numstat(&out)
+}
+
+/// The unified patch of `spec` under `paths` with `context` lines, at most `cap` bytes: the
+/// text, cut on a line boundary, and whether it was cut.
+pub fn diff_patch(
+    repo: &Path,
+    spec: &DiffSpec,
+    paths: &[String],
+    context: u64,
+    cap: usize,
+) -> Result<(String, bool), CapabilityError> {
+    let unified = format!("--unified={context}");
+    let mut args = spec.args(&[unified.as_str()]);
+    args.push("--".into());
+    args.extend(paths.iter().cloned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (mut bytes, cut) = run_capped(repo, &args, cap).map_err(|f| f.into_error("the diff"))?;
+    if cut {
+        // Whole lines only: the partial last line is dropped.
+        let end = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        bytes.truncate(end);
+    }
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), cut))
+}
+
+/// The files and the patch of `spec` under `paths` from one git run (`--raw --numstat -z
+/// --patch`: the records, an empty field, then the patch): the files, the patch cut to at most
+/// `cap` bytes on a line boundary, and whether it was cut. The records are read whole, up to
+/// [`DIFF_RECORDS_CAP`] bytes (more is `invalid_input`: too many files to list).
+pub fn diff_with_patch(
+    repo: &Path,
+    spec: &DiffSpec,
+    paths: &[String],
+    context: u64,
+    cap: usize,
+) -> Result<(Vec<FileDiff>, String, bool), CapabilityError> {
+    let unified = format!("--unified={context}");
+    let mut args = spec.args(&["--raw", "--numstat", "-z", "--patch", unified.as_str()]);
+    args.push("--".into());
+    args.extend(paths.iter().cloned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (bytes, more) = run_capped_after(repo, &args, b"\0\0", DIFF_RECORDS_CAP, cap)
+        .map_err(|f| f.into_error("the diff"))?;
+    let (records, patch) = match memchr::memmem::find(&bytes, b"\0\0") {
+        Some(at) => (&bytes[..at + 1], &bytes[at + 2..]),
+        None if more => {
+            return Err(CapabilityError::invalid_input(format!(
+                "the diff changes too many files to list (more than {DIFF_RECORDS_CAP} bytes of records); name paths to narrow it"
+            ))
+            .at("/paths"))
+        }
+        None => (&bytes[..], &[][..]),
+    };
+    let files = parse_raw_numstat(records)?;
+    let mut patch = patch.to_vec();
+    if more {
+        let end = patch.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        patch.truncate(end);
+    }
+    Ok((files, String::from_utf8_lossy(&patch).into_owned(), more))
+}
+
+/// The most bytes of file records [`diff_with_patch`] reads.
+pub const DIFF_RECORDS_CAP: usize = 32 * 1024 * 1024;
+
+/// Like [`run_capped`], with the cap counted from the end of the first `marker` (the marker
+/// itself and what precedes it may take `head_cap` bytes): the bytes read, and whether git had
+/// more to say.
+fn run_capped_after(
+    repo: &Path,
+    args: &[&str],
+    marker: &[u8],
+    head_cap: usize,
+    cap: usize,
+) -> Result<(Vec<u8>, bool), Failure> {
+    use std::io::Read;
+    let started = |e: std::io::Error| Failure {
+        status: None,
+        stderr: format!("git cannot be started: {e}"),
+    };
+    let mut child = command(repo)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(started)?;
+    let mut stderr = child.stderr.take();
+    let errors = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        if let Some(e) = stderr.as_mut() {
+            let _ = e.by_ref().take(64 * 1024).read_to_end(&mut text);
+            let _ = std::io::copy(e, &mut std::io::sink());
+        }
+        text
+    });
+    let mut out: Vec<u8> = Vec::new();
+    let mut more = false;
+    let mut limit: Option<usize> = None;
+    if let Some(mut stdout) = child.stdout.take() {
+        let mut chunk = vec![0u8; 64 * 1024];
+        loop {
+            let n = match stdout.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(started(e)),
+            };
+            let from = out.len().saturating_sub(marker.len());
+            out.extend_from_slice(&chunk[..n]);
+            if limit.is_none() {
+                if let Some(at) = memchr::memmem::find(&out[from..], marker) {
+                    limit = Some(from + at + marker.len() + cap);
+                }
+            }
+            let bound = limit.unwrap_or(head_cap);
+            if out.len() > bound {
+                out.truncate(bound);
+                more = true;
+                let _ = child.kill();
+                break;
+            }
+        }
+    }
+    let status = child.wait().map_err(started)?;
+    let text = errors.join().unwrap_or_default();
+    if more || status.success() {
+        Ok((out, more))
+    } else {
+        Err(Failure {
+            status: status.code(),
+            stderr: String::from_utf8_lossy(&text).trim().to_string(),
+        })
+    }
+}
+
+fn raw_change(letter: u8) -> &'static str {
+    match letter {
+        b'A' => "added",
+        b'D' => "deleted",
+        b'R' => "renamed",
+        b'C' => "copied",
+        b'T' => "type_changed",
+        b'U' => "unmerged",
+        _ => "modified",
+    }
+}
+
+/// Parses `git diff --raw --numstat -z`: the raw records (`:modes ids status\0path\0`, a
+/// second path for a rename or copy), then the numstat records (`added\tdeleted\tpath\0`, or
+/// `added\tdeleted\t\0from\0to\0`; `-` counts for a binary file). A raw record without
+/// numstat is a change of stat data alone, left out.
+pub fn parse_raw_numstat(out: &[u8]) -> Result<Vec<FileDiff>, CapabilityError> {
+    let bad = |what: &str| CapabilityError::internal(format!("unexpected git diff record: {what}"));
+    let fields = split_z(out);
+    let mut it = fields.into_iter();
+    let mut files: Vec<FileDiff> = Vec::new();
+    let mut counts: std::collections::HashMap<String, (Option<u64>, Option<u64>)> =
+        Default::default();
+    while let Some(rec) = it.next() {
+        if let Some(raw) = rec.strip_prefix(':') {
+            let status = raw.rsplit(' ').next().unwrap_or("");
+            let letter = status.bytes().next().ok_or_else(|| bad(&rec))?;
+            let first = it.next().ok_or_else(|| bad("a record without its path"))?;
+            let (path, from) = if matches!(letter, b'R' | b'C') {
+                let to = it
+                    .next()
+                    .ok_or_else(|| bad("a rename without its target"))?;
+                (to, Some(first))
+            } else {
+                (first, None)
+            };
+            files.push(FileDiff {
+                path,
+                from,
+                change: raw_change(letter),
+                additions: None,
+                deletions: None,
+            });
+            continue;
+        }
+        let mut parts = rec.splitn(3, '\t');
+        let (added, deleted, path) = match (parts.next(), parts.next(), parts.next()) {
+            (Some(a), Some(d), Some(p)) => (a, d, p.to_string()),
+            _ => return Err(bad(&rec)),
+        };
+        let path = if path.is_empty() {
+            // A rename: the origin, then the target, as fields of their own.
+            let _from = it
+                .next()
+                .ok_or_else(|| bad("a rename without its origin"))?;
+            it.next()
+                .ok_or_else(|| bad("a rename without its target"))?
+        } else {
+            path
+        };
+        counts.insert(path, (added.parse().ok(), deleted.parse().ok()));
+    }
+    // A file without line counts changed in its stat data only (the index is not refreshed):
+    // no change at all. Unmerged paths are kept whatever their counts.
+    files.retain(|f| f.change == "unmerged" || counts.contains_key(&f.path));
+    for f in &mut files {
+        if let Some((a, d)) = counts.get(&f.path) {
+            f.additions = *a;
+            f.deletions = *d;
+        }
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.dedup_by(|a, b| a.path == b.path && a.change == b.change);
+    Ok(files)
+}
+
+/// One commit's metadata and whole message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitDetail {
+    /// The fields of [`Commit`].
+    pub commit: Commit,
+    /// Committer name.
+    pub committer_name: String,
+    /// Committer email.
+    pub committer_email: String,
+    /// Committer date, strict ISO 8601.
+    pub committed_at: String,
+    /// The whole message.
+    pub message: String,
+}
+
+/// The metadata of the commit `sha` (already resolved).
+pub fn commit_detail(repo: &Path, sha: &str) -> Result<CommitDetail, CapabilityError> {
+    let out = output(
+        repo,
+        &[
+            "log",
+            "-1",
+            "--no-color",
+            "--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%s%x00%cn%x00%ce%x00%cI%x00%B",
+            sha,
+            "--",
+        ],
+        "the commit",
+    )?;
+    let text = String::from_utf8_lossy(&out);
+    let f: Vec<&str> = text.splitn(10, '\0').collect();
+    if f.len() != 10 {
+        return Err(CapabilityError::internal(
+            "unexpected git log output: a record is incomplete",
+        ));
+    }
+    // The message without the newlines git ends it (and the record) with.
+    let message = f[9].trim_end_matches('\n').to_string();
+    Ok(CommitDetail {
+        commit: Commit {
+            sha: f[0].to_string(),
+            parents: f[1].split_whitespace().map(str::to_string).collect(),
+            author_name: f[2].to_string(),
+            author_email: f[3].to_string(),
+            authored_at: f[4].to_string(),
+            subject: f[5].to_string(),
+        },
+        committer_name: f[6].to_string(),
+        committer_email: f[7].to_string(),
+        committed_at: f[8].to_string(),
+        message,
+    })
+}
+
+/// One line of `git blame --porcelain`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlameLine {
+    /// The line number in the file blamed.
+    pub line: u64,
+    /// The commit that last changed it (all zeros: not committed yet).
+    pub commit: String,
+    /// Author name.
+    pub author: String,
+    /// Author email, without the angle brackets.
+    pub author_email: String,
+    /// Author time, seconds since the epoch.
+    pub author_time: u64,
+    /// The commit's subject.
+    pub summary: String,
+    /// The line's text.
+    pub text: String,
+}
+
+/// `git blame --porcelain` of lines `start..=end` of `path` (already confined), in the working
+/// tree or at `rev` (already resolved).
+pub fn blame(
+    repo: &Path,
+    path: &str,
+    rev: Option<&str>,
+    start: u64,
+    end: u64,
+) -> Result<Vec<BlameLine>, Failure> {
+    let range = format!("{start},{end}");
+    let mut args = vec!["blame", "--porcelain", "-L", range.as_str()];
+    args.extend(rev);
+    args.extend(["--", path]);
+    run(repo, &args).map(|out| parse_blame(&out))
+}
+
+/// Parses `git blame --porcelain`: a header `<sha> <orig> <final> [<n>]`, the commit's fields
+/// the first time the commit is met, then the line after a tab.
+pub fn parse_blame(out: &[u8]) -> Vec<BlameLine> {
+    #[derive(Default, Clone)]
+    struct Info {
+        author: String,
+        mail: String,
+        time: u64,
+        summary: String,
+    }
+    let mut seen: std::collections::HashMap<String, Info> = Default::default();
+    let mut lines = Vec::new();
+    let mut current: Option<(String, u64)> = None;
+    for raw in out.split(|b| *b == b'\n') {
+        let text = String::from_utf8_lossy(raw);
+        if let Some(content) = text.strip_prefix('\t') {
+            if let Some((sha, line)) = current.take() {
+                let info = seen.get(&sha).cloned().unwrap_or_default();
+                lines.push(BlameLine {
+                    line,
+                    commit: sha,
+                    author: info.author,
+                    author_email: info.mail,
+                    author_time: info.time,
+                    summary: info.summary,
+                    text: content.to_string(),
+                });
+            }
+            continue;
+        }
+        match &current {
+            None => {
+                let mut parts = text.split(' ');
+                if let (Some(sha), Some(_), Some(fin)) = (parts.next(), parts.next(), parts.next())
+                {
+                    if let Ok(n) = fin.parse() {
+                        seen.entry(sha.to_string()).or_default();
+                        current = Some((sha.to_string(), n));
+                    }
+                }
+            }
+            Some((sha, _)) => {
+                let (key, value) = text.split_once(' ').unwrap_or((&text, ""));
+                let info = seen.entry(sha.clone()).or_default();
+                match key {
+                    "author" => info.author = value.to_string(),
+                    "author-mail" => {
+                        info.mail = value.trim_start_matches('<').trim_end_matches('>').into()
+                    }
+                    "author-time" => info.time = value.parse().unwrap_or(0),
+                    "summary" => info.summary = value.to_string(),
+                    _ => {}
+                }
+            }
+        }
+    }
+    lines
+}
+
+/// One branch of `git for-each-ref`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Branch {
+    /// Short name.
+    pub name: String,
+    /// True for `refs/remotes/`.
+    pub remote: bool,
+    /// Its commit.
+    pub head: String,
+    /// That commit's subject.
+    pub subject: String,
+    /// HEAD is on it.
+    pub current: bool,
+    /// Its upstream (short name).
+    pub upstream: Option<String>,
+    /// Ahead of the upstream.
+    pub ahead: Option<u64>,
+    /// Behind the upstream.
+    pub behind: Option<u64>,
+}
+
+/// The local branches, and the remote-tracking ones with `remote`, sorted by full ref name
+/// (local first); symbolic refs (`origin/HEAD`) left out.
+pub fn branches(repo: &Path, remote: bool) -> Result<Vec<Branch>, CapabilityError> {
+    let mut args = vec![
+        "for-each-ref",
+        "--format=%(refname)%00%(refname:short)%00%(objectname)%00%(HEAD)%00%(symref)%00%(upstream:short)%00%(upstream:track,nobracket)%00%(contents:subject)",
+        "refs/heads/",
+    ];
+    if remote {
+        args.push("refs/remotes/");
+    }
+    let out = output(repo, &args, "the branches")?;
+    Ok(parse_branches(&out))
+}
+
+/// Parses [`branches`]' format, one ref a line.
+pub fn parse_branches(out: &[u8]) -> Vec<Branch> {
+    let text = String::from_utf8_lossy(out);
+    let mut list = Vec::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.splitn(8, '\0').collect();
+        if f.len() != 8 || !f[4].is_empty() {
+            continue;
+        }
+        let upstream = Some(f[5].to_string()).filter(|u| !u.is_empty());
+        let (mut ahead, mut behind) = (None, None);
+        if upstream.is_some() && f[6] != "gone" {
+            ahead = Some(0);
+            behind = Some(0);
+            for part in f[6].split(", ") {
+                if let Some(n) = part.strip_prefix("ahead ") {
+                    ahead = n.parse().ok();
+                } else if let Some(n) = part.strip_prefix("behind ") {
+                    behind = n.parse().ok();
+                }
+            }
+        }
+        list.push(Branch {
+            name: f[1].to_string(),
+            remote: f[0].starts_with("refs/remotes/"),
+            head: f[2].to_string(),
+            subject: f[7].to_string(),
+            current: f[3] == "*",
+            upstream,
+            ahead,
+            behind,
+        });
+    }
+    list
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -434,5 +1071,68 @@ u UU N... 100644 100644 100644 100644 a b c both.txt\0\
         assert_eq!(c[1].sha, "def");
         assert!(c[1].parents.is_empty());
         assert!(parse_log(b"abc\0p\0").is_err());
+    }
+
+    #[test]
+    fn raw_and_numstat_records_are_joined() {
+        let out = b":100644 100644 aaa bbb M\0a.txt\0:100644 100644 ccc ccc M\0stat-only.txt\0\
+:100644 100644 ddd eee R087\0old name.txt\0new name.txt\0:000000 100644 000 fff A\0img.png\0\
+2\t1\ta.txt\0\
+0\t3\t\0old name.txt\0new name.txt\0\
+-\t-\timg.png\0";
+        let f = parse_raw_numstat(out).unwrap();
+        let paths: Vec<&str> = f.iter().map(|f| f.path.as_str()).collect();
+        // The stat-only record has no numstat: no change.
+        assert_eq!(paths, ["a.txt", "img.png", "new name.txt"]);
+        assert_eq!((f[0].additions, f[0].deletions), (Some(2), Some(1)));
+        assert_eq!((f[1].change, f[1].additions), ("added", None));
+        assert_eq!(f[2].change, "renamed");
+        assert_eq!(f[2].from.as_deref(), Some("old name.txt"));
+        assert_eq!(f[2].deletions, Some(3));
+        assert!(parse_raw_numstat(b":100644 100644 a b R100\0only-one\0").is_err());
+    }
+
+    #[test]
+    fn blame_porcelain_repeats_commit_fields_from_the_first_line() {
+        let out =
+            b"abc 1 1 2\nauthor Ann\nauthor-mail <ann@x>\nauthor-time 86400\nauthor-tz +0000\n\
+summary first\nfilename f\n\tone\nabc 2 2\n\ttwo\ndef 3 3 1\nauthor Bob\nauthor-mail <bob@x>\n\
+author-time 0\nsummary second\nfilename f\n\t\tindented\n";
+        let l = parse_blame(out);
+        assert_eq!(l.len(), 3);
+        assert_eq!(
+            (l[1].line, l[1].author.as_str(), l[1].text.as_str()),
+            (2, "Ann", "two")
+        );
+        assert_eq!(l[1].author_time, 86400);
+        assert_eq!(l[2].author_email, "bob@x");
+        assert_eq!(l[2].text, "\tindented");
+    }
+
+    #[test]
+    fn branch_records_carry_upstream_and_counts() {
+        let out = b"refs/heads/main\0main\0aaa\0*\0\0origin/main\0ahead 2, behind 1\0subject one\n\
+refs/heads/gone\0gone\0bbb\0 \0\0origin/gone\0gone\0two\n\
+refs/remotes/origin/HEAD\0origin\0aaa\0 \0refs/remotes/origin/main\0\0\0s\n\
+refs/remotes/origin/main\0origin/main\0ccc\0 \0\0\0\0three\n";
+        let b = parse_branches(out);
+        assert_eq!(b.len(), 3, "the symbolic origin/HEAD is left out");
+        assert!(b[0].current && !b[0].remote);
+        assert_eq!((b[0].ahead, b[0].behind), (Some(2), Some(1)));
+        assert_eq!((b[1].ahead, b[1].behind), (None, None));
+        assert!(b[2].remote && b[2].upstream.is_none());
+    }
+
+    #[test]
+    fn revisions_that_look_like_options_are_refused() {
+        for bad in ["--output=/tmp/x", "-p", "a\nb"] {
+            assert_eq!(
+                check_revision(bad, "/rev").unwrap_err().code.as_str(),
+                "invalid_input",
+                "{bad}"
+            );
+        }
+        check_revision("HEAD~2", "/rev").unwrap();
+        check_revision("v1.0^{commit}", "/rev").unwrap();
     }
 }

@@ -410,6 +410,16 @@ pub fn main() -> ExitCode {
             }
         }
         Some(("mcp", m)) => {
+            if let Some(("wire", leaf)) = m.subcommand() {
+                let (index, d) = crate::registry::find(servers::WIRE).expect("registered");
+                let ctx = context(&matches, leaf);
+                return match args::input_from(d, leaf)
+                    .and_then(|input| execute_index(&ctx, index, input, Transport::Cli))
+                {
+                    Ok(v) => out.answer(&v),
+                    Err(e) => fail(&e),
+                };
+            }
             let options = servers::mcp_options(m);
             if m.get_flag("inspect") {
                 let json = m

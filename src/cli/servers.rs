@@ -58,6 +58,19 @@ pub fn mcp() -> Command {
                 .action(ArgAction::SetTrue)
                 .help("Print the MCP projection (capability mcp.projection) and exit"),
         )
+        .subcommand(wire())
+}
+
+/// The capability `seneschal mcp wire` runs.
+pub const WIRE: &str = "mcp.wire";
+
+/// `seneschal mcp wire`: the command of the capability [`WIRE`], its flags derived from its
+/// input schema like every capability's.
+fn wire() -> Command {
+    let d = crate::registry::find(WIRE)
+        .expect("mcp.wire is a registered capability")
+        .1;
+    super::args::command_for(d, "wire").arg(effect_arg(EFFECT_HELP))
 }
 
 /// The `seneschal serve` subcommand's arguments.

@@ -208,7 +208,7 @@ const IGNORE_FILE_CAP: u64 = 1024 * 1024;
 /// every folder, loaded once per folder, and `.git/info/exclude`. A path is decided by the
 /// deepest `.ignore` that matches it, else the deepest `.gitignore`, else the exclude file, as
 /// ripgrep decides; nothing above the repository root is read.
-struct IgnoreRules {
+pub(crate) struct IgnoreRules {
     root: Arc<Root>,
     root_path: std::path::PathBuf,
     folders: RwLock<HashMap<String, Arc<[Option<Gitignore>; 2]>>>,
@@ -216,7 +216,7 @@ struct IgnoreRules {
 }
 
 impl IgnoreRules {
-    fn new(root: Arc<Root>, root_path: std::path::PathBuf) -> IgnoreRules {
+    pub(crate) fn new(root: Arc<Root>, root_path: std::path::PathBuf) -> IgnoreRules {
         let exclude = read_rules(&root_path, root.open_git_file("info/exclude"));
         IgnoreRules {
             root,
@@ -254,7 +254,7 @@ impl IgnoreRules {
     }
 
     /// Whether the walked entry at `path` (under the root) is ignored.
-    fn ignored(&self, path: &Path, is_dir: bool) -> bool {
+    pub(crate) fn ignored(&self, path: &Path, is_dir: bool) -> bool {
         let rel = rel_path(&self.root_path, path);
         // The folders holding the entry, deepest first.
         let folders: Vec<_> = rel

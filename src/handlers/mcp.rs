@@ -211,18 +211,40 @@ const CLIENTS: &[Client] = &[
         parse: parse_json_servers,
         fix: "add to \"mcpServers\" in .gemini/settings.json: \"seneschal\": {\"command\": \"seneschal\", \"args\": [\"mcp\"]}",
     },
+    Client {
+        name: "vscode",
+        file: ".vscode/mcp.json",
+        parse: parse_vscode_servers,
+        fix: "add to \"servers\" in .vscode/mcp.json: \"seneschal\": {\"type\": \"stdio\", \"command\": \"seneschal\", \"args\": [\"mcp\"]}",
+    },
+    Client {
+        name: "cursor",
+        file: ".cursor/mcp.json",
+        parse: parse_json_servers,
+        fix: "add to \"mcpServers\" in .cursor/mcp.json: \"seneschal\": {\"command\": \"seneschal\", \"args\": [\"mcp\"]}",
+    },
 ];
 
-/// The `mcpServers` map of a Claude Code or Gemini CLI configuration.
+/// The `mcpServers` map of a Claude Code, Gemini CLI or Cursor configuration.
 fn parse_json_servers(text: &str) -> Result<Vec<Entry>, String> {
+    json_servers(text, "mcpServers")
+}
+
+/// The `servers` map of a VS Code configuration.
+fn parse_vscode_servers(text: &str) -> Result<Vec<Entry>, String> {
+    json_servers(text, "servers")
+}
+
+/// The server map under `key` of a JSON configuration.
+fn json_servers(text: &str, key: &str) -> Result<Vec<Entry>, String> {
     let v: Value =
         serde_json::from_str(text).map_err(|e| format!("does not parse as JSON: {e}"))?;
-    let Some(servers) = v.get("mcpServers") else {
+    let Some(servers) = v.get(key) else {
         return Ok(Vec::new());
     };
     let servers = servers
         .as_object()
-        .ok_or_else(|| "\"mcpServers\" is not an object".to_string())?;
+        .ok_or_else(|| format!("\"{key}\" is not an object"))?;
     Ok(servers
         .iter()
         .map(|(name, s)| Entry {

@@ -12,11 +12,14 @@
 pub mod capabilities;
 pub mod contract;
 pub mod files;
+pub mod history;
 pub mod knowledge;
+pub mod listing;
 pub mod mcp;
 pub mod repo;
 pub mod server;
 pub mod session;
+pub mod wire;
 pub mod writes;
 
 /// The handlers of the MCP conformance suite's fixture capabilities (the

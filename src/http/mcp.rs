@@ -356,7 +356,7 @@ mod tests {
             (r.status, v["error"]["code"].as_i64()),
             (400, Some(UNSUPPORTED_PROTOCOL_VERSION))
         );
-        // The list itself is pinned by tests/mcp_stdio.rs.
+        // The list itself is pinned by tests/it/mcp_stdio.rs.
         assert_eq!(
             v["error"]["data"]["supported"],
             json!(dispatch::supported_versions())

@@ -24,14 +24,17 @@ fn capabilities_list_names_every_capability_of_the_registry() {
         .map(|d| d.id)
         .collect();
     assert_eq!(ids, expected);
-    let planned = v["capabilities"]
+    // Each entry says whether it executes, as the registry does: a planned capability is
+    // listed, not executable.
+    for (c, d) in v["capabilities"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|c| c["id"] == "repo.blame")
-        .expect("planned listed");
-    assert_eq!(planned["executable"], false);
-    assert_eq!(planned["stability"], "planned");
+        .zip(seneschal::registry::CAPABILITIES.iter())
+    {
+        assert_eq!(c["executable"], d.executable(), "{}", d.id);
+        assert_eq!(c["stability"], d.stability.as_str(), "{}", d.id);
+    }
 }
 
 #[test]
@@ -149,9 +152,14 @@ fn call_with_schema_violating_input_names_the_pointer() {
 
 #[test]
 fn planned_and_unknown_capabilities_are_refused_with_their_codes() {
-    let o = run(&["call", "repo.blame", "--input", r#"{"path": "README.md"}"#]);
-    assert_eq!(code(&o), i32::from(ErrorCode::Unsupported.exit_code()));
-    assert!(stderr(&o).contains("error[unsupported]"), "{}", stderr(&o));
+    for d in seneschal::registry::CAPABILITIES
+        .iter()
+        .filter(|d| !d.executable())
+    {
+        let o = run(&["call", d.id, "--input", &example_input(d)]);
+        assert_eq!(code(&o), i32::from(ErrorCode::Unsupported.exit_code()));
+        assert!(stderr(&o).contains("error[unsupported]"), "{}", stderr(&o));
+    }
     let o = run(&["call", "no.such"]);
     assert_eq!(code(&o), i32::from(ErrorCode::NotFound.exit_code()));
 }

@@ -47,6 +47,8 @@ fn inspect_reports_each_client_configuration() {
             (".mcp.json".into(), "wired".into()),
             (".codex/config.toml".into(), "foreign".into()),
             (".gemini/settings.json".into(), "absent".into()),
+            (".vscode/mcp.json".into(), "absent".into()),
+            (".cursor/mcp.json".into(), "absent".into()),
         ]
     );
     let codex = &p["clients"][1];

@@ -156,4 +156,14 @@ fn exemptions_are_declarations() {
         assert_eq!(!exempt, subjects.contains(&d.id), "{}", d.id);
     }
     assert!(subjects.contains(&"files.read") && !subjects.contains(&"server.status"));
+    // The repository readers compared over every transport, each by its examples.
+    for id in [
+        "repo.diff",
+        "repo.show",
+        "repo.blame",
+        "repo.branches",
+        "files.list",
+    ] {
+        assert!(subjects.contains(&id), "{id} is a parity subject");
+    }
 }

@@ -1,0 +1,380 @@
+//! Handlers of the history part of the `repo.*` group: diff, show, blame and branches, read
+//! through `git` ([`crate::git`], its one command builder).
+//!
+//! Everything a client names is untrusted: a revision is resolved to a commit id before it
+//! reaches a diff ([`git::resolve_commit`]: one that begins with `-` is `invalid_input`, one
+//! that names nothing `not_found`), and every path is confined ([`crate::confine::confine`])
+//! and passed after `--` (the builder also sets `--literal-pathspecs`). Changes of `.git` and
+//! of secret-bearing files are left out of diffs by name, as `files.search` leaves them out,
+//! and counted. The files and the patch come from one git run ([`git::diff_with_patch`]),
+//! the patch read under a byte cap (git is stopped, never read to its end) and cut on a line
+//! boundary; when a file was left out, the patch is read again naming only the files shown. No handler here redacts: every answer of the
+//! group is `repository` disclosure, so the executor redacts it whole before any transport
+//! (see [`crate::execute`]).
+
+use crate::confine;
+use crate::context::Context;
+use crate::error::CapabilityError;
+use crate::git::{self, DiffSpec, FileDiff};
+use crate::registry::types::{repo_blame, repo_branches, repo_diff, repo_show};
+
+/// The smallest patch cap (the schema's minimum of `max_bytes`).
+const MIN_PATCH_CAP: usize = 1024;
+
+/// Whether `.git` or a secret-bearing name is one of the components of `path`.
+fn hidden(path: &str) -> bool {
+    path.split('/')
+        .any(|name| confine::name_rule(std::ffi::OsStr::new(name)).is_some())
+}
+
+/// The files of `spec` under `paths` with a hidden name left out, and how many were.
+fn shown(all: Vec<FileDiff>) -> (Vec<FileDiff>, u64) {
+    let before = all.len();
+    let shown: Vec<FileDiff> = all
+        .into_iter()
+        .filter(|f| !hidden(&f.path) && !f.from.as_deref().is_some_and(hidden))
+        .collect();
+    let skipped = (before - shown.len()) as u64;
+    (shown, skipped)
+}
+
+/// What a diff answers: the files shown, how many were left out, and (unless `stat`) the patch
+/// and whether it was cut. One git run gives the files and the patch; when a file was left
+/// out, the patch is read again naming the files shown one by one (both sides of a rename), so
+/// nothing hidden reaches it.
+struct Diffed {
+    files: Vec<FileDiff>,
+    skipped: u64,
+    patch: Option<String>,
+    truncated: bool,
+}
+
+fn diffed(
+    root: &std::path::Path,
+    spec: &DiffSpec,
+    paths: &[String],
+    stat: bool,
+    context: i64,
+    max_bytes: i64,
+) -> Result<Diffed, CapabilityError> {
+    if stat {
+        let (files, skipped) = shown(git::diff_files(root, spec, paths)?);
+        return Ok(Diffed {
+            files,
+            skipped,
+            patch: None,
+            truncated: false,
+        });
+    }
+    let cap = usize::try_from(max_bytes)
+        .unwrap_or(usize::MAX)
+        .max(MIN_PATCH_CAP);
+    let context = u64::try_from(context).unwrap_or(0);
+    let (all, mut patch, mut truncated) = git::diff_with_patch(root, spec, paths, context, cap)?;
+    let (files, skipped) = shown(all);
+    if skipped > 0 {
+        (patch, truncated) = if files.is_empty() {
+            (String::new(), false)
+        } else {
+            let named: Vec<String> = files
+                .iter()
+                .flat_map(|f| std::iter::once(f.path.clone()).chain(f.from.clone()))
+                .collect();
+            git::diff_patch(root, spec, &named, context, cap)?
+        };
+    }
+    Ok(Diffed {
+        files,
+        skipped,
+        patch: Some(patch),
+        truncated,
+    })
+}
+
+/// The repository's top folder: the context's root, where `.git` is (found as the context
+/// found it). Git runs from there, so paths are root-relative; without `.git` there is no
+/// repository (and `git diff` would compare files outside one), which is `not_found`. No git
+/// run: a call pays for the git commands that answer it, not for one that finds the root.
+fn top(ctx: &Context) -> Result<std::path::PathBuf, CapabilityError> {
+    if ctx.repo.join(".git").exists() {
+        Ok(ctx.repo.clone())
+    } else {
+        Err(CapabilityError::not_found(
+            "the repository: there is no git repository here",
+        ))
+    }
+}
+
+fn diff_change(c: &str) -> repo_diff::OutputFilesItemChange {
+    use repo_diff::OutputFilesItemChange as C;
+    match c {
+        "added" => C::Added,
+        "deleted" => C::Deleted,
+        "renamed" => C::Renamed,
+        "copied" => C::Copied,
+        "type_changed" => C::TypeChanged,
+        "unmerged" => C::Unmerged,
+        _ => C::Modified,
+    }
+}
+
+fn show_change(c: &str) -> repo_show::OutputFilesItemChange {
+    use repo_show::OutputFilesItemChange as C;
+    match c {
+        "added" => C::Added,
+        "deleted" => C::Deleted,
+        "renamed" => C::Renamed,
+        "copied" => C::Copied,
+        "type_changed" => C::TypeChanged,
+        "unmerged" => C::Unmerged,
+        _ => C::Modified,
+    }
+}
+
+/// `repo.diff`: the working tree or the index against the index, HEAD, a revision, or two
+/// revisions against each other.
+pub fn diff(ctx: &Context, input: repo_diff::Input) -> Result<repo_diff::Output, CapabilityError> {
+    if input.to.is_some() && input.from.is_none() {
+        return Err(CapabilityError::invalid_input(
+            "`to` needs `from`: the diff goes from one to the other",
+        )
+        .at("/to"));
+    }
+    if input.to.is_some() && input.staged {
+        return Err(CapabilityError::invalid_input(
+            "`staged` compares the index; with `to` both sides are revisions",
+        )
+        .at("/staged"));
+    }
+    let mut paths = Vec::new();
+    for (i, p) in input.paths.iter().enumerate() {
+        let confined = confine::confine(&ctx.repo, p, &format!("/paths/{i}"))?;
+        if confined.rel.is_empty() {
+            // The root: the whole tree, as no path at all.
+            paths.clear();
+            break;
+        }
+        paths.push(confined.rel);
+    }
+    let root = top(ctx)?;
+    let mut revs: Vec<(&str, &str)> = Vec::new();
+    revs.extend(input.from.as_deref().map(|r| (r.as_str(), "/from")));
+    revs.extend(input.to.as_deref().map(|r| (r.as_str(), "/to")));
+    let mut ids = git::resolve_commits(&root, &revs)?.into_iter();
+    let from = input.from.as_ref().and_then(|_| ids.next());
+    let to = input.to.as_ref().and_then(|_| ids.next());
+    let spec = DiffSpec {
+        cached: input.staged,
+        from: from.clone(),
+        to: to.clone(),
+    };
+    let d = diffed(
+        &root,
+        &spec,
+        &paths,
+        input.stat,
+        input.context,
+        input.max_bytes,
+    )?;
+    Ok(repo_diff::Output {
+        from,
+        to,
+        files: d
+            .files
+            .into_iter()
+            .map(|f| repo_diff::OutputFilesItem {
+                binary: f.additions.is_none(),
+                additions: f.additions.unwrap_or(0),
+                deletions: f.deletions.unwrap_or(0),
+                change: diff_change(f.change),
+                from: f.from,
+                path: f.path,
+            })
+            .collect(),
+        skipped_secret_files: d.skipped,
+        patch: d.patch,
+        truncated: d.truncated,
+        redactions: 0,
+    })
+}
+
+/// `repo.show`: one commit, its files against its first parent, and optionally its patch.
+pub fn show(ctx: &Context, input: repo_show::Input) -> Result<repo_show::Output, CapabilityError> {
+    let root = top(ctx)?;
+    let sha = git::resolve_commit(&root, input.rev.as_str(), "/rev")?;
+    let detail = git::commit_detail(&root, &sha)?;
+    let base = match detail.commit.parents.first() {
+        Some(parent) => parent.clone(),
+        None => git::empty_tree(&root)?,
+    };
+    let spec = DiffSpec {
+        cached: false,
+        from: Some(base),
+        to: Some(sha.clone()),
+    };
+    let d = diffed(
+        &root,
+        &spec,
+        &[],
+        !input.patch,
+        input.context,
+        input.max_bytes,
+    )?;
+    let c = detail.commit;
+    Ok(repo_show::Output {
+        sha: c.sha,
+        parents: c.parents,
+        author_name: c.author_name,
+        author_email: c.author_email,
+        authored_at: c.authored_at,
+        committer_name: detail.committer_name,
+        committer_email: detail.committer_email,
+        committed_at: detail.committed_at,
+        subject: c.subject,
+        message: detail.message,
+        files: d
+            .files
+            .into_iter()
+            .map(|f| repo_show::OutputFilesItem {
+                binary: f.additions.is_none(),
+                additions: f.additions.unwrap_or(0),
+                deletions: f.deletions.unwrap_or(0),
+                change: show_change(f.change),
+                from: f.from,
+                path: f.path,
+            })
+            .collect(),
+        skipped_secret_files: d.skipped,
+        patch: d.patch,
+        truncated: d.truncated,
+        redactions: 0,
+    })
+}
+
+/// `repo.blame`: who last changed each line of a range of one confined file.
+pub fn blame(
+    ctx: &Context,
+    input: repo_blame::Input,
+) -> Result<repo_blame::Output, CapabilityError> {
+    let path = input.path.as_str();
+    let rel = confine::confine(&ctx.repo, path, "/path")?.rel;
+    let root = top(ctx)?;
+    let rev = match input.rev.as_deref() {
+        Some(r) => Some(git::resolve_commit(&root, r, "/rev")?),
+        None => None,
+    };
+    if rel.is_empty() {
+        return Err(
+            CapabilityError::invalid_input("the repository root is a folder, not a file")
+                .at("/path"),
+        );
+    }
+    if rev.is_none() {
+        // The working tree file: it must be there, and be a file.
+        let handle = crate::rootfs::Root::open(&root).map_err(|e| {
+            CapabilityError::internal(format!("the repository root cannot be opened: {e}"))
+        })?;
+        match handle.open_file(&rel, crate::rootfs::Follow::Inside) {
+            Ok(_) => {}
+            Err(crate::rootfs::Denied::NotFound) => {
+                return Err(
+                    CapabilityError::not_found(format!("`{path}` does not exist")).at("/path"),
+                )
+            }
+            Err(crate::rootfs::Denied::IsDir) => {
+                return Err(CapabilityError::invalid_input(format!(
+                    "`{path}` is a directory, not a file"
+                ))
+                .at("/path"))
+            }
+            Err(crate::rootfs::Denied::Refused(rule, why)) => {
+                return Err(confine::refusal(rule, path, &why, "/path"))
+            }
+            Err(other) => {
+                return Err(CapabilityError::not_found(format!("`{path}` {other}")).at("/path"))
+            }
+        }
+    }
+    let start = input.start.get();
+    let limit = input.limit.get();
+    let last = start.saturating_add(limit - 1);
+    let (end, wanted_more) = match input.end.map(|e| e.get()) {
+        Some(e) if e < start => {
+            return Err(CapabilityError::invalid_input(format!(
+                "the range ends at line {e}, before its start at line {start}"
+            ))
+            .at("/end"))
+        }
+        Some(e) if e > last => (last, true),
+        Some(e) => (e, false),
+        // One line more than the limit tells whether the file goes on.
+        None => (last.saturating_add(1), false),
+    };
+    let mut lines = git::blame(&root, &rel, rev.as_deref(), start, end).map_err(|f| {
+        if f.stderr.contains("has only") {
+            CapabilityError::invalid_input(format!(
+                "`{path}` has fewer than {start} lines: {}",
+                f.stderr.trim_start_matches("fatal: ")
+            ))
+            .at("/start")
+        } else if f.stderr.contains("no such path") || f.stderr.contains("no such file") {
+            CapabilityError::not_found(format!("`{path}` does not exist at that revision"))
+                .at("/path")
+        } else {
+            f.into_error("the blame")
+        }
+    })?;
+    let keep = usize::try_from(limit).unwrap_or(usize::MAX);
+    let truncated = wanted_more || lines.len() > keep;
+    lines.truncate(keep);
+    Ok(repo_blame::Output {
+        path: rel,
+        lines: lines
+            .into_iter()
+            .filter_map(|l| {
+                Some(repo_blame::OutputLinesItem {
+                    line: std::num::NonZeroU64::new(l.line)?,
+                    commit: l.commit,
+                    author: l.author,
+                    author_email: l.author_email,
+                    authored_at: crate::store::rfc3339(l.author_time),
+                    summary: l.summary,
+                    text: l.text,
+                })
+            })
+            .collect(),
+        truncated,
+    })
+}
+
+/// `repo.branches`: local and remote-tracking branches with heads and upstreams.
+pub fn branches(
+    ctx: &Context,
+    input: repo_branches::Input,
+) -> Result<repo_branches::Output, CapabilityError> {
+    let root = top(ctx)?;
+    let mut list = git::branches(&root, input.remote)?;
+    let limit = usize::try_from(input.limit.get()).unwrap_or(usize::MAX);
+    let truncated = list.len() > limit;
+    list.truncate(limit);
+    Ok(repo_branches::Output {
+        branches: list
+            .into_iter()
+            .map(|b| repo_branches::OutputBranchesItem {
+                kind: if b.remote {
+                    repo_branches::OutputBranchesItemKind::Remote
+                } else {
+                    repo_branches::OutputBranchesItemKind::Local
+                },
+                name: b.name,
+                head: b.head,
+                subject: b.subject,
+                current: b.current,
+                upstream: b.upstream,
+                ahead: b.ahead,
+                behind: b.behind,
+            })
+            .collect(),
+        truncated,
+    })
+}
