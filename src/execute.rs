@@ -125,11 +125,8 @@ pub fn execute_index(
     transport: Transport,
 ) -> Result<Value, CapabilityError> {
     let d = &CAPABILITIES[index];
-    if d.stability == Stability::Planned {
-        return Err(CapabilityError::unsupported(format!(
-            "`{}` is planned: listed, not executable yet",
-            d.id
-        )));
+    if let Some(e) = planned(d.id, &d.class) {
+        return Err(e);
     }
     // The transport reaches the store's audit through a per-call thread-local; handlers
     // never see it.
@@ -164,6 +161,13 @@ pub fn execute_index(
     #[cfg(debug_assertions)]
     check_output(index, d, &output)?;
     Ok(output)
+}
+
+/// The refusal of a planned capability: listed on every surface, never run.
+fn planned(id: &str, class: &crate::policy::Class) -> Option<CapabilityError> {
+    (class.stability == Stability::Planned).then(|| {
+        CapabilityError::unsupported(format!("`{id}` is planned: listed, not executable yet"))
+    })
 }
 
 /// The handler's (or the embedded resource's) answer, a panic turned into `internal`.
@@ -423,11 +427,23 @@ mod tests {
     }
 
     #[test]
+    fn a_planned_capability_is_refused_unsupported_and_an_executable_one_is_not() {
+        for d in CAPABILITIES.iter().filter(|d| d.executable()) {
+            assert!(planned(d.id, &d.class).is_none(), "{}", d.id);
+            let mut class = d.class;
+            class.stability = Stability::Planned;
+            let e = planned(d.id, &class).expect("a planned capability is refused");
+            assert_eq!(e.code, crate::codes::ErrorCode::Unsupported, "{}", d.id);
+        }
+    }
+
+    #[test]
     fn no_handler_converts_a_json_value_into_its_output() {
         // A handler builds its generated `Output` (a wrong shape does not compile); a JSON
-        // value turned into it would move the check back to run time. The one exception reads
-        // an applied write's answer back from the store, which keeps it as JSON for replay.
-        const READS_STORED_ANSWERS: &[&str] = &["handlers/writes.rs"];
+        // value turned into it would move the check back to run time. The exceptions are the
+        // writers, which read an applied write's answer (and its plan) back from the store,
+        // which keeps them as JSON for replay.
+        const READS_STORED_ANSWERS: &[&str] = &["handlers/writes.rs", "handlers/wire.rs"];
         for (file, text) in sources("handlers") {
             for needle in ["fn typed", "typed(", "from_value"] {
                 if needle == "from_value" && READS_STORED_ANSWERS.contains(&file.as_str()) {
