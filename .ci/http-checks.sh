@@ -15,6 +15,8 @@
 # pinned versions. The server runs with stdin on a FIFO this script holds: closing it stops the
 # server, so nothing outlives the script. Exits non-zero when any check fails.
 set -euo pipefail
+# shellcheck source=.ci/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 if [ $# -ne 1 ] || [ ! -x "$1" ]; then
     echo "usage: $0 path/to/seneschal (the built binary)" >&2
@@ -28,35 +30,10 @@ PY_PINS="openapi-spec-validator==0.9.0 schemathesis==4.32.5"
 REDOCLY=@redocly/cli@2.77.0
 mkdir -p "$CACHE" "$ART"
 WORK=$(mktemp -d)
-passed=0
-failed=0
-
-check() {
-    local name=$1
-    shift
-    echo "== $name"
-    if "$@"; then
-        echo "ok: $name"
-        passed=$((passed + 1))
-    else
-        echo "FAILED: $name"
-        failed=$((failed + 1))
-    fi
-}
 
 # --- tools -------------------------------------------------------------------------------------
-if [ "$(cat "$CACHE/venv.pins" 2>/dev/null)" != "$PY_PINS" ]; then
-    rm -rf "$CACHE/venv"
-    python3 -m venv "$CACHE/venv"
-    # shellcheck disable=SC2086
-    "$CACHE/venv/bin/pip" install --quiet $PY_PINS
-    echo "$PY_PINS" > "$CACHE/venv.pins"
-fi
-if [ "$(cat "$CACHE/npm.pins" 2>/dev/null)" != "$REDOCLY" ]; then
-    rm -rf "$CACHE/npm"
-    npm install --silent --no-audit --no-fund --prefix "$CACHE/npm" "$REDOCLY"
-    echo "$REDOCLY" > "$CACHE/npm.pins"
-fi
+pip_tools "$CACHE" "$PY_PINS"
+npm_tools "$CACHE" "$REDOCLY"
 if ! command -v chromium >/dev/null; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null

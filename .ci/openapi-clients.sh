@@ -17,6 +17,8 @@
 # this script holds: closing it stops the server, so nothing outlives the script. Exits
 # non-zero when any check fails.
 set -euo pipefail
+# shellcheck source=.ci/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 if [ $# -ne 1 ] || [ ! -x "$1" ]; then
     echo "usage: $0 path/to/seneschal (the built binary)" >&2
@@ -30,36 +32,10 @@ NPM_PINS="@stoplight/spectral-cli@6.16.3 openapi-typescript@7.13.0 typescript@5.
 PY_PINS="openapi-python-client==0.29.1"
 mkdir -p "$CACHE"
 WORK=$(mktemp -d)
-passed=0
-failed=0
-
-check() {
-    local name=$1
-    shift
-    echo "== $name"
-    if "$@"; then
-        echo "ok: $name"
-        passed=$((passed + 1))
-    else
-        echo "FAILED: $name"
-        failed=$((failed + 1))
-    fi
-}
 
 # --- tools -------------------------------------------------------------------------------------
-if [ "$(cat "$CACHE/npm.pins" 2>/dev/null)" != "$NPM_PINS" ]; then
-    rm -rf "$CACHE/npm"
-    # shellcheck disable=SC2086
-    npm install --silent --no-audit --no-fund --prefix "$CACHE/npm" $NPM_PINS
-    echo "$NPM_PINS" > "$CACHE/npm.pins"
-fi
-if [ "$(cat "$CACHE/venv.pins" 2>/dev/null)" != "$PY_PINS" ]; then
-    rm -rf "$CACHE/venv"
-    python3 -m venv "$CACHE/venv"
-    # shellcheck disable=SC2086
-    "$CACHE/venv/bin/pip" install --quiet $PY_PINS
-    echo "$PY_PINS" > "$CACHE/venv.pins"
-fi
+npm_tools "$CACHE" "$NPM_PINS"
+pip_tools "$CACHE" "$PY_PINS"
 NODE_BIN="$CACHE/npm/node_modules/.bin"
 START=$(date +%s)
 

@@ -8,7 +8,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ExitStatus};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -38,20 +38,12 @@ impl Serve {
     /// Starts `seneschal serve` in `dir` with extra arguments (`--max-body`, ...); the bind
     /// address is `127.0.0.1:0` unless the arguments give one.
     pub fn start_args(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Serve {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_seneschal"));
-        cmd.arg("serve");
+        let mut argv = vec!["serve"];
         if !args.contains(&"--bind") {
-            cmd.args(["--bind", "127.0.0.1:0"]);
+            argv.extend(["--bind", "127.0.0.1:0"]);
         }
-        cmd.args(args)
-            .current_dir(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().expect("seneschal serve starts");
+        argv.extend(args);
+        let mut child = super::spawn_piped(dir, &argv, env);
         let stdin = child.stdin.take();
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let mut err = child.stderr.take().expect("piped");

@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, ExitStatus};
 
 use serde_json::{json, Value};
 
@@ -21,17 +21,8 @@ pub struct Mcp {
 impl Mcp {
     /// Starts `seneschal mcp` with extra arguments, in `dir`, with extra environment.
     pub fn start_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Mcp {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_seneschal"));
-        cmd.arg("mcp")
-            .args(args)
-            .current_dir(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().expect("seneschal mcp starts");
+        let argv: Vec<&str> = std::iter::once("mcp").chain(args.iter().copied()).collect();
+        let mut child = super::spawn_piped(dir, &argv, env);
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().expect("piped"));
         Mcp {

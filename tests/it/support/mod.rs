@@ -11,6 +11,23 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_seneschal"))
 }
 
+/// `seneschal ARGS` in `dir` with extra environment and all three standard streams piped,
+/// started: the one spawn of the long-running servers (`mcp`, `serve`).
+pub fn spawn_piped(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
+    use std::process::Stdio;
+    let mut cmd = Command::new(bin());
+    cmd.args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.spawn()
+        .unwrap_or_else(|e| panic!("seneschal {} starts: {e}", args.join(" ")))
+}
+
 /// `seneschal call ID --input JSON` in the repository at `dir`.
 pub fn call(dir: &Path, id: &str, input: impl std::borrow::Borrow<serde_json::Value>) -> Output {
     run_in(dir, &["call", id, "--input", &input.borrow().to_string()])
