@@ -268,8 +268,8 @@ fn json_servers(text: &str, key: &str) -> Result<Vec<Entry>, String> {
         .collect())
 }
 
-/// Removes a `#` comment that is outside any string.
-fn strip_comment(line: &str) -> &str {
+/// Removes a `#` comment that is outside any string (of a Codex TOML line).
+pub(crate) fn strip_comment(line: &str) -> &str {
     let mut quote: Option<char> = None;
     let mut escaped = false;
     for (i, c) in line.char_indices() {

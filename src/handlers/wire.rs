@@ -347,23 +347,7 @@ fn merge_json(
 
 // ---- Codex TOML, edited line by line --------------------------------------------------------
 
-/// A line without its `#` comment (outside strings).
-fn strip_comment(line: &str) -> &str {
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for (i, c) in line.char_indices() {
-        match quote {
-            Some('"') if escaped => escaped = false,
-            Some('"') if c == '\\' => escaped = true,
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None if c == '"' || c == '\'' => quote = Some(c),
-            None if c == '#' => return &line[..i],
-            None => {}
-        }
-    }
-    line
-}
+use super::mcp::strip_comment;
 
 /// The strings of a TOML value (a string or an array of strings); `None` for anything else.
 fn toml_strings(value: &str) -> Option<Vec<String>> {

@@ -4,70 +4,9 @@
 //! folder confined like every repository path.
 
 use crate::support;
-use std::path::Path;
 
-use crate::support::http::{http_call, Serve};
-use crate::support::mcp::Mcp;
-use crate::support::{json, run_in, scratch_repo, stderr};
+use crate::support::{run_in, scratch_repo, Three};
 use serde_json::{json, Value};
-
-struct Three<'a> {
-    dir: &'a Path,
-    mcp: Mcp,
-    http: Serve,
-}
-
-impl<'a> Three<'a> {
-    fn new(dir: &'a Path) -> Three<'a> {
-        let mut mcp = Mcp::start_with(dir, &[], &[]);
-        mcp.initialize("2025-11-25");
-        Three {
-            dir,
-            mcp,
-            http: Serve::start(dir, &[]),
-        }
-    }
-
-    fn ok(&mut self, input: Value) -> Value {
-        let cli = run_in(
-            self.dir,
-            &["call", "files.list", "--input", &input.to_string()],
-        );
-        assert!(cli.status.success(), "{input}: {}", stderr(&cli));
-        let answer = json(&cli);
-        let r = self.mcp.request(
-            "tools/call",
-            json!({"name": "files_list", "arguments": input.clone()}),
-        );
-        assert_eq!(r["result"]["structuredContent"], answer, "MCP vs CLI: {r}");
-        let (status, body) = http_call(&self.http, "GET", "/api/v1/files/list", &input);
-        assert_eq!((status, &body), (200, &answer), "HTTP vs CLI");
-        answer
-    }
-
-    fn err(&mut self, input: Value, code: &str) -> String {
-        let cli = run_in(
-            self.dir,
-            &["call", "files.list", "--input", &input.to_string()],
-        );
-        let text = stderr(&cli);
-        assert!(text.contains(&format!("error[{code}]")), "{input}: {text}");
-        let r = self.mcp.request(
-            "tools/call",
-            json!({"name": "files_list", "arguments": input.clone()}),
-        );
-        assert_eq!(r["result"]["_meta"]["seneschal/error"]["code"], code, "{r}");
-        let (_, body) = http_call(&self.http, "GET", "/api/v1/files/list", &input);
-        assert_eq!(body["code"], code, "{body}");
-        text
-    }
-
-    fn finish(self) {
-        let (status, _, err) = self.mcp.finish();
-        assert!(status.success(), "{err}");
-        self.http.finish();
-    }
-}
 
 fn names(v: &Value) -> Vec<String> {
     v["entries"]
@@ -102,7 +41,7 @@ fn entries_leave_out_what_files_search_leaves_out() {
     std::os::unix::fs::symlink("src/main.rs", dir.join("link.rs")).unwrap();
     let mut t = Three::new(dir);
 
-    let root = t.ok(json!({}));
+    let root = t.ok("files.list", json!({}));
     assert_eq!(root["path"], "");
     assert_eq!(
         names(&root),
@@ -126,7 +65,7 @@ fn entries_leave_out_what_files_search_leaves_out() {
     assert_eq!(by_name(&root, "src")["size"], Value::Null);
     assert_eq!(by_name(&root, "link.rs")["kind"], "symlink");
 
-    let src = t.ok(json!({"path": "src"}));
+    let src = t.ok("files.list", json!({"path": "src"}));
     assert_eq!(
         names(&src),
         [".ignore", "lib.rs", "main.rs", "notes.md"],
@@ -136,15 +75,15 @@ fn entries_leave_out_what_files_search_leaves_out() {
     assert_eq!(by_name(&src, "lib.rs")["size"], 0);
 
     // The glob, as files.search takes it; the limit.
-    let rs = t.ok(json!({"path": "src", "glob": "*.rs"}));
+    let rs = t.ok("files.list", json!({"path": "src", "glob": "*.rs"}));
     assert_eq!(names(&rs), ["lib.rs", "main.rs"]);
-    let one = t.ok(json!({"path": "src", "limit": 1}));
+    let one = t.ok("files.list", json!({"path": "src", "limit": 1}));
     assert_eq!(names(&one), [".ignore"]);
     assert_eq!(one["truncated"], true);
     assert_eq!(src["truncated"], false);
 
     // An ignored folder has no entry to show.
-    let build = t.ok(json!({"path": "build"}));
+    let build = t.ok("files.list", json!({"path": "build"}));
     assert_eq!(build["entries"], json!([]));
     // And files.search agrees on what is searchable in src/.
     let search = support::json(&run_in(
@@ -158,11 +97,11 @@ fn entries_leave_out_what_files_search_leaves_out() {
     ));
     assert_eq!(search["matches"], json!([]), "{search}");
 
-    t.err(json!({"path": ".git"}), "refused");
-    t.err(json!({"path": "../"}), "refused");
-    t.err(json!({"path": "nowhere"}), "not_found");
-    t.err(json!({"path": "README.md"}), "invalid_input");
-    t.err(json!({"glob": "src/["}), "invalid_input");
+    t.err("files.list", json!({"path": ".git"}), "refused");
+    t.err("files.list", json!({"path": "../"}), "refused");
+    t.err("files.list", json!({"path": "nowhere"}), "not_found");
+    t.err("files.list", json!({"path": "README.md"}), "invalid_input");
+    t.err("files.list", json!({"glob": "src/["}), "invalid_input");
     t.finish();
 }
 
@@ -177,10 +116,10 @@ fn a_link_out_of_the_repository_is_refused_and_a_link_inside_is_followed() {
     std::os::unix::fs::symlink(outside.path(), dir.join("out")).unwrap();
     std::os::unix::fs::symlink("docs", dir.join("docs-link")).unwrap();
     let mut t = Three::new(dir);
-    let why = t.err(json!({"path": "out"}), "refused");
+    let why = t.err("files.list", json!({"path": "out"}), "refused");
     assert!(why.contains("symlink_escape"), "{why}");
     assert!(!why.contains("outside-secret"), "{why}");
-    let inside = t.ok(json!({"path": "docs-link"}));
+    let inside = t.ok("files.list", json!({"path": "docs-link"}));
     assert_eq!(names(&inside), ["a.md"]);
     assert_eq!(inside["entries"][0]["path"], "docs-link/a.md");
     t.finish();

@@ -7,85 +7,9 @@
 use crate::support;
 use std::path::Path;
 
-use crate::support::http::{http_call, Serve};
-use crate::support::mcp::Mcp;
-use crate::support::{git, json, run_in, scratch_repo, stderr};
+use crate::support::{git, run_in, scratch_repo, stderr, Three};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-
-/// The three transports of one scratch repository.
-struct Three<'a> {
-    dir: &'a Path,
-    mcp: Mcp,
-    http: Serve,
-}
-
-impl<'a> Three<'a> {
-    fn new(dir: &'a Path) -> Three<'a> {
-        let mut mcp = Mcp::start_with(dir, &[], &[]);
-        mcp.initialize("2025-11-25");
-        Three {
-            dir,
-            mcp,
-            http: Serve::start(dir, &[]),
-        }
-    }
-
-    /// The answer of `id`, the same over the CLI, MCP and HTTP.
-    fn ok(&mut self, id: &str, input: Value) -> Value {
-        let (tool, route) = names(id);
-        let cli = run_in(self.dir, &["call", id, "--input", &input.to_string()]);
-        assert!(cli.status.success(), "{id} {input}: {}", stderr(&cli));
-        let answer = json(&cli);
-        let r = self.mcp.request(
-            "tools/call",
-            json!({"name": tool, "arguments": input.clone()}),
-        );
-        assert_eq!(r["result"]["isError"], false, "{id} {input}: {r}");
-        assert_eq!(r["result"]["structuredContent"], answer, "{id}: MCP vs CLI");
-        let (status, body) = http_call(&self.http, "GET", &route, &input);
-        assert_eq!(status, 200, "{id} {input}: {body}");
-        assert_eq!(body, answer, "{id}: HTTP vs CLI");
-        answer
-    }
-
-    /// The error code of `id`, the same over the CLI (exit code and `error[code]`), MCP and
-    /// HTTP; the CLI's message is returned.
-    fn err(&mut self, id: &str, input: Value, code: &str) -> String {
-        let (tool, route) = names(id);
-        let cli = run_in(self.dir, &["call", id, "--input", &input.to_string()]);
-        let text = stderr(&cli);
-        assert!(
-            text.contains(&format!("error[{code}]")),
-            "{id} {input}: {text}"
-        );
-        let expected = seneschal::codes::ErrorCode::parse(code).expect("a code");
-        assert_eq!(cli.status.code(), Some(i32::from(expected.exit_code())));
-        let r = self.mcp.request(
-            "tools/call",
-            json!({"name": tool, "arguments": input.clone()}),
-        );
-        assert_eq!(r["result"]["isError"], true, "{id} {input}: {r}");
-        assert_eq!(r["result"]["_meta"]["seneschal/error"]["code"], code, "{r}");
-        let (status, body) = http_call(&self.http, "GET", &route, &input);
-        assert_eq!(body["code"], code, "{id} {input}: {body}");
-        assert_eq!(status, expected.http_status());
-        text
-    }
-
-    fn finish(self) {
-        let (status, _, err) = self.mcp.finish();
-        assert!(status.success(), "{err}");
-        self.http.finish();
-    }
-}
-
-fn names(id: &str) -> (String, String) {
-    (
-        id.replace('.', "_"),
-        format!("/api/v1/{}", id.replace('.', "/")),
-    )
-}
 
 fn commit_as(dir: &Path, who: &str, file: &str, text: &str, message: &str) {
     std::fs::write(dir.join(file), text).unwrap();

@@ -175,3 +175,78 @@ pub fn output_within(mut cmd: Command, wait: std::time::Duration) -> Output {
     }
     child.wait_with_output().expect("output")
 }
+
+/// The three transports of one scratch repository: an answer or an error is checked to be the
+/// same over the CLI, MCP (one process) and HTTP (one server).
+pub struct Three<'a> {
+    dir: &'a Path,
+    mcp: mcp::Mcp,
+    http: http::Serve,
+}
+
+impl<'a> Three<'a> {
+    pub fn new(dir: &'a Path) -> Three<'a> {
+        let mut mcp = mcp::Mcp::start_with(dir, &[], &[]);
+        mcp.initialize("2025-11-25");
+        Three {
+            dir,
+            mcp,
+            http: http::Serve::start(dir, &[]),
+        }
+    }
+
+    /// The answer of `id`, the same over the CLI, MCP and HTTP.
+    pub fn ok(&mut self, id: &str, input: serde_json::Value) -> serde_json::Value {
+        let (tool, route) = tool_and_route(id);
+        let cli = run_in(self.dir, &["call", id, "--input", &input.to_string()]);
+        assert!(cli.status.success(), "{id} {input}: {}", stderr(&cli));
+        let answer = json(&cli);
+        let r = self.mcp.request(
+            "tools/call",
+            serde_json::json!({"name": tool, "arguments": input.clone()}),
+        );
+        assert_eq!(r["result"]["isError"], false, "{id} {input}: {r}");
+        assert_eq!(r["result"]["structuredContent"], answer, "{id}: MCP vs CLI");
+        let (status, body) = http::http_call(&self.http, "GET", &route, &input);
+        assert_eq!(status, 200, "{id} {input}: {body}");
+        assert_eq!(body, answer, "{id}: HTTP vs CLI");
+        answer
+    }
+
+    /// The error code of `id`, the same over the CLI (exit code and `error[code]`), MCP and
+    /// HTTP; the CLI's message is returned.
+    pub fn err(&mut self, id: &str, input: serde_json::Value, code: &str) -> String {
+        let (tool, route) = tool_and_route(id);
+        let cli = run_in(self.dir, &["call", id, "--input", &input.to_string()]);
+        let text = stderr(&cli);
+        assert!(
+            text.contains(&format!("error[{code}]")),
+            "{id} {input}: {text}"
+        );
+        let expected = seneschal::codes::ErrorCode::parse(code).expect("a code");
+        assert_eq!(cli.status.code(), Some(i32::from(expected.exit_code())));
+        let r = self.mcp.request(
+            "tools/call",
+            serde_json::json!({"name": tool, "arguments": input.clone()}),
+        );
+        assert_eq!(r["result"]["isError"], true, "{id} {input}: {r}");
+        assert_eq!(r["result"]["_meta"]["seneschal/error"]["code"], code, "{r}");
+        let (status, body) = http::http_call(&self.http, "GET", &route, &input);
+        assert_eq!(body["code"], code, "{id} {input}: {body}");
+        assert_eq!(status, expected.http_status());
+        text
+    }
+
+    pub fn finish(self) {
+        let (status, _, err) = self.mcp.finish();
+        assert!(status.success(), "{err}");
+        self.http.finish();
+    }
+}
+
+fn tool_and_route(id: &str) -> (String, String) {
+    (
+        id.replace('.', "_"),
+        format!("/api/v1/{}", id.replace('.', "/")),
+    )
+}
