@@ -243,3 +243,59 @@ fn every_invalid_fixture_fails_with_its_diagnostics() {
         insta::assert_snapshot!(format!("invalid__{name}"), report(&diags));
     }
 }
+
+/// A schema typify cannot type (`not`, on which it panics; `if`/`then`/`else` with a `$ref`
+/// into `$defs`) still builds: its type falls back to `serde_json::Value`, the reference says
+/// so, and the published schemas keep every keyword.
+#[test]
+fn a_schema_typify_cannot_type_falls_back_to_json() {
+    let root = fixtures().join("untyped");
+    let out = generate(&inputs(&root)).unwrap_or_else(|d| panic!("{}", report(&d)));
+    let rust = &out
+        .out_dir
+        .iter()
+        .find(|(n, _)| *n == "registry.rs")
+        .expect("registry.rs")
+        .1;
+    for module in ["demo_contact", "demo_echo"] {
+        let at = rust.find(&format!("pub mod {module} {{")).expect(module);
+        let body = &rust[at..];
+        let body = &body[..body.find("\n    }\n").unwrap_or(body.len())];
+        assert!(
+            body.contains("pub type Input = ::serde_json::Value;"),
+            "{module}: {body}"
+        );
+        // The output schema typify can type keeps its struct.
+        assert!(body.contains("pub struct Output"), "{module}: {body}");
+    }
+    let reference = &out
+        .committed
+        .iter()
+        .find(|(n, _)| *n == "capabilities.md")
+        .expect("capabilities.md")
+        .1;
+    assert_eq!(
+        reference.matches("typify cannot type the input schema").count(),
+        2,
+        "{reference}"
+    );
+    let tools = &out
+        .committed
+        .iter()
+        .find(|(n, _)| *n == "mcp-tools.json")
+        .expect("mcp-tools.json")
+        .1;
+    let tools: serde_json::Value = serde_json::from_str(tools).unwrap();
+    let contact = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "demo_contact")
+        .expect("demo_contact");
+    let schema = &contact["inputSchema"];
+    for key in ["$schema", "$defs", "if", "then", "else", "allOf"] {
+        assert!(schema.get(key).is_some(), "{key} lost: {schema}");
+    }
+    assert_eq!(schema["$defs"]["address"]["$anchor"], "addressDef");
+    assert_eq!(schema["additionalProperties"], false);
+}
