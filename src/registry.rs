@@ -61,10 +61,15 @@ pub struct Descriptor {
     pub descriptor_json: &'static str,
     /// Declared examples, as JSON text.
     pub examples_json: &'static str,
-    /// Embedded content of a resource.
+    /// Embedded content of a textual resource.
     pub content: Option<&'static str>,
+    /// Embedded bytes of a binary resource (its media type is not textual), read as `blob`.
+    pub blob: Option<&'static [u8]>,
     /// Media type of a resource's content.
     pub mime_type: &'static str,
+    /// The MCP content block types a query's answer carries in its `content` field, which MCP
+    /// `tools/call` answers after the JSON text block; empty for none.
+    pub content_blocks: &'static [&'static str],
 }
 
 impl std::ops::Deref for Descriptor {
@@ -82,6 +87,16 @@ impl Descriptor {
         match self.kind {
             Kind::Resource => self.mime_type,
             Kind::Query => "application/json",
+        }
+    }
+
+    /// A resource's answer: its URI, media type and content, `text` or (binary) `blob` in
+    /// base64.
+    pub fn resource_answer(&self) -> serde_json::Value {
+        let uri = self.mcp_resource.unwrap_or(self.id);
+        match self.blob {
+            Some(bytes) => serde_json::json!({"uri": uri, "mimeType": self.mime_type, "blob": base64(bytes)}),
+            None => serde_json::json!({"uri": uri, "mimeType": self.mime_type, "text": self.content.unwrap_or_default()}),
         }
     }
 
@@ -110,6 +125,25 @@ impl Descriptor {
         out.push_str(rest);
         out
     }
+}
+
+/// Standard base64 (RFC 4648, padded): how bytes travel in JSON (a binary resource's `blob`,
+/// a content block's `data`).
+pub fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 mod generated {
@@ -300,5 +334,27 @@ pub mod projections {
             Effect::ProcessState => COCKPIT_PROCESS_STATE,
             Effect::RepositoryWrite => COCKPIT,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base64;
+
+    #[test]
+    fn base64_is_rfc_4648_with_padding() {
+        // RFC 4648 section 10's test vectors.
+        for (raw, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(raw.as_bytes()), encoded);
+        }
+        assert_eq!(base64(&[0xff, 0xfe, 0x00]), "//4A");
     }
 }

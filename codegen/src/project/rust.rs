@@ -225,13 +225,19 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
     let descriptor_json = serde_json::to_string(&described).expect("serializes");
     let examples = serde_json::to_string(&c.examples).expect("serializes");
     let mime = &c.mime_type;
-    let content = match &c.content {
-        Some(rel) => {
+    let embed = |bytes: bool| match &c.content {
+        Some(rel) if bytes == c.binary() => {
             let abs = repo_root.join(rel).to_string_lossy().to_string();
-            quote!(Some(include_str!(#abs)))
+            if bytes {
+                quote!(Some(include_bytes!(#abs)))
+            } else {
+                quote!(Some(include_str!(#abs)))
+            }
         }
-        None => quote!(None),
+        _ => quote!(None),
     };
+    let (content, blob) = (embed(false), embed(true));
+    let blocks = &c.content_blocks;
     let handler = opt_str(&c.handler.as_ref().map(|(m, f)| format!("{m}::{f}")));
     quote! {
         crate::registry::Descriptor {
@@ -259,7 +265,9 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
             descriptor_json: #descriptor_json,
             examples_json: #examples,
             content: #content,
+            blob: #blob,
             mime_type: #mime,
+            content_blocks: &[#(#blocks),*],
         }
     }
 }

@@ -6,8 +6,8 @@ use serde_json::json;
 use super::super::dispatch::{Call, Capability, Feature, Method};
 use super::super::model::{
     default_json, parse, Body, Era, ListParams, ListResourcesResult, ListTemplatesResult,
-    ReadResourceParams, ReadResourceResult, Resource, ResourcesCapability, RpcError,
-    TextResourceContents, INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, TTL_STATIC_MS,
+    ReadResourceParams, ReadResourceResult, Resource, ResourceBody, ResourceContents,
+    ResourcesCapability, RpcError, INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, TTL_STATIC_MS,
 };
 use super::page;
 use crate::error::{CapabilityError, ErrorCode};
@@ -95,13 +95,19 @@ fn read(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let (mime_type, text, (ttl, scope)) = if let Some((index, d)) = registry::by_resource(&uri) {
         let out = execute_index(call.ctx, index, json!({}), Transport::Mcp)
             .map_err(|e| capability_rpc_error(era, &uri, e))?;
-        let text = match d.kind {
-            Kind::Resource => out
-                .get("text")
+        let field = |name: &str| {
+            out.get(name)
                 .and_then(|t| t.as_str())
-                .unwrap_or_default()
-                .to_string(),
-            Kind::Query => serde_json::to_string(&out).expect("values serialize"),
+                .map(|t| t.to_string())
+        };
+        let text = match d.kind {
+            Kind::Resource => match field("blob") {
+                Some(blob) => ResourceBody::Blob(blob),
+                None => ResourceBody::Text(field("text").unwrap_or_default()),
+            },
+            Kind::Query => {
+                ResourceBody::Text(serde_json::to_string(&out).expect("values serialize"))
+            }
         };
         (
             d.resource_mime().to_string(),
@@ -111,7 +117,7 @@ fn read(call: &mut Call<'_>) -> Result<Body, RpcError> {
     } else if let Some((mime, text)) = knowledge_read(call.ctx, &uri) {
         (
             mime,
-            text,
+            ResourceBody::Text(text),
             read_cache(Determinism::Repository, Disclosure::Repository),
         )
     } else {
@@ -119,10 +125,10 @@ fn read(call: &mut Call<'_>) -> Result<Body, RpcError> {
     };
     let modern = era == Era::Modern;
     Ok(Body::of(&ReadResourceResult {
-        contents: [TextResourceContents {
+        contents: [ResourceContents {
             uri,
             mime_type,
-            text,
+            body: text,
         }],
         ttl_ms: modern.then_some(ttl),
         cache_scope: modern.then_some(scope),
