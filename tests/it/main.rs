@@ -26,6 +26,7 @@ mod mcp_projection;
 mod mcp_stdio;
 mod parity;
 mod prose;
+mod rich_content;
 mod published_schemas;
 mod repo_examples;
 mod repo_files;

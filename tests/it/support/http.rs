@@ -38,7 +38,12 @@ impl Serve {
     /// Starts `seneschal serve` in `dir` with extra arguments (`--max-body`, ...); the bind
     /// address is `127.0.0.1:0` unless the arguments give one.
     pub fn start_args(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Serve {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_seneschal"));
+        Serve::start_bin(Path::new(env!("CARGO_BIN_EXE_seneschal")), dir, args, env)
+    }
+
+    /// [`Serve::start_args`] with another build of the binary (one with cargo features).
+    pub fn start_bin(bin: &Path, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Serve {
+        let mut cmd = Command::new(bin);
         cmd.arg("serve");
         if !args.contains(&"--bind") {
             cmd.args(["--bind", "127.0.0.1:0"]);

@@ -21,7 +21,12 @@ pub struct Mcp {
 impl Mcp {
     /// Starts `seneschal mcp` with extra arguments, in `dir`, with extra environment.
     pub fn start_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Mcp {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_seneschal"));
+        Mcp::start_bin(Path::new(env!("CARGO_BIN_EXE_seneschal")), dir, args, env)
+    }
+
+    /// [`Mcp::start_with`] with another build of the binary (one with cargo features).
+    pub fn start_bin(bin: &Path, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Mcp {
+        let mut cmd = Command::new(bin);
         cmd.arg("mcp")
             .args(args)
             .current_dir(dir)
