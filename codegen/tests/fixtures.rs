@@ -299,3 +299,68 @@ fn a_schema_typify_cannot_type_falls_back_to_json() {
     assert_eq!(schema["$defs"]["address"]["$anchor"], "addressDef");
     assert_eq!(schema["additionalProperties"], false);
 }
+
+/// `content_blocks` adds a typed `content` array to the output schema (one variant per
+/// declared block, tagged by `type`), every projection says so, and a non-textual resource is
+/// embedded as bytes and answered as a base64 `blob`.
+#[test]
+fn content_blocks_and_binary_resources_reach_every_projection() {
+    let root = fixtures().join("untyped");
+    let out = generate(&inputs(&root)).unwrap_or_else(|d| panic!("{}", report(&d)));
+    let file = |name: &str| {
+        out.committed
+            .iter()
+            .chain(out.out_dir.iter())
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("{name}"))
+            .1
+            .clone()
+    };
+    let tools: serde_json::Value = serde_json::from_str(&file("mcp-tools.json")).unwrap();
+    let picture = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "demo_picture")
+        .expect("demo_picture")
+        .clone();
+    let output = &picture["outputSchema"];
+    assert_eq!(output["required"], serde_json::json!(["caption", "content"]));
+    let variants = output["properties"]["content"]["items"]["oneOf"]
+        .as_array()
+        .unwrap();
+    let kinds: Vec<&str> = variants
+        .iter()
+        .map(|v| v["properties"]["type"]["const"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["image", "resource_link"]);
+    assert_eq!(variants[0]["required"], serde_json::json!(["type", "data", "mimeType"]));
+    let rust = file("registry.rs");
+    assert!(rust.contains("pub enum OutputContentItem"), "{rust}");
+    assert!(rust.contains("include_bytes!"), "the logo is embedded as bytes");
+    let reference = file("capabilities.md");
+    assert!(
+        reference.contains("| content blocks | `image`, `resource_link`: the answer's `content` array"),
+        "{reference}"
+    );
+    assert!(
+        reference.contains("| content | `logo.png` (image/png, binary: read as `blob`, base64) |"),
+        "{reference}"
+    );
+    let openapi: serde_json::Value = serde_json::from_str(&file("openapi.json")).unwrap();
+    let logo = &openapi["paths"]["/api/v1/demo/logo"]["get"]["responses"]["200"];
+    assert_eq!(
+        logo["description"],
+        "Success: the resource, its image/png bytes base64-encoded in `blob`."
+    );
+    let schema = &logo["content"]["application/json"]["schema"];
+    assert_eq!(schema["required"], serde_json::json!(["uri", "mimeType", "blob"]));
+    let picture = &openapi["paths"]["/api/v1/demo/picture"]["get"]["responses"]["200"];
+    assert!(
+        picture["description"]
+            .as_str()
+            .unwrap()
+            .contains("MCP content blocks it declares (image, resource_link)"),
+        "{picture}"
+    );
+}

@@ -48,7 +48,22 @@ pub fn section(c: &Capability) -> String {
         let _ = writeln!(s, "| handler | `src/handlers/{m}.rs` `{f}` |");
     }
     if let Some(content) = &c.content {
-        let _ = writeln!(s, "| content | `{content}` ({}) |", c.mime_type);
+        if c.binary() {
+            let _ = writeln!(
+                s,
+                "| content | `{content}` ({}, binary: read as `blob`, base64) |",
+                c.mime_type
+            );
+        } else {
+            let _ = writeln!(s, "| content | `{content}` ({}) |", c.mime_type);
+        }
+    }
+    if !c.content_blocks.is_empty() {
+        let _ = writeln!(
+            s,
+            "| content blocks | {}: the answer's `content` array; MCP `tools/call` sends them after the JSON text block, HTTP and the CLI answer them in the JSON (bytes base64) |",
+            c.content_blocks.iter().map(|b| format!("`{b}`")).collect::<Vec<_>>().join(", ")
+        );
     }
     let _ = writeln!(
         s,
