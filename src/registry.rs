@@ -166,12 +166,65 @@ pub fn by_tool(name: &str) -> Option<(usize, &'static Descriptor)> {
         .find(|(_, d)| d.executable() && d.mcp_tool == Some(name))
 }
 
-/// The capability exposed as this MCP resource URI.
+/// The capability exposed as this MCP resource URI (a fixed one, not a template).
 pub fn by_resource(uri: &str) -> Option<(usize, &'static Descriptor)> {
     CAPABILITIES
         .iter()
         .enumerate()
-        .find(|(_, d)| d.executable() && d.mcp_resource == Some(uri))
+        .find(|(_, d)| d.executable() && !is_template(uri) && d.mcp_resource == Some(uri))
+}
+
+/// Whether an MCP resource URI is a template (RFC 6570 `{name}` variables).
+pub fn is_template(uri: &str) -> bool {
+    uri.contains('{')
+}
+
+/// The query whose MCP resource URI template matches `uri`, and the arguments the match
+/// gives it (each variable a string).
+pub fn by_resource_template(
+    uri: &str,
+) -> Option<(usize, &'static Descriptor, serde_json::Value)> {
+    CAPABILITIES
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.executable())
+        .find_map(|(i, d)| {
+            let template = d.mcp_resource.filter(|t| is_template(t))?;
+            let vars = match_template(template, uri)?;
+            let args = vars
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), serde_json::Value::String(v.to_string())))
+                .collect();
+            Some((i, d, serde_json::Value::Object(args)))
+        })
+}
+
+/// The variables of `uri` when it matches `template` (RFC 6570 level 1, simple `{name}`
+/// variables): each value is the non-empty run up to the next literal part of the template
+/// (the end for a last variable), without a `/` or a brace. Values are taken as they are, not
+/// percent-decoded.
+pub fn match_template<'t, 'u>(template: &'t str, uri: &'u str) -> Option<Vec<(&'t str, &'u str)>> {
+    let (mut t, mut u) = (template, uri);
+    let mut vars = Vec::new();
+    while let Some(open) = t.find('{') {
+        u = u.strip_prefix(&t[..open])?;
+        let close = open + t[open..].find('}')?;
+        let name = &t[open + 1..close];
+        t = &t[close + 1..];
+        let literal = &t[..t.find('{').unwrap_or(t.len())];
+        let end = match (literal.is_empty(), t.is_empty()) {
+            (true, true) => u.len(),
+            (true, false) => return None, // two variables side by side: no boundary
+            (false, _) => u.find(literal)?,
+        };
+        let value = &u[..end];
+        if value.is_empty() || value.contains(['/', '{', '}']) {
+            return None;
+        }
+        vars.push((name, value));
+        u = &u[end..];
+    }
+    (t == u).then_some(vars)
 }
 
 /// The capability at this HTTP route.
@@ -339,7 +392,29 @@ pub mod projections {
 
 #[cfg(test)]
 mod tests {
-    use super::base64;
+    use super::{base64, match_template};
+
+    #[test]
+    fn a_template_matches_its_uris_and_no_other() {
+        let t = "test://template/{id}/data";
+        assert_eq!(match_template(t, "test://template/123/data"), Some(vec![("id", "123")]));
+        for miss in [
+            "test://template//data",
+            "test://template/1/2/data",
+            "test://template/123/dat",
+            "test://template/123/data/",
+            "test://other/123/data",
+            "test://template/{id}/data",
+        ] {
+            assert_eq!(match_template(t, miss), None, "{miss}");
+        }
+        assert_eq!(
+            match_template("a://{x}.{y}", "a://one.two"),
+            Some(vec![("x", "one"), ("y", "two")])
+        );
+        assert_eq!(match_template("a://{x}{y}", "a://one"), None);
+        assert_eq!(match_template("a://fixed", "a://fixed"), Some(vec![]));
+    }
 
     #[test]
     fn base64_is_rfc_4648_with_padding() {

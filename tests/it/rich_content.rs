@@ -241,3 +241,46 @@ fn an_if_then_else_schema_builds_and_validates_input() {
     assert_eq!(problem["pointer"], "/address/city", "{problem}");
     s.finish();
 }
+
+/// A query exposed at a URI template is listed by `resources/templates/list` (not by
+/// `resources/list`), and a read of a matching URI calls it with the variables as arguments.
+#[test]
+fn a_uri_template_reads_its_query_with_the_variables_as_arguments() {
+    for modern in [false, true] {
+        let mut m = mcp();
+        if !modern {
+            m.initialize("2025-11-25");
+        }
+        let mut ask = |method: &str, params: Value| {
+            if modern {
+                m.modern(method, params)
+            } else {
+                m.request(method, params)
+            }
+        };
+        let r = ask("resources/read", json!({"uri": "test://template/123/data"}));
+        let contents = &r["result"]["contents"][0];
+        assert_eq!(contents["uri"], "test://template/123/data", "{r}");
+        assert_eq!(contents["mimeType"], "application/json", "{r}");
+        let data: Value = serde_json::from_str(contents["text"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            data,
+            json!({"id": "123", "templateTest": true, "data": "Data for ID: 123"})
+        );
+        // The template itself, or a URI that does not fit it, is no resource.
+        for miss in ["test://template/{id}/data", "test://template/1/2/data"] {
+            let r = ask("resources/read", json!({"uri": miss}));
+            assert!(r.get("error").is_some(), "{miss}: {r}");
+        }
+        let t = ask("resources/templates/list", json!({}));
+        let listed: Vec<&str> = t["result"]["resourceTemplates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["uriTemplate"].as_str().unwrap())
+            .collect();
+        assert!(listed.contains(&"test://template/{id}/data"), "{t}");
+        let l = ask("resources/list", json!({}));
+        assert!(!l.to_string().contains("test://template/"), "{l}");
+    }
+}

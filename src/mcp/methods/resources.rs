@@ -6,7 +6,7 @@ use serde_json::json;
 use super::super::dispatch::{Call, Capability, Feature, Method};
 use super::super::model::{
     default_json, parse, Body, Era, ListParams, ListResourcesResult, ListTemplatesResult,
-    ReadResourceParams, ReadResourceResult, Resource, ResourceBody, ResourceContents,
+    ReadResourceParams, ReadResourceResult, Resource, ResourceBody, ResourceContents, ResourceTemplate,
     ResourcesCapability, RpcError, INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, TTL_STATIC_MS,
 };
 use super::page;
@@ -43,7 +43,9 @@ fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let params = ListParams::of(call.params);
     let mut items: Vec<Resource> = registry::served(call.ctx.max_effect)
         .filter_map(|(_, d)| {
-            d.mcp_resource.map(|uri| Resource {
+            d.mcp_resource
+                .filter(|uri| !registry::is_template(uri))
+                .map(|uri| Resource {
                 uri: uri.into(),
                 name: d.id.into(),
                 title: d.title.into(),
@@ -62,8 +64,21 @@ fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
 
 fn templates(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let params = ListParams::of(call.params);
+    // The queries read through a URI template, then the knowledge kinds.
+    let mut items: Vec<ResourceTemplate> = registry::served(call.ctx.max_effect)
+        .filter_map(|(_, d)| {
+            let template = d.mcp_resource.filter(|uri| registry::is_template(uri))?;
+            Some(ResourceTemplate {
+                uri_template: template.into(),
+                name: d.id.into(),
+                description: d.description.into(),
+                mime_type: d.resource_mime().into(),
+            })
+        })
+        .collect();
+    items.extend(knowledge_templates(call.ctx));
     let (resource_templates, next_cursor) = page(
-        knowledge_templates(call.ctx),
+        items,
         params.cursor.as_ref(),
         "resources/templates/list",
     )?;
@@ -92,8 +107,11 @@ fn read(call: &mut Call<'_>) -> Result<Body, RpcError> {
         "invalid params: `resources/read` needs `params.uri`, a string",
     )?;
     let era = call.era;
-    let (mime_type, text, (ttl, scope)) = if let Some((index, d)) = registry::by_resource(&uri) {
-        let out = execute_index(call.ctx, index, json!({}), Transport::Mcp)
+    let found = registry::by_resource(&uri)
+        .map(|(index, d)| (index, d, json!({})))
+        .or_else(|| registry::by_resource_template(&uri));
+    let (mime_type, text, (ttl, scope)) = if let Some((index, d, args)) = found {
+        let out = execute_index(call.ctx, index, args, Transport::Mcp)
             .map_err(|e| capability_rpc_error(era, &uri, e))?;
         let field = |name: &str| {
             out.get(name)
