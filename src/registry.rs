@@ -95,8 +95,12 @@ impl Descriptor {
     pub fn resource_answer(&self) -> serde_json::Value {
         let uri = self.mcp_resource.unwrap_or(self.id);
         match self.blob {
-            Some(bytes) => serde_json::json!({"uri": uri, "mimeType": self.mime_type, "blob": base64(bytes)}),
-            None => serde_json::json!({"uri": uri, "mimeType": self.mime_type, "text": self.content.unwrap_or_default()}),
+            Some(bytes) => {
+                serde_json::json!({"uri": uri, "mimeType": self.mime_type, "blob": base64(bytes)})
+            }
+            None => {
+                serde_json::json!({"uri": uri, "mimeType": self.mime_type, "text": self.content.unwrap_or_default()})
+            }
         }
     }
 
@@ -133,7 +137,11 @@ pub fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -181,9 +189,7 @@ pub fn is_template(uri: &str) -> bool {
 
 /// The query whose MCP resource URI template matches `uri`, and the arguments the match
 /// gives it (each variable a string).
-pub fn by_resource_template(
-    uri: &str,
-) -> Option<(usize, &'static Descriptor, serde_json::Value)> {
+pub fn by_resource_template(uri: &str) -> Option<(usize, &'static Descriptor, serde_json::Value)> {
     CAPABILITIES
         .iter()
         .enumerate()
@@ -397,7 +403,10 @@ mod tests {
     #[test]
     fn a_template_matches_its_uris_and_no_other() {
         let t = "test://template/{id}/data";
-        assert_eq!(match_template(t, "test://template/123/data"), Some(vec![("id", "123")]));
+        assert_eq!(
+            match_template(t, "test://template/123/data"),
+            Some(vec![("id", "123")])
+        );
         for miss in [
             "test://template//data",
             "test://template/1/2/data",

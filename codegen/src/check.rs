@@ -183,20 +183,39 @@ pub fn check_registry(
                 .input
                 .get("required")
                 .and_then(|r| r.as_array())
-                .is_none_or(|r| r.iter().all(|a| a.as_str().is_some_and(|a| vars.contains(&a))));
+                .is_none_or(|r| {
+                    r.iter()
+                        .all(|a| a.as_str().is_some_and(|a| vars.contains(&a)))
+                });
             if c.kind == Kind::Query && (c.effect != Effect::Read || !zero_arg) {
                 diags.push(err(c, "/expose/mcp_resource", format!("only a read query with no required argument (but its URI template's variables) may be an MCP resource; `{}` is {} with required arguments: {}", c.id, c.effect.as_str(), !zero_arg)));
             }
             if !vars.is_empty() && c.kind != Kind::Query {
-                diags.push(err(c, "/expose/mcp_resource", format!("`{u}` is a URI template: only a query reads its arguments from one")));
+                diags.push(err(
+                    c,
+                    "/expose/mcp_resource",
+                    format!("`{u}` is a URI template: only a query reads its arguments from one"),
+                ));
             }
             for v in &vars {
-                if c.input.pointer(&format!("/properties/{v}/type")) != Some(&serde_json::json!("string")) {
-                    diags.push(err(c, "/expose/mcp_resource", format!("URI template variable `{v}` must be a string property of the input")));
+                if c.input.pointer(&format!("/properties/{v}/type"))
+                    != Some(&serde_json::json!("string"))
+                {
+                    diags.push(err(
+                        c,
+                        "/expose/mcp_resource",
+                        format!(
+                            "URI template variable `{v}` must be a string property of the input"
+                        ),
+                    ));
                 }
             }
             if u.contains("}{") {
-                diags.push(err(c, "/expose/mcp_resource", format!("`{u}` puts two variables side by side: nothing tells where one ends")));
+                diags.push(err(
+                    c,
+                    "/expose/mcp_resource",
+                    format!("`{u}` puts two variables side by side: nothing tells where one ends"),
+                ));
             }
         }
         if let Some(h) = &e.http {

@@ -46,9 +46,17 @@ pub const CAPABILITY_SCHEMA: &str = include_str!("../../share/schemas/capability
 /// textual resource answers its `text`, a binary one its bytes as `blob` (base64).
 pub fn resource_output_schema(binary: bool) -> Value {
     let (field, about, of) = if binary {
-        ("blob", "The content, as embedded at build time, base64-encoded.", "The media type of the bytes.")
+        (
+            "blob",
+            "The content, as embedded at build time, base64-encoded.",
+            "The media type of the bytes.",
+        )
     } else {
-        ("text", "The content, as embedded at build time.", "The media type of the text.")
+        (
+            "text",
+            "The content, as embedded at build time.",
+            "The media type of the text.",
+        )
     };
     serde_json::json!({
         "type": "object",
@@ -335,7 +343,12 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
             obj.entry("properties")
                 .or_insert_with(|| Value::Object(Default::default()))
                 .as_object_mut()
-                .map(|p| p.insert(CONTENT_FIELD.into(), content_schema(&manifest.content_blocks)));
+                .map(|p| {
+                    p.insert(
+                        CONTENT_FIELD.into(),
+                        content_schema(&manifest.content_blocks),
+                    )
+                });
             let required = obj
                 .entry("required")
                 .or_insert_with(|| Value::Array(Vec::new()));

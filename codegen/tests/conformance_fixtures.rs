@@ -56,11 +56,12 @@ fn the_fixtures_join_only_when_their_folder_is_given() {
         .filter(|id| !ids(&plain).contains(id))
         .collect();
     // Exactly the folder's manifests join, each under its file's id.
-    let mut in_folder: Vec<String> = std::fs::read_dir(root.join(FIXTURES_DIR).join("capabilities"))
-        .expect("the fixtures' manifests")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().to_string())
-        .filter_map(|n| n.strip_suffix(".yaml").map(str::to_string))
-        .collect();
+    let mut in_folder: Vec<String> =
+        std::fs::read_dir(root.join(FIXTURES_DIR).join("capabilities"))
+            .expect("the fixtures' manifests")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().to_string())
+            .filter_map(|n| n.strip_suffix(".yaml").map(str::to_string))
+            .collect();
     in_folder.sort();
     assert!(in_folder.len() >= 10, "{in_folder:?}");
     assert_eq!(fixture_ids, in_folder);

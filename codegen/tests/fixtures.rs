@@ -275,7 +275,9 @@ fn a_schema_typify_cannot_type_falls_back_to_json() {
         .expect("capabilities.md")
         .1;
     assert_eq!(
-        reference.matches("typify cannot type the input schema").count(),
+        reference
+            .matches("typify cannot type the input schema")
+            .count(),
         2,
         "{reference}"
     );
@@ -325,7 +327,10 @@ fn content_blocks_and_binary_resources_reach_every_projection() {
         .expect("demo_picture")
         .clone();
     let output = &picture["outputSchema"];
-    assert_eq!(output["required"], serde_json::json!(["caption", "content"]));
+    assert_eq!(
+        output["required"],
+        serde_json::json!(["caption", "content"])
+    );
     let variants = output["properties"]["content"]["items"]["oneOf"]
         .as_array()
         .unwrap();
@@ -334,13 +339,20 @@ fn content_blocks_and_binary_resources_reach_every_projection() {
         .map(|v| v["properties"]["type"]["const"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, ["image", "resource_link"]);
-    assert_eq!(variants[0]["required"], serde_json::json!(["type", "data", "mimeType"]));
+    assert_eq!(
+        variants[0]["required"],
+        serde_json::json!(["type", "data", "mimeType"])
+    );
     let rust = file("registry.rs");
     assert!(rust.contains("pub enum OutputContentItem"), "{rust}");
-    assert!(rust.contains("include_bytes!"), "the logo is embedded as bytes");
+    assert!(
+        rust.contains("include_bytes!"),
+        "the logo is embedded as bytes"
+    );
     let reference = file("capabilities.md");
     assert!(
-        reference.contains("| content blocks | `image`, `resource_link`: the answer's `content` array"),
+        reference
+            .contains("| content blocks | `image`, `resource_link`: the answer's `content` array"),
         "{reference}"
     );
     assert!(
@@ -354,7 +366,10 @@ fn content_blocks_and_binary_resources_reach_every_projection() {
         "Success: the resource, its image/png bytes base64-encoded in `blob`."
     );
     let schema = &logo["content"]["application/json"]["schema"];
-    assert_eq!(schema["required"], serde_json::json!(["uri", "mimeType", "blob"]));
+    assert_eq!(
+        schema["required"],
+        serde_json::json!(["uri", "mimeType", "blob"])
+    );
     let picture = &openapi["paths"]["/api/v1/demo/picture"]["get"]["responses"]["200"];
     assert!(
         picture["description"]

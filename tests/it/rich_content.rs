@@ -35,13 +35,23 @@ fn fixture_bin() -> &'static Path {
             .join("conformance");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let o = Command::new(cargo)
-            .args(["build", "--features", "conformance-fixtures", "--bin", "seneschal"])
+            .args([
+                "build",
+                "--features",
+                "conformance-fixtures",
+                "--bin",
+                "seneschal",
+            ])
             .arg("--target-dir")
             .arg(&target)
             .current_dir(root())
             .output()
             .expect("cargo runs");
-        assert!(o.status.success(), "the fixture build failed:\n{}", stderr(&o));
+        assert!(
+            o.status.success(),
+            "the fixture build failed:\n{}",
+            stderr(&o)
+        );
         target.join("debug/seneschal")
     })
 }
@@ -88,9 +98,15 @@ fn assert_blob(contents: &Value) {
 fn image_and_embedded_resource_blocks_over_mcp_stdio_in_both_eras() {
     let mut m = mcp();
     m.initialize("2025-11-25");
-    let r = m.request("tools/call", json!({"name": "test_image_content", "arguments": {}}));
+    let r = m.request(
+        "tools/call",
+        json!({"name": "test_image_content", "arguments": {}}),
+    );
     assert_image_result(&r["result"]);
-    let r = m.request("tools/call", json!({"name": "test_embedded_resource", "arguments": {}}));
+    let r = m.request(
+        "tools/call",
+        json!({"name": "test_embedded_resource", "arguments": {}}),
+    );
     assert_embedded_result(&r["result"]);
     // The mixed answer: the JSON, then text, image and resource blocks in the handler's order.
     let r = m.request("tools/call", json!({"name": "test_multiple_content_types"}));
@@ -111,14 +127,23 @@ fn image_and_embedded_resource_blocks_over_mcp_stdio_in_both_eras() {
         .unwrap()
         .clone();
     let items = &tool["outputSchema"]["properties"]["content"]["items"];
-    assert_eq!(items["oneOf"][0]["properties"]["type"]["const"], "image", "{tool}");
+    assert_eq!(
+        items["oneOf"][0]["properties"]["type"]["const"], "image",
+        "{tool}"
+    );
     assert_eq!(tool["outputSchema"]["required"], json!(["content"]));
 
     let mut m = mcp();
-    let r = m.modern("tools/call", json!({"name": "test_image_content", "arguments": {}}));
+    let r = m.modern(
+        "tools/call",
+        json!({"name": "test_image_content", "arguments": {}}),
+    );
     assert_eq!(r["result"]["resultType"], "complete", "{r}");
     assert_image_result(&r["result"]);
-    let r = m.modern("tools/call", json!({"name": "test_embedded_resource", "arguments": {}}));
+    let r = m.modern(
+        "tools/call",
+        json!({"name": "test_embedded_resource", "arguments": {}}),
+    );
     assert_embedded_result(&r["result"]);
 }
 
@@ -199,17 +224,33 @@ fn an_if_then_else_schema_builds_and_validates_input() {
     let good = json!({"name": "Ada", "email": "ada@example.org", "address": {"city": "London"}});
     // then: contactMethod phone requires phone; the $ref'd address must hold strings.
     let cases = [
-        (json!({"name": "Ada", "contactMethod": "phone", "email": "a@b"}), ""),
-        (json!({"name": "Ada", "email": "a@b", "address": {"city": 5}}), "/address/city"),
+        (
+            json!({"name": "Ada", "contactMethod": "phone", "email": "a@b"}),
+            "",
+        ),
+        (
+            json!({"name": "Ada", "email": "a@b", "address": {"city": 5}}),
+            "/address/city",
+        ),
         (json!({"name": "Ada"}), ""),
         (json!({"name": "Ada", "email": "a@b", "extra": 1}), ""),
     ];
     let mut m = mcp();
     m.initialize("2025-11-25");
-    let r = m.request("tools/call", json!({"name": "json_schema_2020_12_tool", "arguments": good}));
-    assert_eq!(r["result"]["structuredContent"], json!({"text": "contact recorded: Ada"}), "{r}");
+    let r = m.request(
+        "tools/call",
+        json!({"name": "json_schema_2020_12_tool", "arguments": good}),
+    );
+    assert_eq!(
+        r["result"]["structuredContent"],
+        json!({"text": "contact recorded: Ada"}),
+        "{r}"
+    );
     for (input, pointer) in &cases {
-        let r = m.request("tools/call", json!({"name": "json_schema_2020_12_tool", "arguments": input}));
+        let r = m.request(
+            "tools/call",
+            json!({"name": "json_schema_2020_12_tool", "arguments": input}),
+        );
         let e = &r["result"]["_meta"]["seneschal/error"];
         assert_eq!(r["result"]["isError"], true, "{input}: {r}");
         assert_eq!(e["code"], "invalid_input", "{input}: {r}");
@@ -225,7 +266,10 @@ fn an_if_then_else_schema_builds_and_validates_input() {
         .cloned()
         .unwrap();
     let schema = &tool["inputSchema"];
-    assert_eq!(schema["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
     assert_eq!(schema["$defs"]["address"]["$anchor"], "addressDef");
     for key in ["if", "then", "else", "allOf"] {
         assert!(schema.get(key).is_some(), "{key}: {schema}");
@@ -234,7 +278,10 @@ fn an_if_then_else_schema_builds_and_validates_input() {
     // The same refusal over HTTP: a 400 problem with the code and the pointer.
     let s = Serve::start_bin(fixture_bin(), root(), &[], &[]);
     let (status, ok) = s.json("POST", "/api/v1/conformance/contact", Some(&good));
-    assert_eq!((status, &ok), (200, &json!({"text": "contact recorded: Ada"})));
+    assert_eq!(
+        (status, &ok),
+        (200, &json!({"text": "contact recorded: Ada"}))
+    );
     let (status, problem) = s.json("POST", "/api/v1/conformance/contact", Some(&cases[1].0));
     assert_eq!(status, 400, "{problem}");
     assert_eq!(problem["code"], "invalid_input", "{problem}");

@@ -134,7 +134,10 @@ fn free_form(schema: &mut Map<String, Value>) {
 /// What a success answers: the output, and where the capability's bytes travel as base64.
 fn success_description(c: &Capability) -> String {
     if c.binary() {
-        format!("Success: the resource, its {} bytes base64-encoded in `blob`.", c.mime_type)
+        format!(
+            "Success: the resource, its {} bytes base64-encoded in `blob`.",
+            c.mime_type
+        )
     } else if !c.content_blocks.is_empty() {
         format!(
             "Success: the output of the capability; its `content` array holds the MCP content blocks it declares ({}), bytes base64-encoded.",

@@ -77,9 +77,8 @@ fn typify_stream(c: &Capability) -> Result<TokenStream, Diagnostic> {
     Ok(stream)
 }
 
-/// The doc of a type typify could not generate (see [`typify_stream`]); the reference repeats
-/// it.
-pub const FALLBACK_DOC: &str = "typify cannot type this schema: the value is JSON, validated against the full schema by the executor";
+/// The doc of a type typify could not generate (see [`typify_stream`]).
+const FALLBACK_DOC: &str = "typify cannot type this schema: the value is JSON, validated against the full schema by the executor";
 
 /// A type space holding the schemas of `schemas` not in `skip`, or the name of the first one
 /// typify cannot type (it errs, panics, or cannot read it).

@@ -6,8 +6,9 @@ use serde_json::json;
 use super::super::dispatch::{Call, Capability, Feature, Method};
 use super::super::model::{
     default_json, parse, Body, Era, ListParams, ListResourcesResult, ListTemplatesResult,
-    ReadResourceParams, ReadResourceResult, Resource, ResourceBody, ResourceContents, ResourceTemplate,
-    ResourcesCapability, RpcError, INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, TTL_STATIC_MS,
+    ReadResourceParams, ReadResourceResult, Resource, ResourceBody, ResourceContents,
+    ResourceTemplate, ResourcesCapability, RpcError, INTERNAL_ERROR, INVALID_PARAMS,
+    RESOURCE_NOT_FOUND_LEGACY, TTL_STATIC_MS,
 };
 use super::page;
 use crate::error::{CapabilityError, ErrorCode};
@@ -46,12 +47,12 @@ fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
             d.mcp_resource
                 .filter(|uri| !registry::is_template(uri))
                 .map(|uri| Resource {
-                uri: uri.into(),
-                name: d.id.into(),
-                title: d.title.into(),
-                description: d.description.into(),
-                mime_type: d.resource_mime().into(),
-            })
+                    uri: uri.into(),
+                    name: d.id.into(),
+                    title: d.title.into(),
+                    description: d.description.into(),
+                    mime_type: d.resource_mime().into(),
+                })
         })
         .collect();
     items.extend(knowledge_resources(call.ctx));
@@ -77,11 +78,8 @@ fn templates(call: &mut Call<'_>) -> Result<Body, RpcError> {
         })
         .collect();
     items.extend(knowledge_templates(call.ctx));
-    let (resource_templates, next_cursor) = page(
-        items,
-        params.cursor.as_ref(),
-        "resources/templates/list",
-    )?;
+    let (resource_templates, next_cursor) =
+        page(items, params.cursor.as_ref(), "resources/templates/list")?;
     Ok(Body::of(&ListTemplatesResult {
         resource_templates,
         next_cursor,

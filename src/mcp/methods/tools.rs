@@ -142,8 +142,7 @@ mod tests {
         });
         let legacy: Value = serde_json::from_str(&success_bytes(&v, None, Era::Legacy)).unwrap();
         assert_eq!(legacy, value_form);
-        let modern: Value =
-            serde_json::from_str(&success_bytes(&v, None, Era::Modern)).unwrap();
+        let modern: Value = serde_json::from_str(&success_bytes(&v, None, Era::Modern)).unwrap();
         assert_eq!(modern, modern_result("tools/call", value_form));
     }
 
