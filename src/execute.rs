@@ -178,11 +178,7 @@ fn answer(
     input: Value,
 ) -> Result<Value, CapabilityError> {
     match d.kind {
-        Kind::Resource => Ok(json!({
-            "uri": d.mcp_resource.unwrap_or(d.id),
-            "mimeType": d.mime_type,
-            "text": d.content.unwrap_or_default(),
-        })),
+        Kind::Resource => Ok(d.resource_answer()),
         Kind::Query => {
             match catch_unwind(AssertUnwindSafe(|| registry::dispatch(index, ctx, input))) {
                 Ok(result) => result,

@@ -61,10 +61,15 @@ pub struct Descriptor {
     pub descriptor_json: &'static str,
     /// Declared examples, as JSON text.
     pub examples_json: &'static str,
-    /// Embedded content of a resource.
+    /// Embedded content of a textual resource.
     pub content: Option<&'static str>,
+    /// Embedded bytes of a binary resource (its media type is not textual), read as `blob`.
+    pub blob: Option<&'static [u8]>,
     /// Media type of a resource's content.
     pub mime_type: &'static str,
+    /// The MCP content block types a query's answer carries in its `content` field, which MCP
+    /// `tools/call` answers after the JSON text block; empty for none.
+    pub content_blocks: &'static [&'static str],
 }
 
 impl std::ops::Deref for Descriptor {
@@ -82,6 +87,20 @@ impl Descriptor {
         match self.kind {
             Kind::Resource => self.mime_type,
             Kind::Query => "application/json",
+        }
+    }
+
+    /// A resource's answer: its URI, media type and content, `text` or (binary) `blob` in
+    /// base64.
+    pub fn resource_answer(&self) -> serde_json::Value {
+        let uri = self.mcp_resource.unwrap_or(self.id);
+        match self.blob {
+            Some(bytes) => {
+                serde_json::json!({"uri": uri, "mimeType": self.mime_type, "blob": base64(bytes)})
+            }
+            None => {
+                serde_json::json!({"uri": uri, "mimeType": self.mime_type, "text": self.content.unwrap_or_default()})
+            }
         }
     }
 
@@ -112,6 +131,29 @@ impl Descriptor {
     }
 }
 
+/// Standard base64 (RFC 4648, padded): how bytes travel in JSON (a binary resource's `blob`,
+/// a content block's `data`).
+pub fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 mod generated {
     #![allow(clippy::all, missing_docs)]
     include!(concat!(env!("OUT_DIR"), "/registry.rs"));
@@ -132,12 +174,63 @@ pub fn by_tool(name: &str) -> Option<(usize, &'static Descriptor)> {
         .find(|(_, d)| d.executable() && d.mcp_tool == Some(name))
 }
 
-/// The capability exposed as this MCP resource URI.
+/// The capability exposed as this MCP resource URI (a fixed one, not a template).
 pub fn by_resource(uri: &str) -> Option<(usize, &'static Descriptor)> {
     CAPABILITIES
         .iter()
         .enumerate()
-        .find(|(_, d)| d.executable() && d.mcp_resource == Some(uri))
+        .find(|(_, d)| d.executable() && !is_template(uri) && d.mcp_resource == Some(uri))
+}
+
+/// Whether an MCP resource URI is a template (RFC 6570 `{name}` variables).
+pub fn is_template(uri: &str) -> bool {
+    uri.contains('{')
+}
+
+/// The query whose MCP resource URI template matches `uri`, and the arguments the match
+/// gives it (each variable a string).
+pub fn by_resource_template(uri: &str) -> Option<(usize, &'static Descriptor, serde_json::Value)> {
+    CAPABILITIES
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.executable())
+        .find_map(|(i, d)| {
+            let template = d.mcp_resource.filter(|t| is_template(t))?;
+            let vars = match_template(template, uri)?;
+            let args = vars
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), serde_json::Value::String(v.to_string())))
+                .collect();
+            Some((i, d, serde_json::Value::Object(args)))
+        })
+}
+
+/// The variables of `uri` when it matches `template` (RFC 6570 level 1, simple `{name}`
+/// variables): each value is the non-empty run up to the next literal part of the template
+/// (the end for a last variable), without a `/` or a brace. Values are taken as they are, not
+/// percent-decoded.
+pub fn match_template<'t, 'u>(template: &'t str, uri: &'u str) -> Option<Vec<(&'t str, &'u str)>> {
+    let (mut t, mut u) = (template, uri);
+    let mut vars = Vec::new();
+    while let Some(open) = t.find('{') {
+        u = u.strip_prefix(&t[..open])?;
+        let close = open + t[open..].find('}')?;
+        let name = &t[open + 1..close];
+        t = &t[close + 1..];
+        let literal = &t[..t.find('{').unwrap_or(t.len())];
+        let end = match (literal.is_empty(), t.is_empty()) {
+            (true, true) => u.len(),
+            (true, false) => return None, // two variables side by side: no boundary
+            (false, _) => u.find(literal)?,
+        };
+        let value = &u[..end];
+        if value.is_empty() || value.contains(['/', '{', '}']) {
+            return None;
+        }
+        vars.push((name, value));
+        u = &u[end..];
+    }
+    (t == u).then_some(vars)
 }
 
 /// The capability at this HTTP route.
@@ -300,5 +393,52 @@ pub mod projections {
             Effect::ProcessState => COCKPIT_PROCESS_STATE,
             Effect::RepositoryWrite => COCKPIT,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{base64, match_template};
+
+    #[test]
+    fn a_template_matches_its_uris_and_no_other() {
+        let t = "test://template/{id}/data";
+        assert_eq!(
+            match_template(t, "test://template/123/data"),
+            Some(vec![("id", "123")])
+        );
+        for miss in [
+            "test://template//data",
+            "test://template/1/2/data",
+            "test://template/123/dat",
+            "test://template/123/data/",
+            "test://other/123/data",
+            "test://template/{id}/data",
+        ] {
+            assert_eq!(match_template(t, miss), None, "{miss}");
+        }
+        assert_eq!(
+            match_template("a://{x}.{y}", "a://one.two"),
+            Some(vec![("x", "one"), ("y", "two")])
+        );
+        assert_eq!(match_template("a://{x}{y}", "a://one"), None);
+        assert_eq!(match_template("a://fixed", "a://fixed"), Some(vec![]));
+    }
+
+    #[test]
+    fn base64_is_rfc_4648_with_padding() {
+        // RFC 4648 section 10's test vectors.
+        for (raw, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(raw.as_bytes()), encoded);
+        }
+        assert_eq!(base64(&[0xff, 0xfe, 0x00]), "//4A");
     }
 }

@@ -173,13 +173,49 @@ pub fn check_registry(
             if u.starts_with(KNOWLEDGE_URI_PREFIX) {
                 diags.push(err(c, "/expose/mcp_resource", format!("resource URI `{u}` lies under `{KNOWLEDGE_URI_PREFIX}`, which belongs to knowledge objects")));
             }
+            // A URI template's variables are the arguments a read gives the query.
+            let vars: Vec<&str> = u
+                .split('{')
+                .skip(1)
+                .filter_map(|part| part.split_once('}').map(|(name, _)| name))
+                .collect();
             let zero_arg = c
                 .input
                 .get("required")
                 .and_then(|r| r.as_array())
-                .is_none_or(|r| r.is_empty());
+                .is_none_or(|r| {
+                    r.iter()
+                        .all(|a| a.as_str().is_some_and(|a| vars.contains(&a)))
+                });
             if c.kind == Kind::Query && (c.effect != Effect::Read || !zero_arg) {
-                diags.push(err(c, "/expose/mcp_resource", format!("only a read query with no required argument may be an MCP resource; `{}` is {} with required arguments: {}", c.id, c.effect.as_str(), !zero_arg)));
+                diags.push(err(c, "/expose/mcp_resource", format!("only a read query with no required argument (but its URI template's variables) may be an MCP resource; `{}` is {} with required arguments: {}", c.id, c.effect.as_str(), !zero_arg)));
+            }
+            if !vars.is_empty() && c.kind != Kind::Query {
+                diags.push(err(
+                    c,
+                    "/expose/mcp_resource",
+                    format!("`{u}` is a URI template: only a query reads its arguments from one"),
+                ));
+            }
+            for v in &vars {
+                if c.input.pointer(&format!("/properties/{v}/type"))
+                    != Some(&serde_json::json!("string"))
+                {
+                    diags.push(err(
+                        c,
+                        "/expose/mcp_resource",
+                        format!(
+                            "URI template variable `{v}` must be a string property of the input"
+                        ),
+                    ));
+                }
+            }
+            if u.contains("}{") {
+                diags.push(err(
+                    c,
+                    "/expose/mcp_resource",
+                    format!("`{u}` puts two variables side by side: nothing tells where one ends"),
+                ));
             }
         }
         if let Some(h) = &e.http {

@@ -42,17 +42,95 @@ impl fmt::Display for Diagnostic {
 /// The manifest schema, embedded so the loader needs no path to find it.
 pub const CAPABILITY_SCHEMA: &str = include_str!("../../share/schemas/capability.schema.json");
 
-/// The schema a resource's content answer has: resources declare no input or output.
-pub fn resource_output_schema() -> Value {
+/// The schema a resource's content answer has: resources declare no input or output. A
+/// textual resource answers its `text`, a binary one its bytes as `blob` (base64).
+pub fn resource_output_schema(binary: bool) -> Value {
+    let (field, about, of) = if binary {
+        (
+            "blob",
+            "The content, as embedded at build time, base64-encoded.",
+            "The media type of the bytes.",
+        )
+    } else {
+        (
+            "text",
+            "The content, as embedded at build time.",
+            "The media type of the text.",
+        )
+    };
     serde_json::json!({
         "type": "object",
         "additionalProperties": false,
-        "required": ["uri", "mimeType", "text"],
+        "required": ["uri", "mimeType", field],
         "properties": {
             "uri": {"type": "string", "description": "The resource URI."},
-            "mimeType": {"type": "string", "description": "The media type of the text."},
-            "text": {"type": "string", "description": "The content, as embedded at build time."}
+            "mimeType": {"type": "string", "description": of},
+            field: {"type": "string", "description": about}
         }
+    })
+}
+
+/// The output field that carries a query's declared content blocks.
+pub const CONTENT_FIELD: &str = "content";
+
+/// The schema of the `content` array a query declaring `content_blocks` answers: each item one
+/// MCP content block of a declared type, in MCP's wire shape (bytes as base64). One variant per
+/// block type, told apart by `type`.
+pub fn content_schema(blocks: &[String]) -> Value {
+    let base64 = |about: &str| serde_json::json!({"type": "string", "contentEncoding": "base64", "description": about});
+    let string = |about: &str| serde_json::json!({"type": "string", "description": about});
+    let variant = |kind: &str| -> Value {
+        let mut props = serde_json::Map::new();
+        props.insert("type".into(), serde_json::json!({"const": kind}));
+        let required: &[&str] = match kind {
+            "text" => {
+                props.insert("text".into(), string("The text."));
+                &["type", "text"]
+            }
+            "image" | "audio" => {
+                props.insert("data".into(), base64("The bytes, base64-encoded."));
+                props.insert("mimeType".into(), string("The media type of the bytes."));
+                &["type", "data", "mimeType"]
+            }
+            "resource_link" => {
+                props.insert("uri".into(), string("The linked resource's URI."));
+                props.insert("name".into(), string("The linked resource's name."));
+                props.insert("description".into(), string("What the resource is."));
+                props.insert("mimeType".into(), string("The resource's media type."));
+                &["type", "uri", "name"]
+            }
+            _ => {
+                props.insert(
+                    "resource".into(),
+                    serde_json::json!({
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": ["uri", "mimeType"],
+                        "properties": {
+                            "uri": string("The embedded resource's URI."),
+                            "mimeType": string("Its media type."),
+                            "text": string("Its content, when textual."),
+                            "blob": base64("Its content, when binary: base64-encoded.")
+                        }
+                    }),
+                );
+                &["type", "resource"]
+            }
+        };
+        serde_json::json!({
+            "type": "object",
+            "additionalProperties": false,
+            "required": required,
+            "properties": props,
+        })
+    };
+    // Always a `oneOf`, so that the Rust type is an enum tagged by `type` whatever the count.
+    let items: Vec<Value> = blocks.iter().map(|b| variant(b)).collect();
+    let items = serde_json::json!({"oneOf": items});
+    serde_json::json!({
+        "type": "array",
+        "description": format!("MCP content blocks ({}): MCP tools/call answers them after the JSON text block.", blocks.join(", ")),
+        "items": items,
     })
 }
 
@@ -242,8 +320,43 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
                 .clone()
                 .expect("schema requires output for queries"),
         ),
-        Kind::Resource => (resource_input_schema(), resource_output_schema()),
+        Kind::Resource => {
+            let mime = manifest.mime_type.as_deref().unwrap_or("text/markdown");
+            (
+                resource_input_schema(),
+                resource_output_schema(!crate::model::textual(mime)),
+            )
+        }
     };
+    // Declared content blocks add the `content` array to the output schema (its one home).
+    let mut output = output;
+    if !manifest.content_blocks.is_empty() {
+        let props = output.get("properties").and_then(Value::as_object);
+        if props.is_some_and(|p| p.contains_key(CONTENT_FIELD)) {
+            let ptr = format!("/output/properties/{CONTENT_FIELD}");
+            diags.push(diag(
+                line_of(text, &ptr),
+                &ptr,
+                "`content_blocks` declares the `content` output field: remove this one".into(),
+            ));
+        } else if let Some(obj) = output.as_object_mut() {
+            obj.entry("properties")
+                .or_insert_with(|| Value::Object(Default::default()))
+                .as_object_mut()
+                .map(|p| {
+                    p.insert(
+                        CONTENT_FIELD.into(),
+                        content_schema(&manifest.content_blocks),
+                    )
+                });
+            let required = obj
+                .entry("required")
+                .or_insert_with(|| Value::Array(Vec::new()));
+            if let Some(r) = required.as_array_mut() {
+                r.push(CONTENT_FIELD.into());
+            }
+        }
+    }
     // Every key of a schema object must be a draft 2020-12 keyword: an unknown one is a typo
     // (answered with the nearest keyword) or a YAML accident (a comma in a flow-style
     // description splits it into a stray key). Each is reported at its own line.
@@ -303,6 +416,7 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
         description: manifest.description.trim_end().to_string(),
         handler,
         content: manifest.content,
+        content_blocks: manifest.content_blocks,
         mime_type: manifest
             .mime_type
             .unwrap_or_else(|| "text/markdown".to_string()),

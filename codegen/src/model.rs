@@ -24,6 +24,10 @@ pub struct Manifest {
     pub content: Option<String>,
     #[serde(default)]
     pub mime_type: Option<String>,
+    /// Queries only: the MCP content blocks the answer carries (see
+    /// [`crate::load::content_schema`]).
+    #[serde(default)]
+    pub content_blocks: Vec<String>,
     pub effect: String,
     /// Only with `effect: repository_write`: the capability adds files and never changes an
     /// existing byte (a create that refuses to overwrite), so it is not destructive.
@@ -100,6 +104,8 @@ pub struct Capability {
     /// Repository-relative content file of a resource.
     pub content: Option<String>,
     pub mime_type: String,
+    /// The MCP content blocks a query's answer carries in its `content` field (empty: none).
+    pub content_blocks: Vec<String>,
     /// What the manifest declares about the capability's behaviour.
     pub class: Class,
     pub tags: Vec<String>,
@@ -146,6 +152,12 @@ impl Capability {
         }
     }
 
+    /// A resource whose media type is not textual ([`textual`]): embedded as bytes, read as
+    /// `blob` (base64).
+    pub fn binary(&self) -> bool {
+        self.kind == Kind::Resource && !textual(&self.mime_type)
+    }
+
     /// The whole descriptor as JSON: what `capabilities.show` returns.
     pub fn descriptor(&self) -> Value {
         let hints = self.hints();
@@ -178,6 +190,9 @@ impl Capability {
             "source": self.source.to_string_lossy().replace('\\', "/"),
         });
         self.mark_additive(&mut d, "additive");
+        if !self.content_blocks.is_empty() {
+            d["content_blocks"] = serde_json::json!(self.content_blocks);
+        }
         d
     }
 
@@ -188,6 +203,20 @@ impl Capability {
             v[key] = Value::Bool(true);
         }
     }
+}
+
+/// Whether content of this media type is text: `text/*`, JSON, XML, YAML, JavaScript, TOML,
+/// or a `+json` / `+xml` suffix. A resource of any other type is binary.
+pub fn textual(mime: &str) -> bool {
+    let (top, sub) = mime.split_once('/').unwrap_or((mime, ""));
+    top == "text"
+        || sub.ends_with("+json")
+        || sub.ends_with("+xml")
+        || (top == "application"
+            && matches!(
+                sub,
+                "json" | "xml" | "yaml" | "x-yaml" | "javascript" | "toml"
+            ))
 }
 
 /// The four MCP annotations as JSON, in their wire spelling.

@@ -55,15 +55,16 @@ fn the_fixtures_join_only_when_their_folder_is_given() {
         .into_iter()
         .filter(|id| !ids(&plain).contains(id))
         .collect();
-    assert_eq!(
-        fixture_ids,
-        [
-            "conformance.error_handling",
-            "conformance.logging_tool",
-            "conformance.simple_text",
-            "conformance.static_text"
-        ]
-    );
+    // Exactly the folder's manifests join, each under its file's id.
+    let mut in_folder: Vec<String> =
+        std::fs::read_dir(root.join(FIXTURES_DIR).join("capabilities"))
+            .expect("the fixtures' manifests")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().to_string())
+            .filter_map(|n| n.strip_suffix(".yaml").map(str::to_string))
+            .collect();
+    in_folder.sort();
+    assert!(in_folder.len() >= 10, "{in_folder:?}");
+    assert_eq!(fixture_ids, in_folder);
     assert!(ids(&plain).iter().all(|id| !id.starts_with("conformance.")));
     // The suite's names are served, and only by the fixture build.
     let tools = committed(&with, "mcp-tools.json");

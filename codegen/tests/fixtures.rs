@@ -243,3 +243,139 @@ fn every_invalid_fixture_fails_with_its_diagnostics() {
         insta::assert_snapshot!(format!("invalid__{name}"), report(&diags));
     }
 }
+
+/// A schema typify cannot type (`not`, on which it panics; `if`/`then`/`else` with a `$ref`
+/// into `$defs`) still builds: its type falls back to `serde_json::Value`, the reference says
+/// so, and the published schemas keep every keyword.
+#[test]
+fn a_schema_typify_cannot_type_falls_back_to_json() {
+    let root = fixtures().join("untyped");
+    let out = generate(&inputs(&root)).unwrap_or_else(|d| panic!("{}", report(&d)));
+    let rust = &out
+        .out_dir
+        .iter()
+        .find(|(n, _)| *n == "registry.rs")
+        .expect("registry.rs")
+        .1;
+    for module in ["demo_contact", "demo_echo"] {
+        let at = rust.find(&format!("pub mod {module} {{")).expect(module);
+        let body = &rust[at..];
+        let body = &body[..body.find("\n    }\n").unwrap_or(body.len())];
+        assert!(
+            body.contains("pub type Input = ::serde_json::Value;"),
+            "{module}: {body}"
+        );
+        // The output schema typify can type keeps its struct.
+        assert!(body.contains("pub struct Output"), "{module}: {body}");
+    }
+    let reference = &out
+        .committed
+        .iter()
+        .find(|(n, _)| *n == "capabilities.md")
+        .expect("capabilities.md")
+        .1;
+    assert_eq!(
+        reference
+            .matches("typify cannot type the input schema")
+            .count(),
+        2,
+        "{reference}"
+    );
+    let tools = &out
+        .committed
+        .iter()
+        .find(|(n, _)| *n == "mcp-tools.json")
+        .expect("mcp-tools.json")
+        .1;
+    let tools: serde_json::Value = serde_json::from_str(tools).unwrap();
+    let contact = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "demo_contact")
+        .expect("demo_contact");
+    let schema = &contact["inputSchema"];
+    for key in ["$schema", "$defs", "if", "then", "else", "allOf"] {
+        assert!(schema.get(key).is_some(), "{key} lost: {schema}");
+    }
+    assert_eq!(schema["$defs"]["address"]["$anchor"], "addressDef");
+    assert_eq!(schema["additionalProperties"], false);
+}
+
+/// `content_blocks` adds a typed `content` array to the output schema (one variant per
+/// declared block, tagged by `type`), every projection says so, and a non-textual resource is
+/// embedded as bytes and answered as a base64 `blob`.
+#[test]
+fn content_blocks_and_binary_resources_reach_every_projection() {
+    let root = fixtures().join("untyped");
+    let out = generate(&inputs(&root)).unwrap_or_else(|d| panic!("{}", report(&d)));
+    let file = |name: &str| {
+        out.committed
+            .iter()
+            .chain(out.out_dir.iter())
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("{name}"))
+            .1
+            .clone()
+    };
+    let tools: serde_json::Value = serde_json::from_str(&file("mcp-tools.json")).unwrap();
+    let picture = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "demo_picture")
+        .expect("demo_picture")
+        .clone();
+    let output = &picture["outputSchema"];
+    assert_eq!(
+        output["required"],
+        serde_json::json!(["caption", "content"])
+    );
+    let variants = output["properties"]["content"]["items"]["oneOf"]
+        .as_array()
+        .unwrap();
+    let kinds: Vec<&str> = variants
+        .iter()
+        .map(|v| v["properties"]["type"]["const"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["image", "resource_link"]);
+    assert_eq!(
+        variants[0]["required"],
+        serde_json::json!(["type", "data", "mimeType"])
+    );
+    let rust = file("registry.rs");
+    assert!(rust.contains("pub enum OutputContentItem"), "{rust}");
+    assert!(
+        rust.contains("include_bytes!"),
+        "the logo is embedded as bytes"
+    );
+    let reference = file("capabilities.md");
+    assert!(
+        reference
+            .contains("| content blocks | `image`, `resource_link`: the answer's `content` array"),
+        "{reference}"
+    );
+    assert!(
+        reference.contains("| content | `logo.png` (image/png, binary: read as `blob`, base64) |"),
+        "{reference}"
+    );
+    let openapi: serde_json::Value = serde_json::from_str(&file("openapi.json")).unwrap();
+    let logo = &openapi["paths"]["/api/v1/demo/logo"]["get"]["responses"]["200"];
+    assert_eq!(
+        logo["description"],
+        "Success: the resource, its image/png bytes base64-encoded in `blob`."
+    );
+    let schema = &logo["content"]["application/json"]["schema"];
+    assert_eq!(
+        schema["required"],
+        serde_json::json!(["uri", "mimeType", "blob"])
+    );
+    let picture = &openapi["paths"]["/api/v1/demo/picture"]["get"]["responses"]["200"];
+    assert!(
+        picture["description"]
+            .as_str()
+            .unwrap()
+            .contains("MCP content blocks it declares (image, resource_link)"),
+        "{picture}"
+    );
+}

@@ -142,7 +142,9 @@ mod tests {
         descriptor_json: "{}",
         examples_json: "[]",
         content: None,
+        blob: None,
         mime_type: "",
+        content_blocks: &[],
     };
 
     fn parse(args: &[&str]) -> Result<Value, String> {

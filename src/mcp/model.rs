@@ -318,16 +318,27 @@ pub struct ListTemplatesResult {
     pub next_cursor: Option<String>,
 }
 
-/// The text contents of one resource.
+/// The contents of one resource: text, or bytes as `blob` (base64).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TextResourceContents {
+pub struct ResourceContents {
     /// Its URI.
     pub uri: String,
     /// Its media type.
     pub mime_type: String,
-    /// Its text.
-    pub text: String,
+    /// Its text or its bytes.
+    #[serde(flatten)]
+    pub body: ResourceBody,
+}
+
+/// What a resource holds: `text`, or `blob` (base64) for a binary resource.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ResourceBody {
+    /// Textual content.
+    Text(String),
+    /// Binary content, base64-encoded.
+    Blob(String),
 }
 
 /// `resources/read` result.
@@ -335,7 +346,7 @@ pub struct TextResourceContents {
 #[serde(rename_all = "camelCase")]
 pub struct ReadResourceResult {
     /// The one resource read.
-    pub contents: [TextResourceContents; 1],
+    pub contents: [ResourceContents; 1],
     /// Cache hint (modern era only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ttl_ms: Option<u64>,
@@ -366,5 +377,27 @@ mod tests {
         let none = json!({"cursor": null});
         assert!(ListParams::of(&none).cursor.is_none());
         assert_eq!(ListParams::of(&json!({"cursor": 5})).cursor, Some(json!(5)));
+    }
+
+    #[test]
+    fn resource_contents_carry_text_or_blob() {
+        let text = ResourceContents {
+            uri: "a://b".into(),
+            mime_type: "text/plain".into(),
+            body: ResourceBody::Text("hi".into()),
+        };
+        assert_eq!(
+            serde_json::to_value(text).unwrap(),
+            json!({"uri": "a://b", "mimeType": "text/plain", "text": "hi"})
+        );
+        let blob = ResourceContents {
+            uri: "a://c".into(),
+            mime_type: "image/png".into(),
+            body: ResourceBody::Blob("AAE=".into()),
+        };
+        assert_eq!(
+            serde_json::to_value(blob).unwrap(),
+            json!({"uri": "a://c", "mimeType": "image/png", "blob": "AAE="})
+        );
     }
 }

@@ -35,5 +35,6 @@ mod repo_git;
 mod repo_history;
 mod repo_secrets;
 mod repo_session;
+mod rich_content;
 mod writes_cli;
 mod writes_transports;

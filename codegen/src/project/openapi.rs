@@ -131,6 +131,23 @@ fn free_form(schema: &mut Map<String, Value>) {
     }
 }
 
+/// What a success answers: the output, and where the capability's bytes travel as base64.
+fn success_description(c: &Capability) -> String {
+    if c.binary() {
+        format!(
+            "Success: the resource, its {} bytes base64-encoded in `blob`.",
+            c.mime_type
+        )
+    } else if !c.content_blocks.is_empty() {
+        format!(
+            "Success: the output of the capability; its `content` array holds the MCP content blocks it declares ({}), bytes base64-encoded.",
+            c.content_blocks.join(", ")
+        )
+    } else {
+        "Success: the output of the capability.".into()
+    }
+}
+
 /// The operation object of one capability.
 pub fn operation(c: &Capability) -> Value {
     let (input, output) = (published_schema(&c.input), published_schema(&c.output));
@@ -218,7 +235,7 @@ pub fn operation(c: &Capability) -> Value {
     let mut responses = Map::new();
     responses.insert(
         "200".into(),
-        json!({"description": "Success: the output of the capability.", "content": {"application/json": {"schema": output}}}),
+        json!({"description": success_description(c), "content": {"application/json": {"schema": output}}}),
     );
     for code in c.all_errors() {
         responses.insert(

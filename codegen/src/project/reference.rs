@@ -48,7 +48,22 @@ pub fn section(c: &Capability) -> String {
         let _ = writeln!(s, "| handler | `src/handlers/{m}.rs` `{f}` |");
     }
     if let Some(content) = &c.content {
-        let _ = writeln!(s, "| content | `{content}` ({}) |", c.mime_type);
+        if c.binary() {
+            let _ = writeln!(
+                s,
+                "| content | `{content}` ({}, binary: read as `blob`, base64) |",
+                c.mime_type
+            );
+        } else {
+            let _ = writeln!(s, "| content | `{content}` ({}) |", c.mime_type);
+        }
+    }
+    if !c.content_blocks.is_empty() {
+        let _ = writeln!(
+            s,
+            "| content blocks | {}: the answer's `content` array; MCP `tools/call` sends them after the JSON text block, HTTP and the CLI answer them in the JSON (bytes base64) |",
+            c.content_blocks.iter().map(|b| format!("`{b}`")).collect::<Vec<_>>().join(", ")
+        );
     }
     let _ = writeln!(
         s,
@@ -235,11 +250,22 @@ fn render_types(c: &Capability) -> Option<String> {
 /// lock hashes: the Rust types are no part of the wire contract).
 pub fn rust_section(c: &Capability) -> String {
     match rust_types(c) {
-        Some(text) => format!(
-            "**Rust types** (`crate::registry::types::{}`, generated into `OUT_DIR/registry.rs`; the handler takes `Input` and returns `Output`)\n\n```rust\n{}```\n\n",
-            c.module_name(),
-            text
-        ),
+        Some(text) => {
+            let mut s = format!(
+                "**Rust types** (`crate::registry::types::{}`, generated into `OUT_DIR/registry.rs`; the handler takes `Input` and returns `Output`)\n\n```rust\n{}```\n\n",
+                c.module_name(),
+                text
+            );
+            for (name, which) in [("Input", "input"), ("Output", "output")] {
+                if text.contains(&format!("pub type {name} = serde_json::Value;")) {
+                    let _ = writeln!(
+                        s,
+                        "typify cannot type the {which} schema, so `{name}` is a `serde_json::Value`: every keyword of the schema still holds, because the executor validates the {which} against the full schema (JSON Schema 2020-12).\n"
+                    );
+                }
+            }
+            s
+        }
         None => String::new(),
     }
 }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
+use serde_json::Value;
 use typify::{TypeSpace, TypeSpaceSettings};
 
 use crate::load::Diagnostic;
@@ -32,7 +33,11 @@ fn types_module(c: &Capability, stream: TokenStream) -> TokenStream {
     }
 }
 
-/// typify's items for one capability's input and output.
+/// typify's items for one capability's input and output. A schema typify cannot type (it
+/// errs or panics: `if`/`then`/`else`, a `$ref` into the `$defs` of a sub-schema, ...) is not
+/// refused: its type falls back to `serde_json::Value` ([`FALLBACK_DOC`]), which the executor
+/// has validated against the full schema before the handler sees it (an answer, after it).
+/// Only a `format` that would pull in a crate is refused.
 fn typify_stream(c: &Capability) -> Result<TokenStream, Diagnostic> {
     let file = c.source.to_string_lossy().replace('\\', "/");
     let fail = |pointer: &str, message: String| Diagnostic {
@@ -41,6 +46,46 @@ fn typify_stream(c: &Capability) -> Result<TokenStream, Diagnostic> {
         pointer: pointer.into(),
         message,
     };
+    let schemas = [
+        ("Input", "/input", &c.input),
+        ("Output", "/output", &c.output),
+    ];
+    // A failed schema can leave half its types in the space: the space is built again without
+    // it (at most once per schema).
+    let mut untyped: Vec<&str> = Vec::new();
+    let space = loop {
+        match typify_space(&schemas, &untyped) {
+            Ok(space) => break space,
+            Err(name) => untyped.push(name),
+        }
+    };
+    if space.uses_chrono() || space.uses_uuid() {
+        return Err(fail(
+            "/input",
+            "a `format` (date-time, date, uuid...) makes typify use a crate seneschal does not depend on: use a plain string with a pattern".into(),
+        ));
+    }
+    let mut stream = space.to_stream();
+    for name in untyped {
+        let ident = format_ident!("{name}");
+        let doc = format!(" {FALLBACK_DOC}");
+        stream.extend(quote! {
+            #[doc = #doc]
+            pub type #ident = ::serde_json::Value;
+        });
+    }
+    Ok(stream)
+}
+
+/// The doc of a type typify could not generate (see [`typify_stream`]).
+const FALLBACK_DOC: &str = "typify cannot type this schema: the value is JSON, validated against the full schema by the executor";
+
+/// A type space holding the schemas of `schemas` not in `skip`, or the name of the first one
+/// typify cannot type (it errs, panics, or cannot read it).
+fn typify_space(
+    schemas: &[(&'static str, &str, &Value); 2],
+    skip: &[&str],
+) -> Result<TypeSpace, &'static str> {
     let mut settings = TypeSpaceSettings::default();
     // Maps (`additionalProperties` with a schema) are ordered: an answer's keys come out in one
     // order however it is serialized (typify's default, HashMap, has none).
@@ -48,57 +93,26 @@ fn typify_stream(c: &Capability) -> Result<TokenStream, Diagnostic> {
         .with_struct_builder(false)
         .with_map_type("::std::collections::BTreeMap");
     let mut space = TypeSpace::new(&settings);
-    for (name, pointer, schema) in [
-        ("Input", "/input", &c.input),
-        ("Output", "/output", &c.output),
-    ] {
-        let mut schema = schema.clone();
+    for (name, _, schema) in schemas.iter().filter(|(n, _, _)| !skip.contains(n)) {
+        let mut schema = (*schema).clone();
         if let Some(obj) = schema.as_object_mut() {
             // The root type's name is fixed; a title would rename it.
             obj.remove("title");
         }
-        let parsed: schemars::schema::Schema = serde_json::from_value(schema)
-            .map_err(|e| fail(pointer, format!("typify cannot read this schema: {e}")))?;
-        // typify panics on some schema features; a panic becomes a diagnostic naming the manifest.
+        let Ok(parsed) = serde_json::from_value::<schemars::schema::Schema>(schema) else {
+            return Err(name);
+        };
+        // typify panics on some schema features (the caller silences the panic hook).
         let added = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             space
                 .add_type_with_name(&parsed, Some(name.to_string()))
                 .map(|_| ())
         }));
-        match added {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                return Err(fail(
-                    pointer,
-                    format!("typify cannot generate a Rust type for this schema: {e}"),
-                ))
-            }
-            Err(panic) => {
-                let why = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "unknown panic".into());
-                let why = why
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .trim_end_matches('(')
-                    .to_string();
-                return Err(fail(
-                    pointer,
-                    format!("typify cannot handle a feature of this schema (it panicked: {why})"),
-                ));
-            }
+        if !matches!(added, Ok(Ok(()))) {
+            return Err(name);
         }
     }
-    if space.uses_chrono() || space.uses_uuid() {
-        return Err(fail(
-            "/input",
-            "a `format` (date-time, date, uuid...) makes typify use a crate seneschal does not depend on: use a plain string with a pattern".into(),
-        ));
-    }
-    Ok(space.to_stream())
+    Ok(space)
 }
 
 /// How a module of types prints the `pub mod error {}` left by [`hoist_error_module`].
@@ -210,13 +224,19 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
     let descriptor_json = serde_json::to_string(&described).expect("serializes");
     let examples = serde_json::to_string(&c.examples).expect("serializes");
     let mime = &c.mime_type;
-    let content = match &c.content {
-        Some(rel) => {
+    let embed = |bytes: bool| match &c.content {
+        Some(rel) if bytes == c.binary() => {
             let abs = repo_root.join(rel).to_string_lossy().to_string();
-            quote!(Some(include_str!(#abs)))
+            if bytes {
+                quote!(Some(include_bytes!(#abs)))
+            } else {
+                quote!(Some(include_str!(#abs)))
+            }
         }
-        None => quote!(None),
+        _ => quote!(None),
     };
+    let (content, blob) = (embed(false), embed(true));
+    let blocks = &c.content_blocks;
     let handler = opt_str(&c.handler.as_ref().map(|(m, f)| format!("{m}::{f}")));
     quote! {
         crate::registry::Descriptor {
@@ -244,7 +264,9 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
             descriptor_json: #descriptor_json,
             examples_json: #examples,
             content: #content,
+            blob: #blob,
             mime_type: #mime,
+            content_blocks: &[#(#blocks),*],
         }
     }
 }

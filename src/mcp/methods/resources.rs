@@ -6,8 +6,9 @@ use serde_json::json;
 use super::super::dispatch::{Call, Capability, Feature, Method};
 use super::super::model::{
     default_json, parse, Body, Era, ListParams, ListResourcesResult, ListTemplatesResult,
-    ReadResourceParams, ReadResourceResult, Resource, ResourcesCapability, RpcError,
-    TextResourceContents, INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY, TTL_STATIC_MS,
+    ReadResourceParams, ReadResourceResult, Resource, ResourceBody, ResourceContents,
+    ResourceTemplate, ResourcesCapability, RpcError, INTERNAL_ERROR, INVALID_PARAMS,
+    RESOURCE_NOT_FOUND_LEGACY, TTL_STATIC_MS,
 };
 use super::page;
 use crate::error::{CapabilityError, ErrorCode};
@@ -43,13 +44,15 @@ fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let params = ListParams::of(call.params);
     let mut items: Vec<Resource> = registry::served(call.ctx.max_effect)
         .filter_map(|(_, d)| {
-            d.mcp_resource.map(|uri| Resource {
-                uri: uri.into(),
-                name: d.id.into(),
-                title: d.title.into(),
-                description: d.description.into(),
-                mime_type: d.resource_mime().into(),
-            })
+            d.mcp_resource
+                .filter(|uri| !registry::is_template(uri))
+                .map(|uri| Resource {
+                    uri: uri.into(),
+                    name: d.id.into(),
+                    title: d.title.into(),
+                    description: d.description.into(),
+                    mime_type: d.resource_mime().into(),
+                })
         })
         .collect();
     items.extend(knowledge_resources(call.ctx));
@@ -62,11 +65,21 @@ fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
 
 fn templates(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let params = ListParams::of(call.params);
-    let (resource_templates, next_cursor) = page(
-        knowledge_templates(call.ctx),
-        params.cursor.as_ref(),
-        "resources/templates/list",
-    )?;
+    // The queries read through a URI template, then the knowledge kinds.
+    let mut items: Vec<ResourceTemplate> = registry::served(call.ctx.max_effect)
+        .filter_map(|(_, d)| {
+            let template = d.mcp_resource.filter(|uri| registry::is_template(uri))?;
+            Some(ResourceTemplate {
+                uri_template: template.into(),
+                name: d.id.into(),
+                description: d.description.into(),
+                mime_type: d.resource_mime().into(),
+            })
+        })
+        .collect();
+    items.extend(knowledge_templates(call.ctx));
+    let (resource_templates, next_cursor) =
+        page(items, params.cursor.as_ref(), "resources/templates/list")?;
     Ok(Body::of(&ListTemplatesResult {
         resource_templates,
         next_cursor,
@@ -92,16 +105,25 @@ fn read(call: &mut Call<'_>) -> Result<Body, RpcError> {
         "invalid params: `resources/read` needs `params.uri`, a string",
     )?;
     let era = call.era;
-    let (mime_type, text, (ttl, scope)) = if let Some((index, d)) = registry::by_resource(&uri) {
-        let out = execute_index(call.ctx, index, json!({}), Transport::Mcp)
+    let found = registry::by_resource(&uri)
+        .map(|(index, d)| (index, d, json!({})))
+        .or_else(|| registry::by_resource_template(&uri));
+    let (mime_type, text, (ttl, scope)) = if let Some((index, d, args)) = found {
+        let out = execute_index(call.ctx, index, args, Transport::Mcp)
             .map_err(|e| capability_rpc_error(era, &uri, e))?;
-        let text = match d.kind {
-            Kind::Resource => out
-                .get("text")
+        let field = |name: &str| {
+            out.get(name)
                 .and_then(|t| t.as_str())
-                .unwrap_or_default()
-                .to_string(),
-            Kind::Query => serde_json::to_string(&out).expect("values serialize"),
+                .map(|t| t.to_string())
+        };
+        let text = match d.kind {
+            Kind::Resource => match field("blob") {
+                Some(blob) => ResourceBody::Blob(blob),
+                None => ResourceBody::Text(field("text").unwrap_or_default()),
+            },
+            Kind::Query => {
+                ResourceBody::Text(serde_json::to_string(&out).expect("values serialize"))
+            }
         };
         (
             d.resource_mime().to_string(),
@@ -111,7 +133,7 @@ fn read(call: &mut Call<'_>) -> Result<Body, RpcError> {
     } else if let Some((mime, text)) = knowledge_read(call.ctx, &uri) {
         (
             mime,
-            text,
+            ResourceBody::Text(text),
             read_cache(Determinism::Repository, Disclosure::Repository),
         )
     } else {
@@ -119,10 +141,10 @@ fn read(call: &mut Call<'_>) -> Result<Body, RpcError> {
     };
     let modern = era == Era::Modern;
     Ok(Body::of(&ReadResourceResult {
-        contents: [TextResourceContents {
+        contents: [ResourceContents {
             uri,
             mime_type,
-            text,
+            body: text,
         }],
         ttl_ms: modern.then_some(ttl),
         cache_scope: modern.then_some(scope),

@@ -51,7 +51,7 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
         call.params,
         "invalid params: `tools/call` needs `params.name`, a string",
     )?;
-    let Some((index, _)) = registry::by_tool(&params.name) else {
+    let Some((index, d)) = registry::by_tool(&params.name) else {
         return Err(
             RpcError::invalid_params(format!("unknown tool: `{}`", params.name))
                 .with_data(serde_json::json!({"name": params.name})),
@@ -61,15 +61,24 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
         .arguments
         .unwrap_or_else(|| Value::Object(Default::default()));
     match execute_index(call.ctx, index, args, Transport::Mcp) {
-        Ok(v) => Ok(Body::Owned(success_bytes(&v, call.era))),
+        Ok(v) => {
+            let blocks = (!d.content_blocks.is_empty())
+                .then(|| v.get(CONTENT_FIELD))
+                .flatten();
+            Ok(Body::Owned(success_bytes(&v, blocks, call.era)))
+        }
         Err(e) => Ok(Body::of(&error_result(e))),
     }
 }
 
+/// The output field holding the content blocks a capability declares (`content_blocks`).
+const CONTENT_FIELD: &str = "content";
+
 /// A successful `CallToolResult` assembled by bytes: the answer is serialized once and used
-/// both as `structuredContent` and, escaped, as the text block (the modern era's fields in
-/// front, as the dispatcher would add them).
-fn success_bytes(v: &Value, era: Era) -> String {
+/// both as `structuredContent` and, escaped, as the first text block (the modern era's fields
+/// in front, as the dispatcher would add them). The content blocks a capability declares
+/// (its answer's `content` array, each item in MCP's wire shape) follow that text block.
+fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> String {
     let text = serde_json::to_string(v).expect("values serialize");
     let escaped = serde_json::to_string(&text).expect("strings serialize");
     let mut out = String::with_capacity(text.len() + escaped.len() + 160);
@@ -83,7 +92,12 @@ fn success_bytes(v: &Value, era: Era) -> String {
     }
     out.push_str("\"content\":[{\"type\":\"text\",\"text\":");
     out.push_str(&escaped);
-    out.push_str("}],\"structuredContent\":");
+    out.push('}');
+    for block in blocks.and_then(Value::as_array).into_iter().flatten() {
+        out.push(',');
+        out.push_str(&serde_json::to_string(block).expect("values serialize"));
+    }
+    out.push_str("],\"structuredContent\":");
     out.push_str(&text);
     out.push_str(",\"isError\":false}");
     out
@@ -126,10 +140,24 @@ mod tests {
             "structuredContent": v,
             "isError": false,
         });
-        let legacy: Value = serde_json::from_str(&success_bytes(&v, Era::Legacy)).unwrap();
+        let legacy: Value = serde_json::from_str(&success_bytes(&v, None, Era::Legacy)).unwrap();
         assert_eq!(legacy, value_form);
-        let modern: Value = serde_json::from_str(&success_bytes(&v, Era::Modern)).unwrap();
+        let modern: Value = serde_json::from_str(&success_bytes(&v, None, Era::Modern)).unwrap();
         assert_eq!(modern, modern_result("tools/call", value_form));
+    }
+
+    #[test]
+    fn declared_blocks_follow_the_json_text_block() {
+        let image = json!({"type": "image", "data": "AAE=", "mimeType": "image/png"});
+        let resource = json!({"type": "resource", "resource": {"uri": "a://b", "mimeType": "text/plain", "text": "t"}});
+        let v = json!({"content": [image, resource]});
+        let r: Value =
+            serde_json::from_str(&success_bytes(&v, v.get("content"), Era::Legacy)).unwrap();
+        assert_eq!(
+            r["content"],
+            json!([{"type": "text", "text": serde_json::to_string(&v).unwrap()}, image, resource])
+        );
+        assert_eq!(r["structuredContent"], v);
     }
 
     #[test]

@@ -38,12 +38,17 @@ impl Serve {
     /// Starts `seneschal serve` in `dir` with extra arguments (`--max-body`, ...); the bind
     /// address is `127.0.0.1:0` unless the arguments give one.
     pub fn start_args(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Serve {
+        Serve::start_bin(&super::bin(), dir, args, env)
+    }
+
+    /// [`Serve::start_args`] with another build of the binary (one with cargo features).
+    pub fn start_bin(bin: &Path, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Serve {
         let mut argv = vec!["serve"];
         if !args.contains(&"--bind") {
             argv.extend(["--bind", "127.0.0.1:0"]);
         }
         argv.extend(args);
-        let mut child = super::spawn_piped(dir, &argv, env);
+        let mut child = super::spawn_piped(bin, dir, &argv, env);
         let stdin = child.stdin.take();
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let mut err = child.stderr.take().expect("piped");

@@ -21,8 +21,13 @@ pub struct Mcp {
 impl Mcp {
     /// Starts `seneschal mcp` with extra arguments, in `dir`, with extra environment.
     pub fn start_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Mcp {
+        Mcp::start_bin(&super::bin(), dir, args, env)
+    }
+
+    /// [`Mcp::start_with`] with another build of the binary (one with cargo features).
+    pub fn start_bin(bin: &Path, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Mcp {
         let argv: Vec<&str> = std::iter::once("mcp").chain(args.iter().copied()).collect();
-        let mut child = super::spawn_piped(dir, &argv, env);
+        let mut child = super::spawn_piped(bin, dir, &argv, env);
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().expect("piped"));
         Mcp {

@@ -11,11 +11,16 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_seneschal"))
 }
 
-/// `seneschal ARGS` in `dir` with extra environment and all three standard streams piped,
+/// `BIN ARGS` (a build of seneschal) in `dir` with extra environment and all three standard streams piped,
 /// started: the one spawn of the long-running servers (`mcp`, `serve`).
-pub fn spawn_piped(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
+pub fn spawn_piped(
+    bin: &Path,
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Child {
     use std::process::Stdio;
-    let mut cmd = Command::new(bin());
+    let mut cmd = Command::new(bin);
     cmd.args(args)
         .current_dir(dir)
         .stdin(Stdio::piped())
