@@ -47,6 +47,9 @@ pub const LEGACY_METHODS: &[&str] = &[
     "resources/list",
     "resources/read",
     "resources/templates/list",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
 ];
 
 /// The methods of the modern era (2026-07-28): no handshake, no ping.
@@ -58,16 +61,13 @@ pub const MODERN_METHODS: &[&str] = &[
     "resources/list",
     "resources/read",
     "resources/templates/list",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
 ];
 
 /// Methods a client may expect that are deliberately not served, with the reason.
 pub const NOT_SERVED: &[(&str, &str)] = &[
-    (
-        "prompts/list",
-        "no prompts are served (the prompts capability is not advertised)",
-    ),
-    ("prompts/get", "no prompts are served"),
-    ("completion/complete", "no argument completion is offered"),
     (
         "logging/setLevel",
         "logs go to stderr only; no log notifications are sent",

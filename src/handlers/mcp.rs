@@ -601,7 +601,7 @@ pub fn projection(
         tools,
         writers,
         resources,
-        prompts: false,
+        prompts: true,
         clients,
     })
 }

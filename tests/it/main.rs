@@ -25,6 +25,7 @@ mod mcp_digest;
 mod mcp_projection;
 mod mcp_stdio;
 mod parity;
+mod prompts;
 mod prose;
 mod published_schemas;
 mod repo_examples;
