@@ -307,3 +307,87 @@ fn an_image_outside_the_repository_is_refused() {
     let (status, _, _) = mcp.finish();
     assert!(status.success());
 }
+
+/// Any kind declared `prompt: true` in `.seneschal/kinds.yaml` serves prompts; a kind without
+/// it serves none, and a skill whose `arguments` break the schema is a finding, not a prompt.
+#[test]
+fn a_repository_kind_declares_its_prompts() {
+    let dir = scratch_repo();
+    let r = dir.path();
+    let kind = |name: &str, prompt: bool| {
+        format!(
+            "  {name}:\n    description: Notes.\n    files: [\"{name}/*.md\"]\n    \
+             id: {{ file_pattern: \"^(.+)\\\\.md$\" }}\n    schema: note.schema.json\n    \
+             prompt: {prompt}\n"
+        )
+    };
+    write(
+        r,
+        ".seneschal/kinds.yaml",
+        format!("kinds:\n{}{}", kind("asks", true), kind("notes", false)).as_bytes(),
+    );
+    write(
+        r,
+        ".seneschal/schemas/note.schema.json",
+        br#"{"type": "object", "required": ["description"]}"#,
+    );
+    write(
+        r,
+        "asks/greet_user.md",
+        b"---\ndescription: Greets.\narguments: [{name: who, required: true}]\n---\nHello {{who}}.\n",
+    );
+    write(r, "notes/plain.md", b"---\ndescription: A note.\n---\nText.\n");
+    write(
+        r,
+        "skills/broken/SKILL.md",
+        b"---\nname: broken\ndescription: Broken.\narguments: [{name: 5}]\n---\nx\n",
+    );
+    let check = crate::support::json(&crate::support::run_in(r, &["knowledge", "check"]));
+    let findings = check["findings"].to_string();
+    assert!(
+        findings.contains("skills/broken/SKILL.md") && findings.contains("arguments"),
+        "{check}"
+    );
+    let mut mcp = Mcp::start_with(r, &[], &[]);
+    mcp.initialize("2025-11-25");
+    let list = mcp.request("prompts/list", json!({}));
+    let names: Vec<&str> = list["result"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(names, ["greet_user"], "{list}");
+    let got = mcp.request(
+        "prompts/get",
+        json!({"name": "greet_user", "arguments": {"who": "Ada"}}),
+    );
+    assert_eq!(
+        got["result"]["messages"][0]["content"]["text"],
+        "Hello Ada.",
+        "{got}"
+    );
+    let (status, _, _) = mcp.finish();
+    assert!(status.success());
+}
+
+/// An image over the cap (1 MiB) is refused with its size, never sent.
+#[test]
+fn an_image_over_the_cap_is_refused() {
+    let dir = scratch_repo();
+    let r = dir.path();
+    write(
+        r,
+        "skills/big/SKILL.md",
+        b"---\nname: big\ndescription: Big.\n---\n![x](big.png)\n",
+    );
+    write(r, "skills/big/big.png", &vec![0u8; 1024 * 1024 + 1]);
+    let mut mcp = Mcp::start_with(r, &[], &[]);
+    mcp.initialize("2025-11-25");
+    let big = mcp.request("prompts/get", json!({"name": "big"}));
+    assert_eq!(code(&big), Some(-32603), "{big}");
+    let message = big["error"]["message"].as_str().unwrap();
+    assert!(message.contains("big.png"), "{message}");
+    let (status, _, _) = mcp.finish();
+    assert!(status.success());
+}
