@@ -336,7 +336,11 @@ fn a_repository_kind_declares_its_prompts() {
         "asks/greet_user.md",
         b"---\ndescription: Greets.\narguments: [{name: who, required: true}]\n---\nHello {{who}}.\n",
     );
-    write(r, "notes/plain.md", b"---\ndescription: A note.\n---\nText.\n");
+    write(
+        r,
+        "notes/plain.md",
+        b"---\ndescription: A note.\n---\nText.\n",
+    );
     write(
         r,
         "skills/broken/SKILL.md",
@@ -363,8 +367,7 @@ fn a_repository_kind_declares_its_prompts() {
         json!({"name": "greet_user", "arguments": {"who": "Ada"}}),
     );
     assert_eq!(
-        got["result"]["messages"][0]["content"]["text"],
-        "Hello Ada.",
+        got["result"]["messages"][0]["content"]["text"], "Hello Ada.",
         "{got}"
     );
     let (status, _, _) = mcp.finish();
