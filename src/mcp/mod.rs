@@ -2,9 +2,10 @@
 //!
 //! **Architecture invariant:** only this module knows JSON-RPC. [`model`] holds the typed
 //! requests, results and errors; [`dispatch`] sorts each message into its era and finds its
-//! method in one table; [`methods`] answers them, one module per feature; [`stdio`] and
-//! [`http`] only move bytes. Tools and resources run through [`crate::execute`], and
-//! `tools/list` is the build's bytes for the profile and era.
+//! method in one table; [`methods`] answers them, one module per feature; [`stdio`] and the
+//! Streamable HTTP binding (`http/mcp.rs`) only move bytes. Tools, resources, prompts and
+//! completions run through [`crate::execute`], and `tools/list` is the build's bytes for the
+//! profile and era.
 
 pub mod dispatch;
 pub mod inspect;
