@@ -12,8 +12,8 @@
 //!   becomes an embedded resource, and a line that is only a Markdown image (`![alt](path)`,
 //!   a `.png`, `.jpg`, `.jpeg`, `.gif` or `.webp` file, relative to the object's folder, or to
 //!   the repository root when it starts with `/`) becomes an image block, read through
-//!   [`crate::rootfs`] under [`MAX_IMAGE_BYTES`]. The front matter's `resources` list is
-//!   embedded after the body.
+//!   [`crate::rootfs`] under [`MAX_IMAGE_BYTES`]; inside a fenced code block both stay text.
+//!   The front matter's `resources` list is embedded after the body.
 //!
 //! Everything here is unredacted repository content: the MCP projection reaches it only through
 //! the executor (`crate::execute::knowledge_prompts`, `knowledge_prompt`,
@@ -294,9 +294,21 @@ pub fn render(
         text.clear();
     };
     let mut root = None;
+    // The fence a line is inside (```` ``` ```` or `~~~`): its URIs and images are text.
+    let mut fence: Option<&str> = None;
     for line in body.split_inclusive('\n') {
         let bare = line.trim();
-        if bare.starts_with(URI_PREFIX) && !bare.contains(char::is_whitespace) {
+        let marker = ["```", "~~~"].into_iter().find(|m| bare.starts_with(m));
+        if let Some(m) = marker {
+            fence = match fence {
+                None => Some(m),
+                Some(open) if open == m => None,
+                open => open,
+            };
+            text.push_str(line);
+        } else if fence.is_some() {
+            text.push_str(line);
+        } else if bare.starts_with(URI_PREFIX) && !bare.contains(char::is_whitespace) {
             flush(&mut text, &mut messages);
             messages.push(embed(&snapshot, name, bare)?);
         } else if let Some((path, mime)) = image_line(bare) {

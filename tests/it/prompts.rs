@@ -55,7 +55,10 @@ fn repo() -> tempfile::TempDir {
              \n\
              ![the flow](flow.png)\n\
              \n\
-             Then write the findings down.\n",
+             Then write the findings down.\n\
+             ```\n\
+             seneschal://knowledge/skill/helper\n\
+             ```\n",
             secret()
         )
         .as_bytes(),
@@ -120,9 +123,10 @@ fn check_get(answer: &Value) {
         messages[2]["content"],
         json!({"type": "image", "data": IMAGE_BASE64, "mimeType": "image/png"})
     );
+    // A URI inside a fenced code block stays text.
     assert_eq!(
         messages[3]["content"]["text"],
-        "Then write the findings down."
+        "Then write the findings down.\n```\nseneschal://knowledge/skill/helper\n```"
     );
 }
 
