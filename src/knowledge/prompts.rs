@@ -194,12 +194,46 @@ fn prompt_objects(snapshot: &Snapshot) -> Vec<&Arc<Object>> {
 }
 
 /// The declared arguments of an object; `None` when its `arguments` are not a list of them
-/// (the `skill` schema makes that a finding; a repository's kind may not check).
+/// (never, for an object of the index: [`front_matter_problem`] makes that a finding).
 fn arguments_of(o: &Object) -> Option<Vec<PromptArgument>> {
     match o.front_matter.get("arguments") {
         None | Some(Value::Null) => Some(Vec::new()),
         Some(v) => Vec::<PromptArgument>::deserialize(v).ok(),
     }
+}
+
+/// What is wrong with the prompt fields of an object of a prompt kind, if anything, as
+/// `(pointer, message)`: `arguments` must be a list of arguments with distinct names, and
+/// `resources` a list of strings. The `skill` schema says as much; a repository's kind may not,
+/// and an object of it that breaks them is a finding, never a prompt silently left out.
+pub fn front_matter_problem(front_matter: &Value) -> Option<(String, String)> {
+    if let Some(v) = front_matter.get("arguments") {
+        let Ok(args) = Vec::<PromptArgument>::deserialize(v) else {
+            return Some((
+                "/arguments".into(),
+                "a prompt's `arguments` must be a list of {name, description, required, enum, \
+                 examples} (strings, `required` a boolean)"
+                    .into(),
+            ));
+        };
+        for (i, a) in args.iter().enumerate() {
+            if args[..i].iter().any(|b| b.name == a.name) {
+                return Some((
+                    format!("/arguments/{i}/name"),
+                    format!("the prompt argument `{}` is declared twice", a.name),
+                ));
+            }
+        }
+    }
+    if let Some(v) = front_matter.get("resources") {
+        if Vec::<String>::deserialize(v).is_err() {
+            return Some((
+                "/resources".into(),
+                "a prompt's `resources` must be a list of knowledge URIs".into(),
+            ));
+        }
+    }
+    None
 }
 
 fn prompt_of(o: &Object) -> Option<Prompt> {

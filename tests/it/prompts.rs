@@ -350,12 +350,39 @@ fn a_repository_kind_declares_its_prompts() {
         "skills/broken/SKILL.md",
         b"---\nname: broken\ndescription: Broken.\narguments: [{name: 5}]\n---\nx\n",
     );
-    let check = crate::support::json(&crate::support::run_in(r, &["knowledge", "check"]));
-    let findings = check["findings"].to_string();
-    assert!(
-        findings.contains("skills/broken/SKILL.md") && findings.contains("arguments"),
-        "{check}"
+    // A lax schema lets these through; as prompts they are findings all the same.
+    write(
+        r,
+        "asks/twice.md",
+        b"---\ndescription: Twice.\narguments: [{name: who}, {name: who}]\n---\nx\n",
     );
+    write(
+        r,
+        "asks/shapeless.md",
+        b"---\ndescription: Shapeless.\narguments: everyone\n---\nx\n",
+    );
+    let check = crate::support::json(&crate::support::run_in(r, &["knowledge", "check"]));
+    let findings: Vec<(String, String)> = check["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["pointer"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for (file, pointer) in [
+        ("skills/broken/SKILL.md", "/arguments/0/name"),
+        ("asks/twice.md", "/arguments/1/name"),
+        ("asks/shapeless.md", "/arguments"),
+    ] {
+        assert!(
+            findings.contains(&(file.to_string(), pointer.to_string())),
+            "{file} {pointer}: {check}"
+        );
+    }
     let mut mcp = Mcp::start_with(r, &[], &[]);
     mcp.initialize("2025-11-25");
     let list = mcp.request("prompts/list", json!({}));
