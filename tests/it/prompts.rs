@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::support::http::Serve;
-use crate::support::mcp::{code, Mcp};
+use crate::support::mcp::{code, modern_meta, Mcp, MODERN};
 use crate::support::scratch_repo;
 
 /// The bytes of the skill's image and their base64.
@@ -213,6 +213,22 @@ fn a_skill_is_a_prompt_over_http() {
         json!({"name": "review", "arguments": {"topic": "security"}}),
     ));
     check_missing(&post("prompts/get", json!({"name": "review"})));
+    // The 2026-07-28 era: per-request `_meta`, `Mcp-Method` and `Mcp-Name` headers.
+    let (status, modern) = serve.json_with(
+        "POST",
+        "/mcp",
+        &[
+            ("MCP-Protocol-Version", MODERN),
+            ("Mcp-Method", "prompts/get"),
+            ("Mcp-Name", "review"),
+        ],
+        Some(&json!({"jsonrpc": "2.0", "id": 2, "method": "prompts/get",
+            "params": {"name": "review", "arguments": {"topic": "security"},
+                       "_meta": modern_meta(MODERN)}})),
+    );
+    assert_eq!(status, 200, "{modern}");
+    check_get(&modern);
+    assert_eq!(modern["result"]["resultType"], "complete");
     let done = post(
         "completion/complete",
         json!({"ref": {"type": "ref/prompt", "name": "review"},
