@@ -36,6 +36,11 @@ pub const MCP_ALL_VERSIONS: &[&str] = &[
 /// Where the Streamable HTTP endpoint lives.
 pub const MCP_HTTP_PATH: &str = "/mcp";
 
+/// The server's MCP `capabilities`, as `initialize`, `server/discover` and the server card
+/// announce them: one member per feature served (the MCP server's features are checked
+/// against it, so the card cannot promise what the server does not serve).
+pub const MCP_CAPABILITIES: &str = r#"{"completions":{},"prompts":{"listChanged":false},"resources":{"listChanged":false,"subscribe":false},"tools":{"listChanged":false}}"#;
+
 /// The methods of the `initialize` era (2024-11-05 … 2025-11-25).
 pub const LEGACY_METHODS: &[&str] = &[
     "initialize",

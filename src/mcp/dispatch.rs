@@ -451,8 +451,12 @@ mod tests {
 
     #[test]
     fn the_capabilities_are_the_features_members() {
+        // What the server card announces (the build renders it from MCP_CAPABILITIES).
+        let announced: Value =
+            serde_json::from_str(crate::versions::MCP_CAPABILITIES).expect("JSON");
+        assert_eq!(Value::Object(capabilities()), announced);
         assert_eq!(
-            Value::Object(capabilities()),
+            announced,
             json!({
                 "tools": {"listChanged": false},
                 "resources": {"subscribe": false, "listChanged": false},
