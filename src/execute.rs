@@ -529,7 +529,7 @@ mod tests {
             ] {
                 assert!(
                     !text.contains(needle),
-                    "{file} calls `{needle}`: resources pass the executor's disclosure"
+                    "{file} calls `{needle}`: resources and prompts pass the executor's disclosure"
                 );
             }
         }
