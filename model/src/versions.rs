@@ -36,6 +36,11 @@ pub const MCP_ALL_VERSIONS: &[&str] = &[
 /// Where the Streamable HTTP endpoint lives.
 pub const MCP_HTTP_PATH: &str = "/mcp";
 
+/// The server's MCP `capabilities`, as `initialize`, `server/discover` and the server card
+/// announce them: one member per feature served (the MCP server's features are checked
+/// against it, so the card cannot promise what the server does not serve).
+pub const MCP_CAPABILITIES: &str = r#"{"completions":{},"prompts":{"listChanged":false},"resources":{"listChanged":false,"subscribe":false},"tools":{"listChanged":false}}"#;
+
 /// The methods of the `initialize` era (2024-11-05 … 2025-11-25).
 pub const LEGACY_METHODS: &[&str] = &[
     "initialize",
@@ -47,6 +52,9 @@ pub const LEGACY_METHODS: &[&str] = &[
     "resources/list",
     "resources/read",
     "resources/templates/list",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
 ];
 
 /// The methods of the modern era (2026-07-28): no handshake, no ping.
@@ -58,16 +66,13 @@ pub const MODERN_METHODS: &[&str] = &[
     "resources/list",
     "resources/read",
     "resources/templates/list",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
 ];
 
 /// Methods a client may expect that are deliberately not served, with the reason.
 pub const NOT_SERVED: &[(&str, &str)] = &[
-    (
-        "prompts/list",
-        "no prompts are served (the prompts capability is not advertised)",
-    ),
-    ("prompts/get", "no prompts are served"),
-    ("completion/complete", "no argument completion is offered"),
     (
         "logging/setLevel",
         "logs go to stderr only; no log notifications are sent",

@@ -623,7 +623,7 @@ pub fn projection(
         tools,
         writers,
         resources,
-        prompts: false,
+        prompts: true,
         clients,
     })
 }

@@ -365,9 +365,13 @@ mod tests {
 
         let hs = h(&[
             ("mcp-protocol-version", "2026-07-28"),
-            ("mcp-method", "prompts/list"),
+            ("mcp-method", "logging/setLevel"),
         ]);
-        let r = http_post(&c, &hs, &modern(9, "prompts/list", json!({})));
+        let r = http_post(
+            &c,
+            &hs,
+            &modern(9, "logging/setLevel", json!({"level": "info"})),
+        );
         assert_eq!(
             (r.status, body(&r)["error"]["code"].as_i64()),
             (404, Some(METHOD_NOT_FOUND))

@@ -91,6 +91,8 @@ struct Decl {
     format: Format,
     id: IdRule,
     schema: String,
+    #[serde(default)]
+    prompt: bool,
 }
 
 fn markdown() -> Format {
@@ -139,6 +141,8 @@ pub struct Kind {
     pub validator: jsonschema::Validator,
     /// Where the kind was declared.
     pub origin: Origin,
+    /// Whether its objects are served as MCP prompts (`prompt: true`).
+    pub prompt: bool,
 }
 
 impl Kind {
@@ -328,6 +332,7 @@ fn load_decls(
             schema,
             validator,
             origin,
+            prompt: decl.prompt,
         }));
     }
     out

@@ -20,6 +20,7 @@ pub mod front_matter;
 pub mod glob;
 pub mod kinds;
 pub mod parse;
+pub mod prompts;
 pub mod scan;
 pub mod search;
 pub mod watch;

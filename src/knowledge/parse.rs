@@ -218,6 +218,12 @@ pub fn parse_bytes(
             findings,
         };
     }
+    // A prompt kind's object must declare arguments a prompt can take, whatever its schema.
+    if kind.prompt {
+        if let Some((pointer, message)) = super::prompts::front_matter_problem(&checked) {
+            return FileResult::bad(file, pointer, message);
+        }
+    }
     // The id: the front-matter field first, then the file name.
     let mut id: Option<String> = None;
     if let Some(field) = &kind.id.field {

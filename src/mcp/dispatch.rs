@@ -11,7 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use serde_json::{json, Map, Value};
 
-use super::methods::{lifecycle, resources, tools};
+use super::methods::{completion, lifecycle, prompts, resources, tools};
 use super::model::{
     Body, Era, RpcError, ServerInfo, Session, INTERNAL_ERROR, INVALID_REQUEST, LEGACY_METHODS,
     META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO, METHOD_NOT_FOUND,
@@ -73,7 +73,13 @@ pub struct Feature {
 /// Every feature served, one per module of [`super::methods`]: a new feature (prompts,
 /// completion, subscriptions, logging) is a module with its `FEATURE` and one line here, and
 /// its method names in the METHODS tables of [`crate::versions`].
-pub const FEATURES: &[&Feature] = &[&lifecycle::FEATURE, &tools::FEATURE, &resources::FEATURE];
+pub const FEATURES: &[&Feature] = &[
+    &lifecycle::FEATURE,
+    &tools::FEATURE,
+    &resources::FEATURE,
+    &prompts::FEATURE,
+    &completion::FEATURE,
+];
 
 /// The request method of this name, if one is served.
 fn find(name: &str) -> Option<&'static Method> {
@@ -445,11 +451,17 @@ mod tests {
 
     #[test]
     fn the_capabilities_are_the_features_members() {
+        // What the server card announces (the build renders it from MCP_CAPABILITIES).
+        let announced: Value =
+            serde_json::from_str(crate::versions::MCP_CAPABILITIES).expect("JSON");
+        assert_eq!(Value::Object(capabilities()), announced);
         assert_eq!(
-            Value::Object(capabilities()),
+            announced,
             json!({
                 "tools": {"listChanged": false},
                 "resources": {"subscribe": false, "listChanged": false},
+                "prompts": {"listChanged": false},
+                "completions": {},
             })
         );
     }

@@ -4,7 +4,7 @@
 //! requests, results and errors; [`dispatch`] sorts each message into its era and finds its
 //! method in one table; [`methods`] answers them, one module per feature; [`stdio`] and the
 //! Streamable HTTP binding (`http/mcp.rs`, which also gives each answer its HTTP status) only
-//! move bytes. Tools and resources run through [`crate::execute`], and
+//! move bytes. Tools, resources, prompts and completions run through [`crate::execute`], and
 //! `tools/list` is the build's bytes for the profile and era.
 
 pub mod dispatch;

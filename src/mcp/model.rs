@@ -355,6 +355,112 @@ pub struct ReadResourceResult {
     pub cache_scope: Option<&'static str>,
 }
 
+/// The `prompts` capability: no list changes are announced.
+pub type PromptsCapability = ListChanged;
+
+/// One entry of `prompts/list`: an object of a kind declared `prompt: true`.
+pub use crate::knowledge::prompts::Prompt;
+
+/// A rendered prompt's description and messages (`prompts/get`).
+pub use crate::knowledge::prompts::Rendered as RenderedPrompt;
+
+/// `prompts/list` result.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListPromptsResult {
+    /// One page.
+    pub prompts: Vec<Prompt>,
+    /// The cursor of the next page, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// `prompts/get` params.
+#[derive(Debug, Clone, Deserialize)]
+pub struct GetPromptParams {
+    /// The prompt.
+    pub name: String,
+    /// Its arguments; each value must be a string (checked when rendered, so that the error
+    /// names the argument).
+    #[serde(default)]
+    pub arguments: Option<Map<String, Value>>,
+}
+
+/// The `completions` capability (an empty object).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CompletionsCapability {}
+
+/// What `completion/complete` completes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type")]
+pub enum CompletionRef {
+    /// A prompt's argument.
+    #[serde(rename = "ref/prompt")]
+    Prompt {
+        /// The prompt.
+        name: String,
+    },
+    /// A resource template's variable.
+    #[serde(rename = "ref/resource")]
+    Resource {
+        /// The template (`seneschal://knowledge/{kind}/{id}` or a kind's own).
+        uri: String,
+    },
+}
+
+/// The argument being completed.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CompletionArgument {
+    /// Its name.
+    pub name: String,
+    /// What has been typed so far.
+    pub value: String,
+}
+
+/// Arguments already given (`context.arguments`).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct CompletionContext {
+    /// Earlier arguments by name.
+    #[serde(default)]
+    pub arguments: Map<String, Value>,
+}
+
+/// `completion/complete` params.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompleteParams {
+    /// What is completed.
+    #[serde(rename = "ref")]
+    pub reference: CompletionRef,
+    /// The argument.
+    pub argument: CompletionArgument,
+    /// Earlier arguments.
+    #[serde(default)]
+    pub context: Option<CompletionContext>,
+}
+
+/// The values offered.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Completion {
+    /// At most [`MAX_COMPLETIONS`] values, sorted.
+    pub values: Vec<String>,
+    /// How many match in all.
+    pub total: usize,
+    /// Whether more match than are sent.
+    pub has_more: bool,
+}
+
+/// The most values one completion sends (the protocol's cap).
+pub const MAX_COMPLETIONS: usize = 100;
+
+/// `completion/complete` result.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompleteResult {
+    /// The values.
+    pub completion: Completion,
+}
+
 /// The empty result (`ping`).
 #[derive(Debug, Clone, Serialize)]
 pub struct EmptyResult {}

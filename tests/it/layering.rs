@@ -45,7 +45,7 @@ const NAMED_ONLY: &[(&str, &str, &str)] = &[
     (
         "mcp",
         "knowledge",
-        "the types of the resource entries the executor fills",
+        "the types of the resource and prompt entries the executor fills",
     ),
     (
         "limits",

@@ -27,6 +27,7 @@ mod mcp_projection;
 mod mcp_stdio;
 mod mcp_wire;
 mod parity;
+mod prompts;
 mod prose;
 mod published_schemas;
 mod repo_examples;

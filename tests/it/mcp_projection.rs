@@ -82,7 +82,7 @@ fn the_projection_describes_the_served_surface() {
     let repo = scratch_repo();
     let p = json(&run_in(repo.path(), &["mcp", "--inspect"]));
     assert_eq!(p["server"]["name"], "seneschal");
-    assert_eq!(p["prompts"], false);
+    assert_eq!(p["prompts"], true);
     assert_eq!(p["eras"][0]["era"], "legacy");
     assert_eq!(
         p["eras"][0]["versions"],
@@ -104,7 +104,8 @@ fn the_projection_describes_the_served_surface() {
         .iter()
         .map(|n| n["method"].as_str().unwrap())
         .collect();
-    assert!(not_served.contains(&"prompts/list"));
+    assert!(not_served.contains(&"logging/setLevel"));
+    assert!(!not_served.contains(&"prompts/list"));
     let writers: Vec<&str> = seneschal::registry::CAPABILITIES
         .iter()
         .filter(|d| d.executable() && d.effect == seneschal::policy::Effect::RepositoryWrite)
@@ -174,7 +175,7 @@ fn the_human_rendering_names_every_section() {
         "mcp_projection",
         "Writers:",
         "seneschal://mcp/projection",
-        "Prompts: no",
+        "Prompts: yes",
         ".codex/config.toml",
         "absent",
     ] {

@@ -29,7 +29,7 @@ fn initialize_echoes_each_supported_revision_and_answers_the_latest_otherwise() 
         );
         assert!(a["result"]["capabilities"]["tools"].is_object());
         assert!(a["result"]["capabilities"]["resources"].is_object());
-        assert!(a["result"]["capabilities"].get("prompts").is_none());
+        assert!(a["result"]["capabilities"]["prompts"].is_object());
         assert!(
             a["result"].get("resultType").is_none(),
             "legacy results carry no resultType"
@@ -73,7 +73,7 @@ fn instructions_name_the_writers_or_say_there_are_none() {
         for w in &writers {
             assert!(text.contains(w), "{text} does not name {w}");
         }
-        assert!(text.contains("Prompts are not served"));
+        assert!(text.contains("skills are its prompts"));
     }
 }
 
@@ -290,10 +290,10 @@ fn both_eras_can_share_one_process() {
 }
 
 #[test]
-fn prompts_are_not_served_in_either_era() {
+fn unserved_methods_are_not_found_in_either_era() {
     let mut mcp = Mcp::start(&[]);
     mcp.initialize("2025-11-25");
-    for method in ["prompts/list", "prompts/get", "completion/complete"] {
+    for method in ["logging/setLevel", "resources/subscribe"] {
         let a = mcp.request(method, json!({}));
         assert_eq!(code(&a), Some(-32601), "{method}: {a}");
         let a = mcp.modern(method, json!({}));

@@ -3,11 +3,14 @@
 
 Usage: client.py PATH/TO/seneschal [REPO_DIR]
 
-Connects twice, once letting the SDK negotiate (it probes `server/discover`, so a dual-era
-server is served in the 2026-07-28 era) and once forcing the `initialize` handshake. Each
-time it lists the tools, calls `capabilities_list` and a failing `capabilities_show`, reads
-the resource `seneschal://capabilities`, and checks that prompts are not served. Exits 0
-when every assertion holds; prints what it checked.
+REPO_DIR is a git copy of tests/fixtures/mcp-conformance/repo (its prompts are the knowledge
+kind `fixture-prompt`). Connects twice, once letting the SDK negotiate (it probes
+`server/discover`, so a dual-era server is served in the 2026-07-28 era) and once forcing the
+`initialize` handshake. Each time it lists the tools, calls `capabilities_list` and a failing
+`capabilities_show`, reads the resource `seneschal://capabilities`, lists the prompts, gets one
+rendered with its arguments and one with an image, sees a missing argument refused, and
+completes a prompt argument and a resource template's variable. Exits 0 when every assertion
+holds; prints what it checked.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import json
 import sys
 
 from mcp import Client, MCPError, StdioServerParameters
+from mcp_types import PromptReference, ResourceTemplateReference
 
 HINTS = ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint")
 
@@ -57,17 +61,36 @@ async def exercise(binary: str, repo: str, mode: str, expected_version: str) -> 
         body = json.loads(read.contents[0].text)
         assert any(c["id"] == "capabilities.list" for c in body["capabilities"])
 
+        prompts = (await client.list_prompts()).prompts
+        names = [p.name for p in prompts]
+        assert "test_prompt_with_arguments" in names, names
+        got = await client.get_prompt("test_prompt_with_arguments", {"arg1": "hello", "arg2": "world"})
+        assert got.messages[0].role == "user", got
+        assert got.messages[0].content.text == "Prompt with arguments: arg1='hello', arg2='world'", got
+        image = await client.get_prompt("test_prompt_with_image")
+        assert image.messages[0].content.type == "image" and image.messages[0].content.data, image
         try:
-            await client.list_prompts()
+            await client.get_prompt("test_prompt_with_arguments", {"arg1": "hello"})
         except MCPError as e:
-            assert e.code == -32601, e
+            assert e.code == -32602 and "arg2" in str(e), e
         else:
-            raise AssertionError("prompts/list must be -32601")
+            raise AssertionError("a missing required argument must be -32602")
+        done = await client.complete(
+            PromptReference(type="ref/prompt", name="test_prompt_with_arguments"),
+            {"name": "arg1", "value": "test"},
+        )
+        assert done.completion.values == ["test", "testValue1"], done
+        ids = await client.complete(
+            ResourceTemplateReference(type="ref/resource", uri="seneschal://knowledge/fixture-prompt/{id}"),
+            {"name": "id", "value": "test_prompt_with_i"},
+        )
+        assert ids.completion.values == ["test_prompt_with_image"], ids
 
         print(
             f"ok {mode}: protocol {client.protocol_version}, {len(tools)} tools, "
             f"capabilities_list returned {len(caps)} reads, not_found as isError, "
-            f"resource read, prompts -32601"
+            f"resource read, {len(prompts)} prompts listed, rendered with arguments and an image, "
+            f"a missing argument -32602, completions"
         )
 
 

@@ -6,7 +6,9 @@ use serde_json::{json, Value};
 use super::{allowed_effects, mcp_tools::Tools, part_text, Part, GENERATED_BY};
 use crate::model::Registry;
 use crate::policy::Effect;
-use crate::versions::{MCP_ALL_VERSIONS, MCP_HTTP_PATH, SERVER_CARD_NAME, SERVER_NAME};
+use crate::versions::{
+    MCP_ALL_VERSIONS, MCP_CAPABILITIES, MCP_HTTP_PATH, SERVER_CARD_NAME, SERVER_NAME,
+};
 
 /// The distributed knowledge kinds (`share/kinds.yaml`, the file the binary embeds too).
 const KINDS_YAML: &str = include_str!("../../../share/kinds.yaml");
@@ -78,10 +80,8 @@ pub fn render_profile(reg: &Registry, digest: &str, tools: &Tools, max_effect: E
             "url": MCP_HTTP_PATH,
             "supportedProtocolVersions": MCP_ALL_VERSIONS,
         }],
-        "capabilities": {
-            "tools": {"listChanged": false},
-            "resources": {"listChanged": false, "subscribe": false},
-        },
+        "capabilities": serde_json::from_str::<Value>(MCP_CAPABILITIES)
+            .expect("MCP_CAPABILITIES is JSON"),
         "resources": resources,
         "resourceTemplates": resource_templates(),
         "prompts": [],

@@ -136,7 +136,7 @@ pub fn instructions(max_effect: Effect) -> &'static str {
                 "Tools that change only this process's memory",
             ));
         }
-        s.push_str(" Every other tool only reads. Prompts are not served; mcp_projection describes this server.");
+        s.push_str(" Every other tool only reads. The repository's skills are its prompts; mcp_projection describes this server.");
         s
     })
 }

@@ -3,7 +3,9 @@
 //! lists, reading and writing the types of [`super::model`]. A new feature (prompts,
 //! completion, subscriptions, logging) is one more module.
 
+pub mod completion;
 pub mod lifecycle;
+pub mod prompts;
 pub mod resources;
 pub mod tools;
 
