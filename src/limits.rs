@@ -9,7 +9,9 @@
 //! [`TABLE`] is rendered into docs/ROBUSTNESS.md by [`markdown`], and a unit test keeps
 //! the two equal.
 
-use crate::handlers::{files, session};
+use crate::handlers::files::{CONTENT_CAP, FILE_CAP, LINE_CAP};
+use crate::handlers::mcp::CONFIG_CAP;
+use crate::handlers::session::MAX_NOTES;
 use crate::knowledge;
 
 /// The longest MCP stdio line (one JSON-RPC message), in bytes; longer is -32600 and skipped.
@@ -143,7 +145,7 @@ pub const TABLE: &[Limit] = &[
     Limit {
         what: "`files.read` file size",
         value: "8 MiB",
-        amount: Some(files::FILE_CAP),
+        amount: Some(FILE_CAP),
         enforced: "src/handlers/files.rs `FILE_CAP`",
         mcp: "tool result `isError`, code `refused`, `data.rule` `size_cap`",
         http: "403 problem `refused`",
@@ -152,7 +154,7 @@ pub const TABLE: &[Limit] = &[
     Limit {
         what: "`files.search` file size",
         value: "8 MiB",
-        amount: Some(files::FILE_CAP),
+        amount: Some(FILE_CAP),
         enforced: "src/handlers/files.rs `search` (through src/rootfs.rs `read_capped`: never more than the cap plus one byte is read)",
         mcp: "not an error: the file is not searched, counted in `skipped_large_files`",
         http: "not an error: the file is not searched, counted in `skipped_large_files`",
@@ -161,7 +163,7 @@ pub const TABLE: &[Limit] = &[
     Limit {
         what: "ignore files (`.gitignore`, `.ignore`, `.git/info/exclude`) and client configurations (`.mcp.json`, ...)",
         value: "1 MiB",
-        amount: Some(crate::handlers::mcp::CONFIG_CAP),
+        amount: Some(CONFIG_CAP),
         enforced: "src/handlers/files.rs `IGNORE_FILE_CAP`, src/handlers/mcp.rs `CONFIG_CAP` (through src/rootfs.rs `read_capped`)",
         mcp: "not an error: a larger ignore file is not honoured; a larger configuration is `foreign` in `mcp_projection`",
         http: "not an error: as over MCP",
@@ -170,7 +172,7 @@ pub const TABLE: &[Limit] = &[
     Limit {
         what: "`files.read` text per answer",
         value: "256 KiB",
-        amount: Some(files::CONTENT_CAP as u64),
+        amount: Some(CONTENT_CAP as u64),
         enforced: "src/handlers/files.rs `CONTENT_CAP` (the window is cut, `truncated: true`)",
         mcp: "not an error: a shorter window",
         http: "not an error: a shorter window",
@@ -179,7 +181,7 @@ pub const TABLE: &[Limit] = &[
     Limit {
         what: "`files.search` line length",
         value: "1000 bytes",
-        amount: Some(files::LINE_CAP as u64),
+        amount: Some(LINE_CAP as u64),
         enforced: "src/handlers/files.rs `LINE_CAP` (the line is cut)",
         mcp: "not an error: a cut line",
         http: "not an error: a cut line",
@@ -197,7 +199,7 @@ pub const TABLE: &[Limit] = &[
     Limit {
         what: "session notes per process",
         value: "1000",
-        amount: Some(session::MAX_NOTES as u64),
+        amount: Some(MAX_NOTES as u64),
         enforced: "src/handlers/session.rs `MAX_NOTES`",
         mcp: "tool result `isError`, code `refused`, `data.rule` `note_cap`",
         http: "403 problem `refused`",

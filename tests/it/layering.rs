@@ -34,25 +34,75 @@ const TRANSPORT_EDGES: &[(&str, &str)] = &[("cli", "http"), ("cli", "mcp"), ("ht
 /// store its transport).
 const BEHIND_THE_EXECUTOR: &[&str] = &["handlers", "knowledge", "store"];
 
-/// The edges to a module behind the executor that carry no call, each with its reason.
-const NAMED_ONLY: &[(&str, &str, &str)] = &[
-    ("cli", "knowledge", "the exit statuses of `knowledge check`"),
+/// The edges to a module behind the executor that are allowed, each with its reason: such an
+/// edge may name only types and constants (a path whose last segment starts with a capital
+/// letter) and the few functions it lists; any other path through it is a call past the
+/// executor.
+const NAMED_ONLY: &[(&str, &str, &[&str], &str)] = &[
+    (
+        "cli",
+        "knowledge",
+        &["cli_verdict"],
+        "the exit statuses of `knowledge check`",
+    ),
     (
         "cli",
         "store",
+        &["audit::load_key", "verify"],
         "the built-in `audit verify` checks the log file itself, no capability",
     ),
     (
         "mcp",
         "knowledge",
+        &[],
         "the types of the resource and prompt entries the executor fills",
     ),
     (
         "limits",
         "handlers",
+        &[],
         "the handlers' caps, named where they live",
     ),
 ];
+
+/// Every path `code` names under `crate::<module>::`, without that prefix: `a::B`, and each
+/// item of a group, `crate::<module>::{a::B, C}` or `crate::<module>::a::{B, C}`.
+fn paths_into(code: &str, module: &str) -> Vec<String> {
+    let needle = format!("crate::{module}::");
+    let path_char = |c: char| c.is_alphanumeric() || c == '_' || c == ':';
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices(&needle) {
+        if at > 0 && code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == '$') {
+            continue;
+        }
+        let rest = &code[at + needle.len()..];
+        let prefix: String = rest.chars().take_while(|c| path_char(*c)).collect();
+        if let Some(group) = rest[prefix.len()..].strip_prefix('{') {
+            let group = &group[..group.find('}').unwrap_or(group.len())];
+            out.extend(
+                group
+                    .split(',')
+                    .map(|i| i.split_whitespace().next().unwrap_or(""))
+                    .filter(|i| !i.is_empty())
+                    .map(|i| format!("{prefix}{i}")),
+            );
+        } else {
+            out.push(prefix.trim_end_matches(':').to_string());
+        }
+    }
+    out
+}
+
+/// The paths of an allowed edge that are neither a type, a constant nor a listed function.
+fn calls_through(code: &str, to: &str, functions: &[&str]) -> Vec<String> {
+    paths_into(code, to)
+        .into_iter()
+        .filter(|p| {
+            let last = p.rsplit("::").next().unwrap_or(p);
+            !last.starts_with(|c: char| c.is_ascii_uppercase()) && !functions.contains(&p.as_str())
+        })
+        .collect()
+}
 
 /// Crates only `cli/` may use.
 const ARGV_CRATES: &[&str] = &["clap", "clap_complete", "clap_mangen"];
@@ -365,10 +415,18 @@ fn violations(files: &[(String, String, String)], edges: &[Edge]) -> Vec<String>
         }
     }
     for e in edges {
-        if NAMED_ONLY
+        if let Some((from, to, functions, _)) = NAMED_ONLY
             .iter()
-            .any(|(from, to, _)| e.from == *from && e.to == *to)
+            .find(|(from, to, _, _)| e.from == *from && e.to == *to)
         {
+            for (rel, _, code) in files.iter().filter(|(_, module, _)| module == from) {
+                for path in calls_through(code, to, functions) {
+                    bad.push(format!(
+                        "src/{rel} reaches crate::{to}::{path}: an allowed edge names only \
+                         types, constants and its listed functions; call it through execute"
+                    ));
+                }
+            }
             continue;
         }
         if e.to == "handlers" && e.from != "handlers" {
@@ -466,9 +524,23 @@ fn the_checks_catch_a_planted_break() {
             "crate::handlers::files::read(ctx, input)",
         ),
         file("mcp/x.rs", "mcp", "crate::store::transact(ctx)"),
+        file(
+            "mcp/methods/y.rs",
+            "mcp",
+            "use crate::knowledge::{Resource, scan};\nlet o = crate::knowledge::scan::read_object(r);",
+        ),
     ];
     let modules: BTreeSet<String> = [
-        "a", "b", "c", "codes", "handlers", "http", "mcp", "store", "text",
+        "a",
+        "b",
+        "c",
+        "codes",
+        "handlers",
+        "http",
+        "knowledge",
+        "mcp",
+        "store",
+        "text",
     ]
     .map(String::from)
     .into();
@@ -497,6 +569,15 @@ fn the_checks_catch_a_planted_break() {
         bad.contains("the transport mcp reaches store (src/mcp/x.rs)"),
         "{bad}"
     );
+    assert!(
+        bad.contains("src/mcp/methods/y.rs reaches crate::knowledge::scan::read_object"),
+        "{bad}"
+    );
+    assert!(
+        bad.contains("src/mcp/methods/y.rs reaches crate::knowledge::scan:"),
+        "{bad}"
+    );
+    assert!(!bad.contains("crate::knowledge::Resource"), "{bad}");
 }
 
 /// Pieces with one home each: `(needle, the one file allowed to hold it, what it is)`.
