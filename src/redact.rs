@@ -754,12 +754,27 @@ fn line_around(bytes: &[u8], at: usize, rules: u32) -> (usize, usize, u32) {
     (start, end, rules)
 }
 
+/// The length from which [`redact_value`] takes [`redact_lines`] (the same answer): below it,
+/// one case-blind scan of the gates costs less than lowering a copy; above it, a long text (a
+/// patch, a file) pays for the lines that hold a gate instead of running every woken rule's
+/// regex over the whole of it.
+const LINES_FROM: usize = 256;
+
+/// [`redact`], through [`redact_lines`] for a text of [`LINES_FROM`] bytes or more.
+fn redact_long(text: &str) -> (Cow<'_, str>, usize) {
+    if text.len() >= LINES_FROM {
+        redact_lines(text)
+    } else {
+        redact(text)
+    }
+}
+
 /// Redacts every string of `value` in place, object keys included (a key of a front matter or
 /// of a parsed file is repository content too); returns how many secrets were replaced.
 pub fn redact_value(value: &mut Value) -> usize {
     match value {
         Value::String(s) => {
-            let (text, n) = redact(s);
+            let (text, n) = redact_long(s);
             if n > 0 {
                 *s = text.into_owned();
             }
@@ -1151,6 +1166,10 @@ mod tests {
             }
             let whole = redact(&text);
             assert_eq!(redact_lines(&text), whole, "{text:?}");
+            assert_eq!(redact_long(&text), whole, "{text:?}");
+            // The same text past the length where `redact_value` takes the lines' path.
+            let long = format!("{}\n{text}", "x".repeat(LINES_FROM));
+            assert_eq!(redact_long(&long), redact(&long), "{long:?}");
             let lines = candidates(&text) & multiline_rules() == 0;
             by_lines += usize::from(lines);
             redacted += usize::from(lines && whole.1 > 0);
