@@ -478,7 +478,7 @@ pub fn resolve_commits(repo: &Path, revs: &[(&str, &str)]) -> Result<Vec<String>
             .iter()
             .map(|(r, _)| format!("{r}^{{commit}}"))
             .collect();
-        let mut args = vec!["rev-parse", "--end-of-options"];
+        let mut args = vec!["rev-parse", "--revs-only", "--end-of-options"];
         args.extend(specs.iter().map(String::as_str));
         if let Ok(out) = run(repo, &args) {
             let ids: Vec<String> = String::from_utf8_lossy(&out)
