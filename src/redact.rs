@@ -48,7 +48,8 @@
 //!   a commit hash (no upper case). All values are found by one Aho-Corasick automaton built
 //!   once, longest first.
 //!
-//! Cost: one Aho-Corasick pass for the environment values and one for every rule's gate (cheap
+//! Cost: the automata are contiguous NFAs (a DFA of the gates costs a one-shot CLI call more
+//! to build than every search of its answer gains), built on first use; one Aho-Corasick pass for the environment values and one for every rule's gate (cheap
 //! literal searches, `candidates`); a text that holds no gate (most strings of an answer)
 //! costs those two scans and no regex, and a text runs only the rules whose gates it holds.
 //! For a whole file, [`redact_lines`] gives the same answer at the cost of the lines that hold
@@ -61,7 +62,7 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::{Captures, Regex};
 use serde_json::Value;
 
@@ -319,6 +320,7 @@ fn env_automaton() -> Option<&'static AhoCorasick> {
         }
         Some(
             AhoCorasick::builder()
+                .kind(Some(AhoCorasickKind::ContiguousNFA))
                 .match_kind(MatchKind::LeftmostLongest)
                 .build(values)
                 .expect("literal values build an automaton"),
@@ -462,8 +464,13 @@ fn apply<'t>(rule: &Rule, text: Cow<'t, str>, count: &mut usize) -> Cow<'t, str>
         Replace::AfterGroup1 => memchr::memchr(b'=', text.as_bytes()).is_some(),
         Replace::Whole | Replace::Userinfo => true,
     };
+    // Compiled only when the text may match: a key such as `skipped_secret_files` wakes the
+    // assignment rule and holds neither `:` nor `=`.
+    if !needs {
+        return text;
+    }
     let re = rule.regex();
-    if !needs || !re.is_match(&text) {
+    if !re.is_match(&text) {
         return text;
     }
     let mut n = 0;
@@ -533,6 +540,7 @@ fn gates() -> &'static (AhoCorasick, Vec<u32>) {
             }
         }
         let ac = AhoCorasick::builder()
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .ascii_case_insensitive(true)
             .build(gates)
             .expect("the gates are literals");
@@ -741,6 +749,7 @@ fn line_finder() -> &'static AhoCorasick {
         least.sort();
         least.dedup();
         AhoCorasick::builder()
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .match_kind(MatchKind::LeftmostFirst)
             .build(least)
             .expect("the gates are literals")
