@@ -660,7 +660,14 @@ pub fn diff_with_patch(
         let end = patch.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
         patch.truncate(end);
     }
-    Ok((files, String::from_utf8_lossy(&patch).into_owned(), more))
+    Ok((files, text(patch), more))
+}
+
+/// `bytes` as text, without a copy when they are UTF-8 (a patch almost always is); an invalid
+/// sequence becomes U+FFFD.
+fn text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Whether git writes `path` in a patch's `diff --git` line as it is (no C-style quoting
@@ -692,7 +699,11 @@ pub fn counts_from_patch(raw: Vec<FileDiff>, patch: &[u8]) -> Option<Vec<FileDif
     }
     let mut sections: Vec<Section> = Vec::new();
     let mut in_hunk = false;
-    for line in patch.split(|b| *b == b'\n') {
+    let mut start = 0;
+    let ends = memchr::memchr_iter(b'\n', patch).chain(std::iter::once(patch.len()));
+    for end in ends {
+        let line = &patch[start..end];
+        start = end + 1;
         if let Some(header) = line.strip_prefix(b"diff --git ") {
             sections.push(Section {
                 header,
