@@ -666,8 +666,7 @@ pub fn diff_with_patch(
 /// `bytes` as text, without a copy when they are UTF-8 (a patch almost always is); an invalid
 /// sequence becomes U+FFFD.
 fn text(bytes: Vec<u8>) -> String {
-    String::from_utf8(bytes)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Whether git writes `path` in a patch's `diff --git` line as it is (no C-style quoting
@@ -1213,8 +1212,18 @@ mod tests {
                 ..DiffSpec::default()
             },
             DiffSpec {
-                from: Some(String::from_utf8(git(&["rev-parse", "HEAD~1"])).unwrap().trim().into()),
-                to: Some(String::from_utf8(git(&["rev-parse", "HEAD"])).unwrap().trim().into()),
+                from: Some(
+                    String::from_utf8(git(&["rev-parse", "HEAD~1"]))
+                        .unwrap()
+                        .trim()
+                        .into(),
+                ),
+                to: Some(
+                    String::from_utf8(git(&["rev-parse", "HEAD"]))
+                        .unwrap()
+                        .trim()
+                        .into(),
+                ),
                 ..DiffSpec::default()
             },
         ];

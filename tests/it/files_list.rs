@@ -3,14 +3,13 @@
 //! honours, `.git` and secret-bearing names left out, links listed and never followed, and the
 //! folder confined like every repository path.
 
-
 use crate::support;
 use std::path::Path;
 
-use crate::support::{json, run_in, scratch_repo, stderr};
-use crate::support::mcp::Mcp;
-use serde_json::{json, Value};
 use crate::support::http::{http_call, Serve};
+use crate::support::mcp::Mcp;
+use crate::support::{json, run_in, scratch_repo, stderr};
+use serde_json::{json, Value};
 
 struct Three<'a> {
     dir: &'a Path,

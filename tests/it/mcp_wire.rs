@@ -4,16 +4,15 @@
 //! wired, the audit log holds the write, a dry run writes nothing, a file it cannot edit is
 //! refused and left alone, and MCP and HTTP reach the same capability.
 
-
 use crate::support;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::support::{json, scratch_repo, stderr};
-use crate::support::mcp::Mcp;
-use serde_json::{json, Value};
 use crate::support::http::Serve;
+use crate::support::mcp::Mcp;
+use crate::support::{json, scratch_repo, stderr};
+use serde_json::{json, Value};
 
 const FILES: [&str; 5] = [
     ".mcp.json",

@@ -4,15 +4,14 @@
 //! revision that looks like an option is refused before git sees it, that a cut patch says so,
 //! and that a diff never rewrites `.git/index`.
 
-
 use crate::support;
 use std::path::Path;
 
-use crate::support::{git, json, run_in, scratch_repo, stderr};
+use crate::support::http::{http_call, Serve};
 use crate::support::mcp::Mcp;
+use crate::support::{git, json, run_in, scratch_repo, stderr};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use crate::support::http::{http_call, Serve};
 
 /// The three transports of one scratch repository.
 struct Three<'a> {
