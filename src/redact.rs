@@ -798,27 +798,15 @@ fn line_around(bytes: &[u8], at: usize, rules: u32) -> (usize, usize, u32) {
     (start, end, rules)
 }
 
-/// The length from which [`redact_value`] takes [`redact_lines`] (the same answer): below it,
-/// one case-blind scan of the gates costs less than lowering a copy; above it, a long text (a
-/// patch, a file) pays for the lines that hold a gate instead of running every woken rule's
-/// regex over the whole of it.
-const LINES_FROM: usize = 256;
-
-/// [`redact`], through [`redact_lines`] for a text of [`LINES_FROM`] bytes or more.
-fn redact_long(text: &str) -> (Cow<'_, str>, usize) {
-    if text.len() >= LINES_FROM {
-        redact_lines(text)
-    } else {
-        redact(text)
-    }
-}
-
 /// Redacts every string of `value` in place, object keys included (a key of a front matter or
-/// of a parsed file is repository content too); returns how many secrets were replaced.
+/// of a parsed file is repository content too); returns how many secrets were replaced. Each
+/// string passes [`redact_lines`] (the answer of [`redact`]): a string without a gate costs
+/// one vectorised search of a lowered copy, and a long one (a patch, a file) the lines that
+/// hold a gate.
 pub fn redact_value(value: &mut Value) -> usize {
     match value {
         Value::String(s) => {
-            let (text, n) = redact_long(s);
+            let (text, n) = redact_lines(s);
             if n > 0 {
                 *s = text.into_owned();
             }
@@ -827,10 +815,10 @@ pub fn redact_value(value: &mut Value) -> usize {
         Value::Array(items) => items.iter_mut().map(redact_value).sum(),
         Value::Object(map) => {
             let mut n: usize = map.values_mut().map(redact_value).sum();
-            if map.keys().any(|k| redact(k).1 > 0) {
+            if map.keys().any(|k| redact_lines(k).1 > 0) {
                 let old = std::mem::take(map);
                 for (k, v) in old {
-                    let (key, m) = redact(&k);
+                    let (key, m) = redact_lines(&k);
                     n += m;
                     map.insert(key.into_owned(), v);
                 }
@@ -1210,10 +1198,6 @@ mod tests {
             }
             let whole = redact(&text);
             assert_eq!(redact_lines(&text), whole, "{text:?}");
-            assert_eq!(redact_long(&text), whole, "{text:?}");
-            // The same text past the length where `redact_value` takes the lines' path.
-            let long = format!("{}\n{text}", "x".repeat(LINES_FROM));
-            assert_eq!(redact_long(&long), redact(&long), "{long:?}");
             let lines = candidates(&text) & multiline_rules() == 0;
             by_lines += usize::from(lines);
             redacted += usize::from(lines && whole.1 > 0);
