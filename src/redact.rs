@@ -628,6 +628,9 @@ pub fn redact_lines_where<'t>(
     }
     // Key blocks run first in `redact` too: one that matches is replaced in the whole text,
     // and the lines are found again in what is left. After them their rules replace nothing.
+    // The rules stay those the whole text woke before (as in `redact`): a line holding a
+    // character that folds to ASCII runs them all, even one woken only by a key block's
+    // armour (`KEY`).
     let blocks = block_rules();
     if mask & blocks != 0 {
         let before = count;
@@ -637,7 +640,7 @@ pub fn redact_lines_where<'t>(
             }
         }
         if count != before {
-            (lines, mask) = gated_lines(&env);
+            lines = gated_lines(&env).0;
         }
     }
     mask &= !blocks;
@@ -1229,6 +1232,14 @@ mod tests {
         assert_eq!(redact_lines(&text), redact(&text));
         assert_eq!(redact(&text).1, 2, "{:?}", redact(&text));
         assert!(!bearer_crosses_lines("the bearer of news\nand more"));
+        // A key block's armour wakes `assignment` (`KEY`), which then runs on a line whose
+        // gate is a character that folds to ASCII, as in `redact`.
+        let text = format!(
+            "ſecret=abcdefgh1234\r\n{}\r\nx",
+            key_block("RSA PRIVATE KEY", "", "\n")
+        );
+        assert_eq!(redact(&text).1, 2);
+        assert_eq!(redact_lines(&text), redact(&text));
         // A key block and a line's secret: the block replaced whole, the line alone.
         let text = format!(
             "{}\ntoken = {}\n",
