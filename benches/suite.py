@@ -537,7 +537,7 @@ def bench_growth(quick: bool) -> None:
         for n in (0, *sizes):
             ws = base / f"ws{n}"
             ws.mkdir()
-            for item in ("src", "codegen", "capabilities", "share", "generated", "docs", "vendor", "Cargo.toml", "Cargo.lock", "build.rs"):
+            for item in ("src", "codegen", "model", "capabilities", "share", "generated", "docs", "vendor", "Cargo.toml", "Cargo.lock", "build.rs"):
                 s = ROOT / item
                 (shutil.copytree if s.is_dir() else shutil.copy2)(s, ws / item)
             if n:

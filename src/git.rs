@@ -478,7 +478,7 @@ pub fn resolve_commits(repo: &Path, revs: &[(&str, &str)]) -> Result<Vec<String>
             .iter()
             .map(|(r, _)| format!("{r}^{{commit}}"))
             .collect();
-        let mut args = vec!["rev-parse", "--end-of-options"];
+        let mut args = vec!["rev-parse", "--revs-only", "--end-of-options"];
         args.extend(specs.iter().map(String::as_str));
         if let Ok(out) = run(repo, &args) {
             let ids: Vec<String> = String::from_utf8_lossy(&out)
@@ -614,10 +614,14 @@ pub fn diff_patch(
     Ok((String::from_utf8_lossy(&bytes).into_owned(), cut))
 }
 
-/// The files and the patch of `spec` under `paths` from one git run (`--raw --numstat -z
-/// --patch`: the records, an empty field, then the patch): the files, the patch cut to at most
-/// `cap` bytes on a line boundary, and whether it was cut. The records are read whole, up to
-/// [`DIFF_RECORDS_CAP`] bytes (more is `invalid_input`: too many files to list).
+/// The files and the patch of `spec` under `paths` from one git run (`--raw -z --patch`: the
+/// records, an empty field, then the patch): the files, the patch cut to at most `cap` bytes
+/// on a line boundary, and whether it was cut. The records are read whole, up to
+/// [`DIFF_RECORDS_CAP`] bytes (more is `invalid_input`: too many files to list). Each file's
+/// line counts are those of its section of the patch ([`counts_from_patch`]: git computes each
+/// file's diff once, not once for `--numstat` and again for the patch); when the patch was cut,
+/// or a record's section cannot be told for sure, a second run reads them with `--numstat`
+/// ([`diff_files`]).
 pub fn diff_with_patch(
     repo: &Path,
     spec: &DiffSpec,
@@ -626,7 +630,7 @@ pub fn diff_with_patch(
     cap: usize,
 ) -> Result<(Vec<FileDiff>, String, bool), CapabilityError> {
     let unified = format!("--unified={context}");
-    let mut args = spec.args(&["--raw", "--numstat", "-z", "--patch", unified.as_str()]);
+    let mut args = spec.args(&["--raw", "-z", "--patch", unified.as_str()]);
     args.push("--".into());
     args.extend(paths.iter().cloned());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -642,13 +646,143 @@ pub fn diff_with_patch(
         }
         None => (&bytes[..], &[][..]),
     };
-    let files = parse_raw_numstat(records)?;
+    let counted = if more {
+        None
+    } else {
+        counts_from_patch(parse_raw(records)?, patch)
+    };
+    let files = match counted {
+        Some(files) => sorted(files),
+        None => diff_files(repo, spec, paths)?,
+    };
     let mut patch = patch.to_vec();
     if more {
         let end = patch.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
         patch.truncate(end);
     }
-    Ok((files, String::from_utf8_lossy(&patch).into_owned(), more))
+    Ok((files, text(patch), more))
+}
+
+/// `bytes` as text, without a copy when they are UTF-8 (a patch almost always is); an invalid
+/// sequence becomes U+FFFD.
+fn text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Whether git writes `path` in a patch's `diff --git` line as it is (no C-style quoting
+/// whatever `core.quotePath` says): printable ASCII other than `"` and `\`.
+fn plain_in_patch(path: &str) -> bool {
+    path.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+}
+
+/// The raw records' files (in git's order, which is the patch's) with the line counts of their
+/// sections of the whole `patch`, as `--numstat` counts them: the `+` and `-` lines of the
+/// hunks, none for a binary file. A record without a section changed in its stat data only
+/// and is left out, as [`parse_raw_numstat`] leaves it out. `None` (count with `--numstat`
+/// instead) when a record's section cannot be told for sure: a path git would quote, a type
+/// change (two sections) or an unmerged path (a combined diff), or a section no record claims.
+pub fn counts_from_patch(raw: Vec<FileDiff>, patch: &[u8]) -> Option<Vec<FileDiff>> {
+    struct Section<'p> {
+        header: &'p [u8],
+        additions: u64,
+        deletions: u64,
+        binary: bool,
+    }
+    if raw.iter().any(|f| {
+        matches!(f.change, "type_changed" | "unmerged")
+            || !plain_in_patch(&f.path)
+            || !f.from.as_deref().is_none_or(plain_in_patch)
+    }) {
+        return None;
+    }
+    let mut sections: Vec<Section> = Vec::new();
+    let mut in_hunk = false;
+    let mut start = 0;
+    let ends = memchr::memchr_iter(b'\n', patch).chain(std::iter::once(patch.len()));
+    for end in ends {
+        let line = &patch[start..end];
+        start = end + 1;
+        if let Some(header) = line.strip_prefix(b"diff --git ") {
+            sections.push(Section {
+                header,
+                additions: 0,
+                deletions: 0,
+                binary: false,
+            });
+            in_hunk = false;
+            continue;
+        }
+        let section = match sections.last_mut() {
+            Some(s) => s,
+            None if line.is_empty() => continue,
+            None => return None,
+        };
+        if line.starts_with(b"@@") {
+            in_hunk = true;
+        } else if in_hunk {
+            match line.first() {
+                Some(b'+') => section.additions += 1,
+                Some(b'-') => section.deletions += 1,
+                _ => {}
+            }
+        } else if line.starts_with(b"Binary files ") || line.starts_with(b"GIT binary patch") {
+            section.binary = true;
+        }
+    }
+    let mut next = sections.into_iter().peekable();
+    let mut files = Vec::with_capacity(raw.len());
+    for mut f in raw {
+        let expected = format!("a/{} b/{}", f.from.as_deref().unwrap_or(&f.path), f.path);
+        if next.peek().is_some_and(|s| s.header == expected.as_bytes()) {
+            let s = next.next()?;
+            (f.additions, f.deletions) = if s.binary {
+                (None, None)
+            } else {
+                (Some(s.additions), Some(s.deletions))
+            };
+            files.push(f);
+        }
+    }
+    next.peek().is_none().then_some(files)
+}
+
+/// The raw records of `git diff --raw -z` (`:modes ids status\0path\0`, a second path for a
+/// rename or copy), in git's order, without line counts.
+pub fn parse_raw(out: &[u8]) -> Result<Vec<FileDiff>, CapabilityError> {
+    let bad = |what: &str| CapabilityError::internal(format!("unexpected git diff record: {what}"));
+    let fields = split_z(out);
+    let mut it = fields.into_iter();
+    let mut files: Vec<FileDiff> = Vec::new();
+    while let Some(rec) = it.next() {
+        let raw = rec.strip_prefix(':').ok_or_else(|| bad(&rec))?;
+        let status = raw.rsplit(' ').next().unwrap_or("");
+        let letter = status.bytes().next().ok_or_else(|| bad(&rec))?;
+        let first = it.next().ok_or_else(|| bad("a record without its path"))?;
+        let (path, from) = if matches!(letter, b'R' | b'C') {
+            let to = it
+                .next()
+                .ok_or_else(|| bad("a rename without its target"))?;
+            (to, Some(first))
+        } else {
+            (first, None)
+        };
+        files.push(FileDiff {
+            path,
+            from,
+            change: raw_change(letter),
+            additions: None,
+            deletions: None,
+        });
+    }
+    Ok(files)
+}
+
+/// The files sorted by path, a path's repeated record of the same change once.
+fn sorted(mut files: Vec<FileDiff>) -> Vec<FileDiff> {
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.dedup_by(|a, b| a.path == b.path && a.change == b.change);
+    files
 }
 
 /// The most bytes of file records [`diff_with_patch`] reads.
@@ -795,9 +929,7 @@ pub fn parse_raw_numstat(out: &[u8]) -> Result<Vec<FileDiff>, CapabilityError> {
             f.deletions = *d;
         }
     }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    files.dedup_by(|a, b| a.path == b.path && a.change == b.change);
-    Ok(files)
+    Ok(sorted(files))
 }
 
 /// One commit's metadata and whole message.
@@ -1023,6 +1155,118 @@ pub fn parse_branches(out: &[u8]) -> Vec<Branch> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// On a repository with every kind of change the counts read from the patch are those of
+    /// `--numstat`, file by file (a touched file, changed in its stat data alone, is in
+    /// neither); a path git would quote, a cut patch or a stray section asks for `--numstat`.
+    #[test]
+    fn counts_from_the_patch_are_those_of_numstat() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let git = |args: &[&str]| {
+            let out = command(root)
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}: {out:?}");
+            out.stdout
+        };
+        git(&["init", "-q"]);
+        let write = |p: &str, b: &[u8]| std::fs::write(root.join(p), b).unwrap();
+        write("keep", b"a\nb\nc\n");
+        write("edit", b"one\ntwo\nthree\nfour\n");
+        write("gone", b"x\ny\n");
+        write("moved", &b"long enough line to be found again\n".repeat(20));
+        write("bin", b"a\0b");
+        write("mode", b"m\n");
+        write("touched", b"t\n");
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "one"]);
+        write("edit", b"one\n-- two\nthree\n+ more\nfour\n");
+        std::fs::remove_file(root.join("gone")).unwrap();
+        std::fs::rename(root.join("moved"), root.join("renamed")).unwrap();
+        write("bin", b"a\0c");
+        write("new", b"n\n\n");
+        write("empty", b"");
+        let mut perm = std::fs::metadata(root.join("mode")).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+        std::fs::set_permissions(root.join("mode"), perm).unwrap();
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "two"]);
+        write("keep", b"a\nB\nc\nd\n");
+        write("touched", b"u\n");
+        git(&["add", "touched"]);
+        write("touched", b"t\n");
+        // A file whose stat data alone changed: a raw record, no line counts, no section.
+        std::fs::File::options()
+            .append(true)
+            .open(root.join("mode"))
+            .unwrap()
+            .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1 << 30))
+            .unwrap();
+        let specs = [
+            DiffSpec::default(),
+            DiffSpec {
+                cached: true,
+                ..DiffSpec::default()
+            },
+            DiffSpec {
+                from: Some(
+                    String::from_utf8(git(&["rev-parse", "HEAD~1"]))
+                        .unwrap()
+                        .trim()
+                        .into(),
+                ),
+                to: Some(
+                    String::from_utf8(git(&["rev-parse", "HEAD"]))
+                        .unwrap()
+                        .trim()
+                        .into(),
+                ),
+                ..DiffSpec::default()
+            },
+        ];
+        for spec in specs {
+            let numstat = diff_files(root, &spec, &[]).unwrap();
+            let mut args = spec.args(&["--raw", "-z", "--patch", "--unified=1"]);
+            args.push("--".into());
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = git(&args);
+            let at = memchr::memmem::find(&out, b"\0\0").unwrap();
+            let raw = parse_raw(&out[..at + 1]).unwrap();
+            let patch = &out[at + 2..];
+            let counted = sorted(counts_from_patch(raw.clone(), patch).unwrap());
+            assert_eq!(counted, numstat, "{spec:?}");
+            if spec == DiffSpec::default() {
+                assert!(raw.iter().any(|f| f.path == "mode"), "{raw:?}");
+                assert!(!numstat.iter().any(|f| f.path == "mode"), "{numstat:?}");
+            }
+            assert!(!numstat.is_empty());
+            // What cannot be told for sure is counted by numstat.
+            let mut quoted = raw.clone();
+            quoted[0].path = "tab\there".into();
+            assert_eq!(counts_from_patch(quoted, patch), None);
+            let stray = [patch, b"diff --git a/zz b/zz\n"].concat();
+            assert_eq!(counts_from_patch(raw, &stray), None);
+        }
+        // Through the one run: the same files as numstat's.
+        let (files, _, cut) = diff_with_patch(root, &DiffSpec::default(), &[], 3, 1 << 20).unwrap();
+        assert!(!cut);
+        assert_eq!(files, diff_files(root, &DiffSpec::default(), &[]).unwrap());
+        let (files, _, cut) = diff_with_patch(root, &specs_last(root), &[], 3, 1).unwrap();
+        assert!(cut);
+        assert_eq!(files, diff_files(root, &specs_last(root), &[]).unwrap());
+    }
+
+    fn specs_last(root: &Path) -> DiffSpec {
+        let id = |r: &str| resolve_commit(root, r, "/r").unwrap();
+        DiffSpec {
+            from: Some(id("HEAD~1")),
+            to: Some(id("HEAD")),
+            ..DiffSpec::default()
+        }
+    }
 
     #[test]
     fn status_records_are_parsed() {

@@ -48,7 +48,8 @@
 //!   a commit hash (no upper case). All values are found by one Aho-Corasick automaton built
 //!   once, longest first.
 //!
-//! Cost: one Aho-Corasick pass for the environment values and one for every rule's gate (cheap
+//! Cost: the automata are contiguous NFAs (a DFA of the gates costs a one-shot CLI call more
+//! to build than every search of its answer gains), built on first use; one Aho-Corasick pass for the environment values and one for every rule's gate (cheap
 //! literal searches, `candidates`); a text that holds no gate (most strings of an answer)
 //! costs those two scans and no regex, and a text runs only the rules whose gates it holds.
 //! For a whole file, [`redact_lines`] gives the same answer at the cost of the lines that hold
@@ -61,7 +62,7 @@
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use regex::{Captures, Regex};
 use serde_json::Value;
 
@@ -319,6 +320,7 @@ fn env_automaton() -> Option<&'static AhoCorasick> {
         }
         Some(
             AhoCorasick::builder()
+                .kind(Some(AhoCorasickKind::ContiguousNFA))
                 .match_kind(MatchKind::LeftmostLongest)
                 .build(values)
                 .expect("literal values build an automaton"),
@@ -462,8 +464,13 @@ fn apply<'t>(rule: &Rule, text: Cow<'t, str>, count: &mut usize) -> Cow<'t, str>
         Replace::AfterGroup1 => memchr::memchr(b'=', text.as_bytes()).is_some(),
         Replace::Whole | Replace::Userinfo => true,
     };
+    // Compiled only when the text may match: a key such as `skipped_secret_files` wakes the
+    // assignment rule and holds neither `:` nor `=`.
+    if !needs {
+        return text;
+    }
     let re = rule.regex();
-    if !needs || !re.is_match(&text) {
+    if !re.is_match(&text) {
         return text;
     }
     let mut n = 0;
@@ -533,6 +540,7 @@ fn gates() -> &'static (AhoCorasick, Vec<u32>) {
             }
         }
         let ac = AhoCorasick::builder()
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .ascii_case_insensitive(true)
             .build(gates)
             .expect("the gates are literals");
@@ -576,34 +584,13 @@ pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
 
 /// The rules whose match may span lines: a key block, a PuTTY key's lines, and `bearer`
 /// (`\s+` crosses a line break). Every other rule matches inside one line.
+#[cfg(test)]
 fn multiline_rules() -> u32 {
     RULES
         .iter()
         .enumerate()
         .filter(|(_, r)| matches!(r.name, "private_key" | "putty_key" | "bearer"))
         .fold(0, |mask, (i, _)| mask | 1 << i)
-}
-
-/// Whether a rule of `mask` that can span lines may match in `text` (the text as the rules
-/// get it, after the environment's values). `private_key` and `putty_key` run first: their own
-/// regexes say. `bearer` runs after rules that may replace the word before it with a marker
-/// (which gives its `\b`): a match of it without that `\b` holds no byte of a marker (no `[`,
-/// no `b`), so it is a run of `text` itself, and its absence from `text` is its absence then.
-fn spans_lines(text: &str, mask: u32) -> bool {
-    static LOOSE_BEARER: OnceLock<Regex> = OnceLock::new();
-    RULES.iter().enumerate().any(|(i, rule)| {
-        mask & multiline_rules() & (1 << i) != 0
-            && if rule.name == "bearer" {
-                LOOSE_BEARER
-                    .get_or_init(|| {
-                        let loose = rule.pattern.replace("(?-u:\\b)", "");
-                        Regex::new(&loose).expect("the loose bearer rule compiles")
-                    })
-                    .is_match(text)
-            } else {
-                rule.regex().is_match(text)
-            }
-    })
 }
 
 /// The characters outside ASCII that a case-insensitive rule (`(?i)`, Unicode simple case
@@ -614,9 +601,10 @@ const FOLDS_TO_ASCII: [&str; 2] = ["\u{17F}", "\u{212A}"];
 
 /// [`redact`] with the same answer, text and count (`redact_lines_answers_as_redact`), at the
 /// cost of the lines that need it: the environment's values are replaced in the whole text,
-/// as [`redact`] does, and then, unless a rule that can span lines matches (`spans_lines`),
-/// only the lines that hold a gate (or a character that folds to ASCII) run the rules, without
-/// those rules (they replace nothing). Every other rule's regex
+/// as [`redact`] does, then the key blocks (they run first in [`redact`]) in the whole text
+/// too, and then, unless a `bearer` match may cross a line break (`bearer_crosses_lines`),
+/// only the lines that hold a gate (or a character that folds to ASCII) run the other rules.
+/// Every other rule's regex
 /// matches within one line (no match holds a `\n`, and `\b` sees a line break as it sees the
 /// text's edge), so replacing line by line gives what replacing the whole text gives; a marker
 /// holds no gate, so the gates found before any replacement stay right.
@@ -633,32 +621,30 @@ pub fn redact_lines_where<'t>(
     wanted: &dyn Fn(&str) -> bool,
 ) -> (Cow<'t, str>, usize) {
     let mut count = 0;
-    let env = environment(Cow::Borrowed(text), &mut count);
-    let bytes = env.as_bytes();
-    // The lines holding a gate, in order: start, end (its `\n` or the text's end), rules.
-    let mut lines: Vec<(usize, usize, u32)> = Vec::new();
-    let mut mask = 0;
-    LOWER.with(|lower| {
-        let mut lower = lower.borrow_mut();
-        lower.clear();
-        lower.extend(bytes.iter().map(u8::to_ascii_lowercase));
-        let finder = line_finder();
-        let mut at = 0;
-        // A line holding a gate (in any case) holds a lower-case gate of the finder once
-        // lowered: find one, take that line's rules, go on after the line.
-        while let Some(m) = finder.find(aho_corasick::Input::new(&lower[..]).span(at..lower.len()))
-        {
-            let (start, end, _) = line_around(bytes, m.start(), 0);
-            let rules = candidates(&env[start..end]);
-            mask |= rules;
-            lines.push((start, end, rules));
-            at = (end + 1).min(lower.len());
-        }
-    });
+    let mut env = environment(Cow::Borrowed(text), &mut count);
+    let (mut lines, mut mask) = gated_lines(&env);
     if mask == 0 {
         return (env, count);
     }
-    if mask & multiline_rules() != 0 && spans_lines(&env, mask) {
+    // Key blocks run first in `redact` too: one that matches is replaced in the whole text,
+    // and the lines are found again in what is left. After them their rules replace nothing.
+    // The rules stay those the whole text woke before (as in `redact`): a line holding a
+    // character that folds to ASCII runs them all, even one woken only by a key block's
+    // armour (`KEY`).
+    let blocks = block_rules();
+    if mask & blocks != 0 {
+        let before = count;
+        for (i, rule) in RULES.iter().enumerate() {
+            if mask & blocks & (1 << i) != 0 {
+                env = apply(rule, env, &mut count);
+            }
+        }
+        if count != before {
+            lines = gated_lines(&env).0;
+        }
+    }
+    mask &= !blocks;
+    if mask & bearer_rule() != 0 && bearer_crosses_lines(&env) {
         let mut out = env;
         for (i, rule) in RULES.iter().enumerate() {
             if mask & (1 << i) != 0 {
@@ -667,11 +653,11 @@ pub fn redact_lines_where<'t>(
         }
         return (out, count);
     }
-    // The rules that could span lines match nowhere: they replace nothing.
-    mask &= !multiline_rules();
+    // Every rule left matches within a line.
     for line in &mut lines {
-        line.2 &= !multiline_rules();
+        line.2 &= !blocks;
     }
+    let bytes = env.as_bytes();
     let mut folds = false;
     for c in FOLDS_TO_ASCII {
         for at in memchr::memmem::find_iter(bytes, c.as_bytes()) {
@@ -718,6 +704,66 @@ pub fn redact_lines_where<'t>(
     }
 }
 
+/// The lines of `env` holding a gate, in order (start, end: its `\n` or the text's end, and
+/// the rules whose gates it holds), and the union of their rules.
+fn gated_lines(env: &str) -> (Vec<(usize, usize, u32)>, u32) {
+    let bytes = env.as_bytes();
+    let mut lines: Vec<(usize, usize, u32)> = Vec::new();
+    let mut mask = 0;
+    LOWER.with(|lower| {
+        let mut lower = lower.borrow_mut();
+        lower.clear();
+        lower.extend(bytes.iter().map(u8::to_ascii_lowercase));
+        let finder = line_finder();
+        let mut at = 0;
+        // A line holding a gate (in any case) holds a lower-case gate of the finder once
+        // lowered: find one, take that line's rules, go on after the line.
+        while let Some(m) = finder.find(aho_corasick::Input::new(&lower[..]).span(at..lower.len()))
+        {
+            let (start, end, _) = line_around(bytes, m.start(), 0);
+            let rules = candidates(&env[start..end]);
+            mask |= rules;
+            lines.push((start, end, rules));
+            at = (end + 1).min(lower.len());
+        }
+    });
+    (lines, mask)
+}
+
+/// The rules of whole blocks, which run first: `private_key` and `putty_key`.
+fn block_rules() -> u32 {
+    rules_named(&["private_key", "putty_key"])
+}
+
+/// The `bearer` rule, whose `\s+` may cross a line break.
+fn bearer_rule() -> u32 {
+    rules_named(&["bearer"])
+}
+
+fn rules_named(names: &[&str]) -> u32 {
+    RULES
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| names.contains(&r.name))
+        .fold(0, |mask, (i, _)| mask | 1 << i)
+}
+
+/// Whether a match of `bearer` holding a line break may be made in `text` (the text as the
+/// rules after the key blocks get it): the word followed by blanks and a line break, anywhere
+/// (`\b` and the token left out). The rules before
+/// `bearer` replace with a marker, never with nothing, so a match they make possible holds
+/// this already: the word and the blanks after it are bytes of `text`.
+fn bearer_crosses_lines(text: &str) -> bool {
+    // `bearer` has no letter that folds from outside ASCII: ASCII case is all there is.
+    let lower = text.as_bytes().to_ascii_lowercase();
+    memchr::memmem::find_iter(&lower, b"bearer").any(|at| {
+        text[at + 6..]
+            .chars()
+            .find(|c| *c == '\n' || !c.is_whitespace())
+            == Some('\n')
+    })
+}
+
 thread_local! {
     /// The text lowered to ASCII lower case, for [`line_finder`].
     static LOWER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -741,6 +787,7 @@ fn line_finder() -> &'static AhoCorasick {
         least.sort();
         least.dedup();
         AhoCorasick::builder()
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .match_kind(MatchKind::LeftmostFirst)
             .build(least)
             .expect("the gates are literals")
@@ -755,11 +802,14 @@ fn line_around(bytes: &[u8], at: usize, rules: u32) -> (usize, usize, u32) {
 }
 
 /// Redacts every string of `value` in place, object keys included (a key of a front matter or
-/// of a parsed file is repository content too); returns how many secrets were replaced.
+/// of a parsed file is repository content too); returns how many secrets were replaced. Each
+/// string passes [`redact_lines`] (the answer of [`redact`]): a string without a gate costs
+/// one vectorised search of a lowered copy, and a long one (a patch, a file) the lines that
+/// hold a gate.
 pub fn redact_value(value: &mut Value) -> usize {
     match value {
         Value::String(s) => {
-            let (text, n) = redact(s);
+            let (text, n) = redact_lines(s);
             if n > 0 {
                 *s = text.into_owned();
             }
@@ -768,10 +818,10 @@ pub fn redact_value(value: &mut Value) -> usize {
         Value::Array(items) => items.iter_mut().map(redact_value).sum(),
         Value::Object(map) => {
             let mut n: usize = map.values_mut().map(redact_value).sum();
-            if map.keys().any(|k| redact(k).1 > 0) {
+            if map.keys().any(|k| redact_lines(k).1 > 0) {
                 let old = std::mem::take(map);
                 for (k, v) in old {
-                    let (key, m) = redact(&k);
+                    let (key, m) = redact_lines(&k);
                     n += m;
                     map.insert(key.into_owned(), v);
                 }
@@ -1171,11 +1221,33 @@ mod tests {
         );
         assert_eq!(redact(&text), (Cow::Owned(format!("{MARKER}{MARKER}")), 2));
         assert_eq!(redact_lines(&text), redact(&text));
-        assert!(spans_lines(&text, candidates(&text)));
-        assert!(!spans_lines(
-            "the bearer of news",
-            candidates("the bearer of news")
-        ));
+        assert!(!bearer_crosses_lines(&text));
+        // A bearer token on the next line: the whole text runs the rules.
+        let text = format!(
+            "Authorization: Bearer\n  {}\napi_key = {}",
+            "t".repeat(20),
+            "v9".repeat(5)
+        );
+        assert!(bearer_crosses_lines(&text));
+        assert_eq!(redact_lines(&text), redact(&text));
+        assert_eq!(redact(&text).1, 2, "{:?}", redact(&text));
+        assert!(!bearer_crosses_lines("the bearer of news\nand more"));
+        // A key block's armour wakes `assignment` (`KEY`), which then runs on a line whose
+        // gate is a character that folds to ASCII, as in `redact`.
+        let text = format!(
+            "ſecret=abcdefgh1234\r\n{}\r\nx",
+            key_block("RSA PRIVATE KEY", "", "\n")
+        );
+        assert_eq!(redact(&text).1, 2);
+        assert_eq!(redact_lines(&text), redact(&text));
+        // A key block and a line's secret: the block replaced whole, the line alone.
+        let text = format!(
+            "{}\ntoken = {}\n",
+            key_block("RSA PRIVATE KEY", "", "\n"),
+            "w7".repeat(6)
+        );
+        assert_eq!(redact(&text).1, 2, "{:?}", redact(&text));
+        assert_eq!(redact_lines(&text), redact(&text));
     }
 
     /// The only characters outside ASCII that `(?i)` matches as an ASCII letter are the ones
