@@ -96,7 +96,7 @@ impl Descriptor {
         let uri = self.mcp_resource.unwrap_or(self.id);
         match self.blob {
             Some(bytes) => {
-                serde_json::json!({"uri": uri, "mimeType": self.mime_type, "blob": base64(bytes)})
+                serde_json::json!({"uri": uri, "mimeType": self.mime_type, "blob": crate::text::base64(bytes)})
             }
             None => {
                 serde_json::json!({"uri": uri, "mimeType": self.mime_type, "text": self.content.unwrap_or_default()})
@@ -129,29 +129,6 @@ impl Descriptor {
         out.push_str(rest);
         out
     }
-}
-
-/// Standard base64 (RFC 4648, padded): how bytes travel in JSON (a binary resource's `blob`,
-/// a content block's `data`).
-pub fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 mod generated {
@@ -398,7 +375,7 @@ pub mod projections {
 
 #[cfg(test)]
 mod tests {
-    use super::{base64, match_template};
+    use super::match_template;
 
     #[test]
     fn a_template_matches_its_uris_and_no_other() {
@@ -423,22 +400,5 @@ mod tests {
         );
         assert_eq!(match_template("a://{x}{y}", "a://one"), None);
         assert_eq!(match_template("a://fixed", "a://fixed"), Some(vec![]));
-    }
-
-    #[test]
-    fn base64_is_rfc_4648_with_padding() {
-        // RFC 4648 section 10's test vectors.
-        for (raw, encoded) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(raw.as_bytes()), encoded);
-        }
-        assert_eq!(base64(&[0xff, 0xfe, 0x00]), "//4A");
     }
 }

@@ -1,5 +1,5 @@
-//! Small text helpers shared by every layer, importing nothing of the crate: lower-case hex
-//! and the text of a panic's payload.
+//! Small text helpers shared by every layer, importing nothing of the crate: lower-case hex,
+//! base64 and the text of a panic's payload.
 
 use std::any::Any;
 
@@ -24,6 +24,29 @@ pub fn panic_message(payload: &(dyn Any + Send), fallback: &str) -> String {
         .unwrap_or_else(|| fallback.to_string())
 }
 
+/// Standard base64 (RFC 4648, padded): how bytes travel in JSON (a binary resource's `blob`,
+/// a content block's `data`).
+pub fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,5 +65,22 @@ mod tests {
         assert_eq!(panic_message(fixed.as_ref(), "?"), "fixed");
         let other = std::panic::catch_unwind(|| std::panic::panic_any(7u8)).unwrap_err();
         assert_eq!(panic_message(other.as_ref(), "a panic"), "a panic");
+    }
+
+    #[test]
+    fn base64_is_rfc_4648_with_padding() {
+        // RFC 4648 section 10's test vectors.
+        for (raw, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(raw.as_bytes()), encoded);
+        }
+        assert_eq!(base64(&[0xff, 0xfe, 0x00]), "//4A");
     }
 }

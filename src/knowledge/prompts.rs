@@ -474,29 +474,9 @@ fn image(
         .and_then(|mut f| f.read_capped(MAX_IMAGE_BYTES, &mut bytes))
         .map_err(|e| refused(format!("{rel}: {e}")))?;
     Ok(user(Content::Image {
-        data: base64(&bytes),
+        data: crate::text::base64(&bytes),
         mime_type: mime.to_string(),
     }))
-}
-
-/// Standard base64 with padding (RFC 4648 §4).
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// The values of `argument` of prompt `name` (its `enum`, else its `examples`) that start with
@@ -582,15 +562,6 @@ mod tests {
             substitute("x {{a}} {{ b }} {{c}} {{", &v),
             "x {{b}} B {{c}} {{"
         );
-    }
-
-    #[test]
-    fn base64_pads() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
     }
 
     #[test]

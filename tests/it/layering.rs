@@ -593,6 +593,11 @@ const ONE_HOME: &[(&str, &str, &str)] = &[
         "a panic's text (text::panic_message)",
     ),
     (":02x}", "text.rs", "a hex encoder (text::hex)"),
+    (
+        "abcdefghijklmnopqrstuvwxyz0123456789+/",
+        "text.rs",
+        "a base64 encoder (text::base64)",
+    ),
 ];
 
 /// Each file of `files` (`(path under src/, raw text)`) that holds a piece outside its home.
