@@ -106,16 +106,22 @@ fn has_drive(input: &str) -> bool {
     b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
 }
 
+/// The lexical rules, then the normal components joined with `/`: the relative path a reader
+/// opens under the root's handle.
+pub fn lexical_relative(input: &str, field: &str) -> Result<String, CapabilityError> {
+    Ok(check_lexical(input, field)?
+        .iter()
+        .map(|n| n.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/"))
+}
+
 /// Confines `input` to the repository at `root`: the lexical rules, then every component
 /// walked on disk through [`crate::rootfs::Root`] (a symbolic link must resolve inside the
 /// repository, and not into `.git` or a secret-bearing file). A path whose rest does not exist
 /// passes (a writer may create it). `field` is the JSON pointer of the input, for the error.
 pub fn confine(root: &Path, input: &str, field: &str) -> Result<Confined, CapabilityError> {
-    let rel = check_lexical(input, field)?
-        .iter()
-        .map(|n| n.to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/");
+    let rel = lexical_relative(input, field)?;
     let handle = crate::rootfs::Root::open(root).map_err(|e| {
         CapabilityError::internal(format!("the repository root cannot be opened: {e}"))
     })?;

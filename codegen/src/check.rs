@@ -383,31 +383,8 @@ fn schema_examples(
     }
     for (key, value) in obj {
         let here = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
-        match key.as_str() {
-            "properties" | "patternProperties" | "$defs" | "dependentSchemas" => {
-                for (name, sub) in value.as_object().into_iter().flatten() {
-                    let name = name.replace('~', "~0").replace('/', "~1");
-                    schema_examples(sub, &format!("{here}/{name}"), out);
-                }
-            }
-            "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
-                for (i, sub) in value.as_array().into_iter().flatten().enumerate() {
-                    schema_examples(sub, &format!("{here}/{i}"), out);
-                }
-            }
-            "items"
-            | "contains"
-            | "not"
-            | "if"
-            | "then"
-            | "else"
-            | "additionalProperties"
-            | "propertyNames"
-            | "unevaluatedItems"
-            | "unevaluatedProperties" => {
-                schema_examples(value, &here, out);
-            }
-            _ => {}
+        for (pointer, sub) in crate::load::subschemas(key, value, &here) {
+            schema_examples(sub, &pointer, out);
         }
     }
 }

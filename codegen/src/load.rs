@@ -594,30 +594,45 @@ fn unknown_keywords(schema: &Value, at: &str, out: &mut Vec<(String, String)>) {
             out.push((here, key.clone()));
             continue;
         }
-        match key.as_str() {
-            "properties" | "patternProperties" | "$defs" | "dependentSchemas" => {
-                for (name, sub) in value.as_object().into_iter().flatten() {
-                    unknown_keywords(sub, &format!("{here}/{name}"), out);
-                }
-            }
-            "allOf" | "anyOf" | "oneOf" | "prefixItems" => {
-                for (i, sub) in value.as_array().into_iter().flatten().enumerate() {
-                    unknown_keywords(sub, &format!("{here}/{i}"), out);
-                }
-            }
-            "items"
-            | "contains"
-            | "not"
-            | "if"
-            | "then"
-            | "else"
-            | "additionalProperties"
-            | "propertyNames"
-            | "unevaluatedItems"
-            | "unevaluatedProperties"
-            | "contentSchema" => unknown_keywords(value, &here, out),
-            _ => {}
+        for (pointer, sub) in subschemas(key, value, &here) {
+            unknown_keywords(sub, &pointer, out);
         }
+    }
+}
+
+/// The sub-schemas held by the keyword `key` (whose value is `value`, at the JSON pointer
+/// `here`), each with its JSON pointer: the one walk of a schema's children, for every check
+/// that descends into them.
+pub fn subschemas<'a>(key: &str, value: &'a Value, here: &str) -> Vec<(String, &'a Value)> {
+    match key {
+        "properties" | "patternProperties" | "$defs" | "dependentSchemas" => value
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(name, sub)| {
+                let name = name.replace('~', "~0").replace('/', "~1");
+                (format!("{here}/{name}"), sub)
+            })
+            .collect(),
+        "allOf" | "anyOf" | "oneOf" | "prefixItems" => value
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, sub)| (format!("{here}/{i}"), sub))
+            .collect(),
+        "items"
+        | "contains"
+        | "not"
+        | "if"
+        | "then"
+        | "else"
+        | "additionalProperties"
+        | "propertyNames"
+        | "unevaluatedItems"
+        | "unevaluatedProperties"
+        | "contentSchema" => vec![(here.to_string(), value)],
+        _ => Vec::new(),
     }
 }
 

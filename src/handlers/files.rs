@@ -70,11 +70,7 @@ pub fn read(
     input: files_read::Input,
 ) -> Result<files_read::Output, CapabilityError> {
     let path = input.path.as_str();
-    let rel = confine::check_lexical(path, "/path")?
-        .iter()
-        .map(|n| n.to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/");
+    let rel = confine::lexical_relative(path, "/path")?;
     let root = open_root(ctx)?;
     let mut bytes = Vec::new();
     root.open_file(&rel, Follow::Inside)

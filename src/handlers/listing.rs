@@ -26,11 +26,7 @@ pub fn list(
     input: files_list::Input,
 ) -> Result<files_list::Output, CapabilityError> {
     let path = input.path.as_str();
-    let rel = confine::check_lexical(path, "/path")?
-        .iter()
-        .map(|n| n.to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/");
+    let rel = confine::lexical_relative(path, "/path")?;
     let root_path = ctx.repo.canonicalize().map_err(|e| {
         CapabilityError::internal(format!("the repository root cannot be resolved: {e}"))
     })?;
