@@ -243,6 +243,13 @@ pub fn operation(c: &Capability) -> Value {
             json!({"$ref": format!("#/components/responses/{}", code.as_str())}),
         );
     }
+    // What the server loop answers before any route: a request that never became one.
+    for (status, name) in LOOP_RESPONSES {
+        responses.insert(
+            status.to_string(),
+            json!({"$ref": format!("#/components/responses/{name}")}),
+        );
+    }
     op.insert("responses".into(), Value::Object(responses));
     op.insert("x-seneschal-effect".into(), json!(c.effect.as_str()));
     if c.additive {
@@ -263,9 +270,21 @@ pub fn operation(c: &Capability) -> Value {
     Value::Object(op)
 }
 
-/// The problem+json schema and one shared response per error code.
+/// The statuses the HTTP server loop answers, with no body, to a request that never reached a
+/// route (`vendor/tiny_http/src/serve.rs`): `(status, component name)`.
+const LOOP_RESPONSES: [(u16, &str); 2] = [(408, "request_timeout"), (431, "head_too_large")];
+
+/// The problem+json schema, one shared response per error code, and the server loop's two.
 fn components() -> Value {
     let mut responses = Map::new();
+    responses.insert(
+        "request_timeout".into(),
+        json!({"description": "The request's head and body did not arrive within `serve --request-timeout` of its first byte; the connection is closed, with no body."}),
+    );
+    responses.insert(
+        "head_too_large".into(),
+        json!({"description": "The request line or a header is over the server's head limit, or there are too many headers (a query string too long for the request line among them); answered before any route, with no body."}),
+    );
     for code in ErrorCode::ALL {
         responses.insert(
             code.as_str().into(),
