@@ -387,49 +387,8 @@ pub fn parse_log(out: &[u8]) -> Result<Vec<Commit>, CapabilityError> {
 /// git had more to say (then the child is killed, never read to its end). stderr is read on a
 /// thread of its own, so a chatty git never blocks on a full pipe.
 pub fn run_capped(repo: &Path, args: &[&str], cap: usize) -> Result<(Vec<u8>, bool), Failure> {
-    use std::io::Read;
-    let started = |e: std::io::Error| Failure {
-        status: None,
-        stderr: format!("git cannot be started: {e}"),
-    };
-    let mut child = command(repo)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(started)?;
-    let mut stderr = child.stderr.take();
-    let errors = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        if let Some(e) = stderr.as_mut() {
-            // At most 64 KiB of error text is kept; the rest is drained.
-            let _ = e.by_ref().take(64 * 1024).read_to_end(&mut text);
-            let _ = std::io::copy(e, &mut std::io::sink());
-        }
-        text
-    });
-    let mut out = Vec::new();
-    let mut more = false;
-    if let Some(stdout) = child.stdout.take() {
-        let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
-        let read = stdout.take(limit).read_to_end(&mut out);
-        more = out.len() > cap;
-        out.truncate(cap);
-        if more {
-            let _ = child.kill();
-        }
-        read.map_err(started)?;
-    }
-    let status = child.wait().map_err(started)?;
-    let text = errors.join().unwrap_or_default();
-    if more || status.success() {
-        Ok((out, more))
-    } else {
-        Err(Failure {
-            status: status.code(),
-            stderr: String::from_utf8_lossy(&text).trim().to_string(),
-        })
-    }
+    // An empty marker is found at once: the cap counts from the first byte.
+    run_capped_after(repo, args, b"", cap, cap)
 }
 
 /// A revision from a client, refused as input when it could be read as an option.
