@@ -47,27 +47,7 @@ check "redocly lint generated/openapi.json (0 errors)" \
     "$CACHE/npm/node_modules/.bin/redocly" lint --format=summary "$ROOT/generated/openapi.json"
 
 # --- the live server -----------------------------------------------------------------------------
-mkfifo "$WORK/stdin"
-"$BIN" serve --bind 127.0.0.1:0 < "$WORK/stdin" > "$WORK/stdout" 2> "$WORK/stderr" &
-SERVER=$!
-exec 3> "$WORK/stdin"
-stop_server() {
-    exec 3>&- || true
-    wait "$SERVER" 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap stop_server EXIT
-for _ in $(seq 1 100); do
-    grep -q '^listening on ' "$WORK/stdout" 2>/dev/null && break
-    sleep 0.1
-done
-BASE=$(sed -n 's/^listening on //p' "$WORK/stdout")
-if [ -z "$BASE" ]; then
-    echo "the server did not start:" >&2
-    cat "$WORK/stderr" >&2
-    exit 1
-fi
-echo "server at $BASE"
+serve_in "$ROOT" "$BIN" "$WORK"
 
 # Every check but positive_data_acceptance: some schema-valid inputs are refused on purpose, with
 # the documented 400 `invalid_input` (a `pattern` that is no regular expression, a `cursor` the

@@ -39,3 +39,33 @@ npm_tools() {
         echo "$pins" > "$dir/npm.pins"
     fi
 }
+
+# serve_in DIR BIN WORK: starts `BIN serve --bind 127.0.0.1:0` in DIR with its stdin on a FIFO
+# this shell holds (closing it at exit stops the server and removes WORK), and sets BASE to the
+# address it prints. Exits when the server does not start.
+serve_in() {
+    local dir=$1 bin=$2
+    WORK=$3
+    mkfifo "$WORK/stdin"
+    (cd "$dir" && exec "$bin" serve --bind 127.0.0.1:0) < "$WORK/stdin" > "$WORK/stdout" 2> "$WORK/stderr" &
+    SERVER=$!
+    exec 3> "$WORK/stdin"
+    trap stop_server EXIT
+    for _ in $(seq 1 100); do
+        grep -q '^listening on ' "$WORK/stdout" 2>/dev/null && break
+        sleep 0.1
+    done
+    BASE=$(sed -n 's/^listening on //p' "$WORK/stdout")
+    if [ -z "$BASE" ]; then
+        echo "the server did not start:" >&2
+        cat "$WORK/stderr" >&2
+        exit 1
+    fi
+    echo "server at $BASE"
+}
+
+stop_server() {
+    exec 3>&- || true
+    wait "$SERVER" 2>/dev/null || true
+    rm -rf "$WORK"
+}

@@ -54,27 +54,7 @@ git -C "$REPO" config user.name CI
 printf '# scratch\n\nA repository for the generated clients.\n' > "$REPO/README.md"
 git -C "$REPO" add -A
 git -C "$REPO" commit -q -m "initial"
-mkfifo "$WORK/stdin"
-(cd "$REPO" && exec "$BIN" serve --bind 127.0.0.1:0) < "$WORK/stdin" > "$WORK/stdout" 2> "$WORK/stderr" &
-SERVER=$!
-exec 3> "$WORK/stdin"
-stop_server() {
-    exec 3>&- || true
-    wait "$SERVER" 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap stop_server EXIT
-for _ in $(seq 1 100); do
-    grep -q '^listening on ' "$WORK/stdout" 2>/dev/null && break
-    sleep 0.1
-done
-BASE=$(sed -n 's/^listening on //p' "$WORK/stdout")
-if [ -z "$BASE" ]; then
-    echo "the server did not start:" >&2
-    cat "$WORK/stderr" >&2
-    exit 1
-fi
-echo "server at $BASE"
+serve_in "$REPO" "$BIN" "$WORK"
 
 # --- TypeScript: openapi-typescript types, tsc --strict, node ----------------------------------
 typescript_client() {
