@@ -19,6 +19,7 @@ pub mod flags;
 pub mod generate;
 pub mod git;
 pub mod handlers;
+pub mod interact;
 pub mod http;
 pub mod knowledge;
 pub mod limits;
