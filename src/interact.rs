@@ -72,6 +72,18 @@ pub trait Peer: Send + Sync {
         None
     }
 
+    /// Whether the capability `id` was approved earlier in this session (MCP connection or
+    /// HTTP session), so that a `session`-level approval is asked once.
+    fn approved_before(&self, id: &str) -> bool {
+        let _ = id;
+        false
+    }
+
+    /// Remembers for the rest of the session that the capability `id` was approved.
+    fn remember_approval(&self, id: &str) {
+        let _ = id;
+    }
+
     /// The least severe log level the client wants to receive (`logging/setLevel`), if it
     /// asked for log messages at all.
     fn log_level(&self) -> Option<LogLevel> {
