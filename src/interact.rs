@@ -46,7 +46,9 @@ pub trait Peer: Send + Sync {
     /// finds the answer to the same key.
     fn ask(&self, key: &str, method: &str, params: Value) -> Asked {
         let _ = (key, params);
-        Asked::Unavailable(format!("this transport cannot send `{method}` to its client"))
+        Asked::Unavailable(format!(
+            "this transport cannot send `{method}` to its client"
+        ))
     }
 
     /// Sends a notification about the call (`notifications/progress`,

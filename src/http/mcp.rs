@@ -179,8 +179,13 @@ pub fn post(ctx: &Context, headers: &[(String, String)], body: &[u8]) -> HttpRep
             dispatch::classify(&session, method, params),
             (Some(Era::Modern), Err(ref e)) if e.code == INVALID_PARAMS
         );
-        let answer = dispatch::handle_value(ctx, &mut session, message)
-            .expect("a request is always answered");
+        let answer = dispatch::handle_value(
+            ctx,
+            &mut session,
+            &crate::mcp::link::Link::closed(),
+            message,
+        )
+        .expect("a request is always answered");
         let status = if envelope_invalid {
             400
         } else {
@@ -189,7 +194,12 @@ pub fn post(ctx: &Context, headers: &[(String, String)], body: &[u8]) -> HttpRep
         return json_reply(status, answer);
     }
     let mut session = Session::default();
-    match dispatch::handle_value(ctx, &mut session, message) {
+    match dispatch::handle_value(
+        ctx,
+        &mut session,
+        &crate::mcp::link::Link::closed(),
+        message,
+    ) {
         // Notifications and client responses are accepted without a body.
         None => accepted(),
         // A message that is neither a request nor a notification is a bad request.

@@ -11,6 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use serde_json::{json, Map, Value};
 
+use super::link::Link;
 use super::methods::{completion, lifecycle, prompts, resources, tools};
 use super::model::{
     Body, Era, RpcError, ServerInfo, Session, INTERNAL_ERROR, INVALID_REQUEST, LEGACY_METHODS,
@@ -32,6 +33,10 @@ pub struct Call<'a> {
     pub era: Era,
     /// The request's `params`, an object.
     pub params: &'a Value,
+    /// The request's id.
+    pub id: &'a Value,
+    /// The way back to the client while the request is served.
+    pub link: &'a Link,
 }
 
 /// One request method: its name and the function that answers it. Which era serves it is
@@ -152,15 +157,25 @@ pub fn error_for(id: &Value, code: i64, message: impl Into<String>) -> Answer {
 
 /// Answers one line of text (stdio) or one body (HTTP). `None` for notifications and for
 /// responses sent by the client.
-pub fn handle_bytes(ctx: &Context, session: &mut Session, text: &[u8]) -> Option<Answer> {
+pub fn handle_bytes(
+    ctx: &Context,
+    session: &mut Session,
+    link: &Link,
+    text: &[u8],
+) -> Option<Answer> {
     match serde_json::from_slice::<Value>(text) {
-        Ok(v) => handle_value(ctx, session, v),
+        Ok(v) => handle_value(ctx, session, link, v),
         Err(e) => Some(error_answer(PARSE_ERROR, format!("parse error: {e}"))),
     }
 }
 
 /// Answers one parsed message.
-pub fn handle_value(ctx: &Context, session: &mut Session, message: Value) -> Option<Answer> {
+pub fn handle_value(
+    ctx: &Context,
+    session: &mut Session,
+    link: &Link,
+    message: Value,
+) -> Option<Answer> {
     let Value::Object(obj) = message else {
         let what = if message.is_array() {
             "a JSON-RPC batch (arrays are not served since MCP 2025-06-18)"
@@ -200,8 +215,8 @@ pub fn handle_value(ctx: &Context, session: &mut Session, message: Value) -> Opt
         Some(Value::String(m)) => m.as_str(),
         Some(_) => return invalid("`method` must be a string"),
         None if id.is_some() && (obj.contains_key("result") || obj.contains_key("error")) => {
-            // A response from the client: this server sends no requests, so there is nothing
-            // to match it with.
+            // A response from the client, to a request of ours that may still wait for it.
+            link.pending.take(&Value::Object(obj));
             return None;
         }
         None => return invalid("`method` is missing"),
@@ -224,6 +239,9 @@ pub fn handle_value(ctx: &Context, session: &mut Session, message: Value) -> Opt
         }
     };
     let Some(id) = id else {
+        if method == "notifications/cancelled" {
+            link.pending.take(&Value::Object(obj.clone()));
+        }
         // Notifications are never answered; an unknown one is ignored.
         if let Some(n) = FEATURES
             .iter()
@@ -234,7 +252,10 @@ pub fn handle_value(ctx: &Context, session: &mut Session, message: Value) -> Opt
         }
         return None;
     };
-    let outcome = catch_unwind(AssertUnwindSafe(|| request(ctx, session, method, params)));
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        request(ctx, session, link, &id, method, params)
+    }));
+    link.pending.finished(&id);
     let (era, body) = match outcome {
         Ok((era, body)) => (era, body),
         Err(panic) => {
@@ -356,6 +377,8 @@ fn check_modern(method: &str, meta: &Map<String, Value>) -> Result<(), RpcError>
 fn request(
     ctx: &Context,
     session: &mut Session,
+    link: &Link,
+    id: &Value,
     method: &str,
     params: &Value,
 ) -> (Option<Era>, Result<Body, RpcError>) {
@@ -376,6 +399,8 @@ fn request(
             session,
             era,
             params,
+            id,
+            link,
         }),
         None => Err(RpcError::new(
             METHOD_NOT_FOUND,

@@ -9,8 +9,10 @@
 
 pub mod dispatch;
 pub mod inspect;
+pub mod link;
 pub mod methods;
 pub mod model;
+pub mod peer;
 pub mod stdio;
 pub mod wire;
 

@@ -64,6 +64,12 @@ pub enum Era {
 pub struct Session {
     /// The legacy revision negotiated by `initialize`, if any.
     pub legacy_version: Option<&'static str>,
+    /// The `capabilities` the client declared in `initialize` (`{}` before it).
+    pub client_capabilities: Map<String, Value>,
+    /// The least severe level of log messages the client asked for (`logging/setLevel`).
+    pub log_level: Option<crate::interact::LogLevel>,
+    /// The capabilities approved for the rest of the session (`session`-level approval).
+    pub approved: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
 impl Session {
@@ -71,6 +77,7 @@ impl Session {
     pub fn assumed(version: &'static str) -> Session {
         Session {
             legacy_version: Some(version),
+            ..Session::default()
         }
     }
 }
@@ -198,6 +205,9 @@ pub struct DigestMeta {
 pub struct InitializeParams {
     /// The revision the client asks for.
     pub protocol_version: String,
+    /// What the client offers (elicitation, sampling, roots, ...).
+    #[serde(default)]
+    pub capabilities: Map<String, Value>,
 }
 
 /// `initialize` result.

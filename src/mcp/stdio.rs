@@ -85,6 +85,7 @@ pub fn serve<R: Read, W: Write>(
     let mut output = std::io::BufWriter::with_capacity(64 * 1024, output);
     let mut session = Session::default();
     let mut line = Vec::with_capacity(4096);
+    let link = super::link::Link::closed();
     loop {
         let answer = match read_line(&mut input, &mut line, cap)? {
             Line::Eof => break,
@@ -97,7 +98,7 @@ pub fn serve<R: Read, W: Write>(
                 if text.iter().all(u8::is_ascii_whitespace) {
                     None
                 } else {
-                    dispatch::handle_bytes(ctx, &mut session, text)
+                    dispatch::handle_bytes(ctx, &mut session, &link, text)
                 }
             }
         };

@@ -63,6 +63,7 @@ fn initialize(call: &mut Call<'_>) -> Result<Body, RpcError> {
         .find(|v| *v == params.protocol_version)
         .unwrap_or(latest);
     call.session.legacy_version = Some(chosen);
+    call.session.client_capabilities = params.capabilities;
     Ok(Body::of(&InitializeResult {
         protocol_version: chosen,
         capabilities: capabilities(),
@@ -162,6 +163,8 @@ mod tests {
             session: &mut session,
             era: Era::Legacy,
             params: &params,
+            id: &serde_json::Value::from(1),
+            link: &crate::mcp::link::Link::closed(),
         };
         let Ok(Body::Value(v)) = initialize(&mut call) else {
             panic!("initialize answers a value");

@@ -12,6 +12,7 @@ use super::super::model::{
 use super::no_cursor;
 use crate::error::CapabilityError;
 use crate::execute::execute_index;
+use crate::mcp::peer::McpPeer;
 use crate::registry::{self, projections};
 use crate::transport::Transport;
 
@@ -60,6 +61,7 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let args = params
         .arguments
         .unwrap_or_else(|| Value::Object(Default::default()));
+    let _peer = crate::interact::Scope::enter(std::sync::Arc::new(McpPeer::of(call)));
     match execute_index(call.ctx, index, args, Transport::Mcp) {
         Ok(v) => {
             let blocks = (!d.content_blocks.is_empty())

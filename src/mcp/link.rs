@@ -1,0 +1,223 @@
+//! The way back to an MCP client: notifications and server-to-client requests sent while a
+//! request is served, and the client's responses routed to whoever waits for them.
+//!
+//! A [`Link`] is a [`Sink`] (where this request's outgoing messages go: stdout for stdio, the
+//! SSE stream of the POST for Streamable HTTP) and the connection's [`Pending`] table (the
+//! requests sent and not yet answered, and the requests the client cancelled). A transport's
+//! reader hands every message from the client to [`Pending::take`] before dispatching it:
+//! responses and `notifications/cancelled` are consumed there, by the reader, so that they
+//! reach a call that is still running.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// How long a server-to-client request waits for its response.
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Where a request's outgoing messages go.
+pub trait Sink: Send + Sync {
+    /// Sends one JSON-RPC message (compact JSON, no newline); false when nobody can receive
+    /// it any more (the stream or the pipe is closed) or the sink cannot carry it.
+    fn send(&self, message: &[u8]) -> bool;
+}
+
+/// A sink that carries nothing: the request cannot reach its client until it answers.
+pub struct Closed;
+
+impl Sink for Closed {
+    fn send(&self, _: &[u8]) -> bool {
+        false
+    }
+}
+
+/// What one server-to-client request got back.
+type Response = Result<Value, String>;
+
+/// The requests of one connection (or HTTP session) that wait for the client, and the ids of
+/// the client's requests it cancelled.
+#[derive(Default)]
+pub struct Pending {
+    waiters: Mutex<HashMap<String, mpsc::Sender<Response>>>,
+    next: AtomicU64,
+    cancelled: Mutex<HashSet<String>>,
+}
+
+/// The key of a JSON-RPC id in the tables.
+fn key(id: &Value) -> String {
+    id.to_string()
+}
+
+impl Pending {
+    /// Takes a message from the client that is not for the dispatcher: a response to one of
+    /// our requests, or `notifications/cancelled`. True when it was consumed here.
+    pub fn take(&self, message: &Value) -> bool {
+        let Some(obj) = message.as_object() else {
+            return false;
+        };
+        if obj.get("method").and_then(Value::as_str) == Some("notifications/cancelled") {
+            if let Some(id) = obj.get("params").and_then(|p| p.get("requestId")) {
+                self.cancelled.lock().expect("not poisoned").insert(key(id));
+            }
+            return true;
+        }
+        if obj.contains_key("method") || !(obj.contains_key("result") || obj.contains_key("error"))
+        {
+            return false;
+        }
+        let Some(id) = obj.get("id") else {
+            return false;
+        };
+        let waiter = self.waiters.lock().expect("not poisoned").remove(&key(id));
+        if let Some(w) = waiter {
+            let response = match (obj.get("result"), obj.get("error")) {
+                (Some(r), _) => Ok(r.clone()),
+                (None, Some(e)) => Err(format!(
+                    "the client answered with an error: {}",
+                    e.get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("(no message)")
+                )),
+                (None, None) => unreachable!("checked above"),
+            };
+            let _ = w.send(response);
+        }
+        true
+    }
+
+    /// Whether the client cancelled its request `id`.
+    pub fn is_cancelled(&self, id: &Value) -> bool {
+        self.cancelled
+            .lock()
+            .expect("not poisoned")
+            .contains(&key(id))
+    }
+
+    /// Forgets the cancellation of a request that has been answered.
+    pub fn finished(&self, id: &Value) {
+        self.cancelled
+            .lock()
+            .expect("not poisoned")
+            .remove(&key(id));
+    }
+}
+
+/// The way back to the client of one request.
+#[derive(Clone)]
+pub struct Link {
+    /// Where this request's messages go.
+    pub sink: Arc<dyn Sink>,
+    /// The connection's table of waiting requests.
+    pub pending: Arc<Pending>,
+}
+
+impl Link {
+    /// A link that carries nothing.
+    pub fn closed() -> Link {
+        Link {
+            sink: Arc::new(Closed),
+            pending: Arc::new(Pending::default()),
+        }
+    }
+
+    /// Sends a notification; false when it could not be sent.
+    pub fn notify(&self, method: &str, params: Value) -> bool {
+        let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        self.sink
+            .send(&serde_json::to_vec(&message).expect("values serialize"))
+    }
+
+    /// Sends the request `method` and waits up to `timeout` for its response: the `result`,
+    /// or why there is none.
+    pub fn request(&self, method: &str, params: Value, timeout: Duration) -> Response {
+        let n = self.pending.next.fetch_add(1, Ordering::Relaxed);
+        let id = Value::String(format!("seneschal-{n}"));
+        let (tx, rx) = mpsc::channel();
+        self.pending
+            .waiters
+            .lock()
+            .expect("not poisoned")
+            .insert(key(&id), tx);
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        if !self
+            .sink
+            .send(&serde_json::to_vec(&message).expect("values serialize"))
+        {
+            self.pending
+                .waiters
+                .lock()
+                .expect("not poisoned")
+                .remove(&key(&id));
+            return Err(format!(
+                "`{method}` cannot reach the client on this transport"
+            ));
+        }
+        let got = rx.recv_timeout(timeout);
+        self.pending
+            .waiters
+            .lock()
+            .expect("not poisoned")
+            .remove(&key(&id));
+        got.unwrap_or_else(|_| {
+            Err(format!(
+                "the client did not answer `{method}` within {} s",
+                timeout.as_secs()
+            ))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sink that answers every request it carries through the pending table.
+    struct Echo(Arc<Pending>, Mutex<Vec<Value>>);
+
+    impl Sink for Echo {
+        fn send(&self, message: &[u8]) -> bool {
+            let m: Value = serde_json::from_slice(message).unwrap();
+            self.1.lock().unwrap().push(m.clone());
+            if let Some(id) = m.get("id") {
+                let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept"}});
+                let pending = Arc::clone(&self.0);
+                std::thread::spawn(move || assert!(pending.take(&answer)));
+            }
+            true
+        }
+    }
+
+    #[test]
+    fn a_request_gets_its_response_and_a_closed_sink_says_why() {
+        let pending = Arc::new(Pending::default());
+        let echo = Arc::new(Echo(Arc::clone(&pending), Mutex::default()));
+        let link = Link {
+            sink: echo.clone(),
+            pending: Arc::clone(&pending),
+        };
+        let r = link.request("elicitation/create", json!({}), Duration::from_secs(5));
+        assert_eq!(r, Ok(json!({"action": "accept"})));
+        assert!(link.notify("notifications/progress", json!({"progress": 1})));
+        assert_eq!(echo.1.lock().unwrap().len(), 2);
+        let err = Link::closed()
+            .request("sampling/createMessage", json!({}), Duration::from_secs(5))
+            .unwrap_err();
+        assert!(err.contains("cannot reach"), "{err}");
+    }
+
+    #[test]
+    fn cancellations_and_stray_responses_are_taken_and_requests_are_not() {
+        let p = Pending::default();
+        assert!(p.take(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}})));
+        assert!(p.is_cancelled(&json!(4)));
+        assert!(!p.is_cancelled(&json!("4")));
+        p.finished(&json!(4));
+        assert!(!p.is_cancelled(&json!(4)));
+        assert!(p.take(&json!({"jsonrpc": "2.0", "id": "x", "result": {}})));
+        assert!(!p.take(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})));
+    }
+}

@@ -1,0 +1,101 @@
+//! The peer of a call made over MCP: what [`crate::interact`] reaches while a `tools/call`
+//! (or any method that runs the executor) is served — the client's declared capabilities,
+//! the request's progress token and cancellation, the session's log level and approvals,
+//! and the [`Link`] back to the client.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value};
+
+use super::dispatch::Call;
+use super::link::{Link, ANSWER_TIMEOUT};
+use super::model::{Era, META_CLIENT_CAPABILITIES};
+use crate::interact::{capability_of, Asked, LogLevel, Peer};
+
+/// The peer of one MCP request.
+pub struct McpPeer {
+    era: Era,
+    link: Link,
+    id: Value,
+    client: Map<String, Value>,
+    progress_token: Option<Value>,
+    log_level: Option<LogLevel>,
+    approved: Arc<Mutex<HashSet<String>>>,
+}
+
+impl McpPeer {
+    /// The peer of the request `call` serves.
+    pub fn of(call: &Call<'_>) -> McpPeer {
+        let meta = call.params.get("_meta").and_then(Value::as_object);
+        let client = match call.era {
+            Era::Legacy => call.session.client_capabilities.clone(),
+            Era::Modern => meta
+                .and_then(|m| m.get(META_CLIENT_CAPABILITIES))
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+        };
+        McpPeer {
+            era: call.era,
+            link: call.link.clone(),
+            id: call.id.clone(),
+            client,
+            progress_token: meta.and_then(|m| m.get("progressToken")).cloned(),
+            log_level: call.session.log_level,
+            approved: Arc::clone(&call.session.approved),
+        }
+    }
+}
+
+impl Peer for McpPeer {
+    fn ask(&self, _key: &str, method: &str, params: Value) -> Asked {
+        if let Some(cap) = capability_of(method) {
+            if !self.offers(cap) {
+                return Asked::Unavailable(format!(
+                    "the client did not declare the `{cap}` capability"
+                ));
+            }
+        }
+        match self.era {
+            Era::Legacy => match self.link.request(method, params, ANSWER_TIMEOUT) {
+                Ok(v) => Asked::Answered(v),
+                Err(why) => Asked::Failed(why),
+            },
+            Era::Modern => {
+                Asked::Unavailable("input-required results are not produced yet".to_string())
+            }
+        }
+    }
+
+    fn notify(&self, method: &str, params: Value) {
+        self.link.notify(method, params);
+    }
+
+    fn cancelled(&self) -> bool {
+        self.link.pending.is_cancelled(&self.id)
+    }
+
+    fn offers(&self, name: &str) -> bool {
+        self.client.contains_key(name)
+    }
+
+    fn progress_token(&self) -> Option<Value> {
+        self.progress_token.clone()
+    }
+
+    fn approved_before(&self, id: &str) -> bool {
+        self.approved.lock().expect("not poisoned").contains(id)
+    }
+
+    fn remember_approval(&self, id: &str) {
+        self.approved
+            .lock()
+            .expect("not poisoned")
+            .insert(id.to_string());
+    }
+
+    fn log_level(&self) -> Option<LogLevel> {
+        self.log_level
+    }
+}
