@@ -38,6 +38,9 @@ pub enum Determinism {
     Repository,
     /// This process's state (uptime, session notes): exempt from parity by declaration.
     Process,
+    /// The answer of the client's model (MCP sampling): exempt from parity by declaration,
+    /// and an open world (`openWorldHint`).
+    Client,
 }
 
 /// How far along its life a capability is.
@@ -81,26 +84,28 @@ pub struct ExecutionPolicy;
 impl ExecutionPolicy {
     /// The annotations a caller may rely on for a capability with this effect (DESIGN §3);
     /// `additive` says that the capability only adds files and never changes an existing
-    /// byte, which makes a repository write not destructive.
-    pub const fn hints(effect: Effect, additive: bool) -> Hints {
+    /// byte, which makes a repository write not destructive; a capability whose answer is the
+    /// client's model's ([`Determinism::Client`]) reaches an open world.
+    pub const fn hints(effect: Effect, additive: bool, determinism: Determinism) -> Hints {
+        let open_world = matches!(determinism, Determinism::Client);
         match effect {
             Effect::Read => Hints {
                 read_only: true,
                 destructive: false,
                 idempotent: true,
-                open_world: false,
+                open_world,
             },
             Effect::ProcessState => Hints {
                 read_only: false,
                 destructive: false,
                 idempotent: false,
-                open_world: false,
+                open_world,
             },
             Effect::RepositoryWrite => Hints {
                 read_only: false,
                 destructive: !additive,
                 idempotent: false,
-                open_world: false,
+                open_world,
             },
         }
     }
@@ -138,7 +143,7 @@ pub struct Class {
 impl Class {
     /// The annotations every projection shows, from the one policy table.
     pub const fn hints(&self) -> Hints {
-        ExecutionPolicy::hints(self.effect, self.additive)
+        ExecutionPolicy::hints(self.effect, self.additive, self.determinism)
     }
 
     /// The approval a confirmation UI should ask for.
@@ -212,6 +217,7 @@ impl Determinism {
             Determinism::Input => "input",
             Determinism::Repository => "repository",
             Determinism::Process => "process",
+            Determinism::Client => "client",
         }
     }
 
@@ -221,6 +227,7 @@ impl Determinism {
             Determinism::Input,
             Determinism::Repository,
             Determinism::Process,
+            Determinism::Client,
         ]
         .into_iter()
         .find(|d| d.as_str() == s)

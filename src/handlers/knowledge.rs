@@ -12,6 +12,7 @@ use crate::knowledge::kinds::{Format, Origin};
 use crate::knowledge::{search, Snapshot, URI_PREFIX};
 use crate::registry::types::{
     knowledge_check, knowledge_get, knowledge_kinds, knowledge_list, knowledge_search,
+    knowledge_summarize,
 };
 use crate::text::hex;
 
@@ -181,23 +182,28 @@ pub fn list(
 }
 
 /// `knowledge.get`: one object's front matter, body and digest.
+/// The object named `uri`, or `not_found` at `/uri` with a hint.
+fn object<'a>(
+    snapshot: &'a Snapshot,
+    uri: &str,
+) -> Result<&'a std::sync::Arc<crate::knowledge::Object>, CapabilityError> {
+    snapshot.get(uri).ok_or_else(|| {
+        let hint = if uri.starts_with(URI_PREFIX) {
+            "knowledge.list shows the valid objects and knowledge.check the invalid files"
+        } else {
+            "knowledge URIs look like seneschal://knowledge/{kind}/{id}"
+        };
+        CapabilityError::not_found(format!("no knowledge object has the URI `{uri}`; {hint}"))
+            .at("/uri")
+    })
+}
+
 pub fn get(
     ctx: &Context,
     input: knowledge_get::Input,
 ) -> Result<knowledge_get::Output, CapabilityError> {
     let snapshot = ctx.knowledge.snapshot(&ctx.repo);
-    let o = snapshot.get(&input.uri).ok_or_else(|| {
-        let hint = if input.uri.starts_with(URI_PREFIX) {
-            "knowledge.list shows the valid objects and knowledge.check the invalid files"
-        } else {
-            "knowledge URIs look like seneschal://knowledge/{kind}/{id}"
-        };
-        CapabilityError::not_found(format!(
-            "no knowledge object has the URI `{}`; {hint}",
-            input.uri
-        ))
-        .at("/uri")
-    })?;
+    let o = object(&snapshot, &input.uri)?;
     Ok(knowledge_get::Output {
         uri: o.uri.clone(),
         kind: o.kind.clone(),
@@ -312,4 +318,72 @@ mod tests {
             assert!(decode_cursor(bad).is_err(), "{bad}");
         }
     }
+}
+
+/// `knowledge.summarize`: the object's text, sent to the client's model with
+/// `sampling/createMessage` (through [`crate::interact`]; the link redacts what leaves), and
+/// the model's answer.
+pub fn summarize(
+    ctx: &Context,
+    input: knowledge_summarize::Input,
+) -> Result<knowledge_summarize::Output, CapabilityError> {
+    use crate::interact::{ask, Asked};
+    let snapshot = ctx.knowledge.snapshot(&ctx.repo);
+    let o = object(&snapshot, &input.uri)?;
+    let max_tokens = input.max_tokens;
+    let request = serde_json::json!({
+        "messages": [{
+            "role": "user",
+            "content": {
+                "type": "text",
+                "text": format!(
+                    "Summarize this {} (\"{}\", {}) in at most three sentences: what it decides or \
+                     teaches, and why. Answer with the summary only.\n\n{}",
+                    o.kind, o.title, o.file, o.body()
+                ),
+            },
+        }],
+        "systemPrompt": "You summarize engineering documents of a software repository for its developers, plainly and briefly.",
+        "includeContext": "none",
+        "maxTokens": max_tokens,
+    });
+    let refuse = |why: String| {
+        CapabilityError::unsupported(format!(
+            "knowledge.summarize asks the client's model (MCP sampling), and {why}; read the object with knowledge.get instead"
+        ))
+    };
+    let answer =
+        match ask("summary", "sampling/createMessage", request) {
+            Asked::Answered(v) => v,
+            Asked::Deferred => return Err(CapabilityError::unsupported(
+                "the summary waits for the client's model: the call is made again with its answer",
+            )),
+            Asked::Unavailable(why) | Asked::Failed(why) => return Err(refuse(why)),
+        };
+    // `content` is one block (2025-06-18 and earlier) or a list of blocks (2025-11-25).
+    let blocks = match answer.get("content") {
+        Some(serde_json::Value::Array(a)) => a.clone(),
+        Some(b) => vec![b.clone()],
+        None => Vec::new(),
+    };
+    let summary: Vec<&str> = blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(serde_json::Value::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(serde_json::Value::as_str))
+        .collect();
+    if summary.is_empty() {
+        return Err(refuse("its answer held no text".to_string()));
+    }
+    let text = |k: &str| {
+        answer
+            .get(k)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string)
+    };
+    Ok(knowledge_summarize::Output {
+        uri: o.uri.clone(),
+        summary: summary.join("\n"),
+        model: text("model").unwrap_or_else(|| "(unnamed)".to_string()),
+        stop_reason: text("stopReason"),
+    })
 }

@@ -82,7 +82,7 @@ fn projections_report_hints_derived_from_effects() {
     for c in v["capabilities"].as_array().unwrap() {
         let effect = seneschal::policy::Effect::parse(c["effect"].as_str().unwrap()).unwrap();
         let (_, d) = seneschal::registry::find(c["id"].as_str().unwrap()).unwrap();
-        let h = seneschal::policy::ExecutionPolicy::hints(effect, d.additive);
+        let h = seneschal::policy::ExecutionPolicy::hints(effect, d.additive, d.determinism);
         assert_eq!(c["readOnlyHint"], h.read_only, "{}", c["id"]);
         assert_eq!(c["destructiveHint"], h.destructive, "{}", c["id"]);
         assert_eq!(c["idempotentHint"], h.idempotent, "{}", c["id"]);

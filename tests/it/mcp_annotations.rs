@@ -57,7 +57,9 @@ fn every_listed_tool_carries_the_policy_of_its_manifest() {
             Disclosure::parse(&manifest_field(id, "disclosure")).expect("a known disclosure");
         // Optional in a manifest: absent means false.
         let additive = manifest_scalar(id, "additive").as_deref() == Some("true");
-        let h = ExecutionPolicy::hints(effect, additive);
+        let determinism = seneschal::policy::Determinism::parse(&manifest_field(id, "determinism"))
+            .expect("a known determinism");
+        let h = ExecutionPolicy::hints(effect, additive, determinism);
         let a = &t["annotations"];
         assert_eq!(a["readOnlyHint"], h.read_only, "{name}");
         assert_eq!(a["destructiveHint"], h.destructive, "{name}");

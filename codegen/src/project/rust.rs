@@ -163,6 +163,7 @@ fn determinism_tokens(d: Determinism) -> TokenStream {
         Determinism::Input => quote!(crate::policy::Determinism::Input),
         Determinism::Repository => quote!(crate::policy::Determinism::Repository),
         Determinism::Process => quote!(crate::policy::Determinism::Process),
+        Determinism::Client => quote!(crate::policy::Determinism::Client),
     }
 }
 

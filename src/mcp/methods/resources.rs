@@ -90,7 +90,7 @@ fn templates(call: &mut Call<'_>) -> Result<Body, RpcError> {
 fn read_cache(determinism: Determinism, disclosure: Disclosure) -> (u64, &'static str) {
     let ttl = match determinism {
         Determinism::Input => TTL_STATIC_MS,
-        Determinism::Repository | Determinism::Process => 0,
+        Determinism::Repository | Determinism::Process | Determinism::Client => 0,
     };
     let scope = match disclosure {
         Disclosure::Repository => "private",
