@@ -279,47 +279,6 @@ pub fn check(
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cursors_round_trip_and_reject_forgeries() {
-        let uris = [
-            "seneschal://knowledge/adr/0001",
-            "seneschal://knowledge/adr/0002",
-            "seneschal://knowledge/guide/z",
-        ];
-        let cursor = encode_cursor(1, uris[1]);
-        assert!(
-            !cursor.contains("0002") && !cursor.contains(&hex(uris[1].as_bytes())),
-            "{cursor}"
-        );
-        let decoded = decode_cursor(&cursor).unwrap();
-        assert_eq!(resume(uris.iter().copied(), &decoded), 2);
-        // The object moved: found by its fingerprint; gone: after its former position.
-        assert_eq!(resume(uris[1..].iter().copied(), &decoded), 1);
-        let gone = decode_cursor(&encode_cursor(1, "seneschal://knowledge/adr/0001b")).unwrap();
-        assert_eq!(resume(uris.iter().copied(), &gone), 2);
-        let far = decode_cursor(&encode_cursor(99, uris[0])).unwrap();
-        assert_eq!(resume(uris.iter().copied(), &far), 1);
-        let past = decode_cursor(&encode_cursor(99, "x")).unwrap();
-        assert_eq!(resume(uris.iter().copied(), &past), 3);
-        for bad in [
-            "",
-            "k2.",
-            "k2.1",
-            "k2.x.0123456789abcdef",
-            "k2.1.0123",
-            "k2.1.0123456789abcdeg",
-            "k1.6869",
-            "x.00",
-        ] {
-            assert!(decode_cursor(bad).is_err(), "{bad}");
-        }
-    }
-}
-
 /// `knowledge.summarize`: the object's text, sent to the client's model with
 /// `sampling/createMessage` (through [`crate::interact`]; the link redacts what leaves), and
 /// the model's answer.
@@ -386,4 +345,45 @@ pub fn summarize(
         model: text("model").unwrap_or_else(|| "(unnamed)".to_string()),
         stop_reason: text("stopReason"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_reject_forgeries() {
+        let uris = [
+            "seneschal://knowledge/adr/0001",
+            "seneschal://knowledge/adr/0002",
+            "seneschal://knowledge/guide/z",
+        ];
+        let cursor = encode_cursor(1, uris[1]);
+        assert!(
+            !cursor.contains("0002") && !cursor.contains(&hex(uris[1].as_bytes())),
+            "{cursor}"
+        );
+        let decoded = decode_cursor(&cursor).unwrap();
+        assert_eq!(resume(uris.iter().copied(), &decoded), 2);
+        // The object moved: found by its fingerprint; gone: after its former position.
+        assert_eq!(resume(uris[1..].iter().copied(), &decoded), 1);
+        let gone = decode_cursor(&encode_cursor(1, "seneschal://knowledge/adr/0001b")).unwrap();
+        assert_eq!(resume(uris.iter().copied(), &gone), 2);
+        let far = decode_cursor(&encode_cursor(99, uris[0])).unwrap();
+        assert_eq!(resume(uris.iter().copied(), &far), 1);
+        let past = decode_cursor(&encode_cursor(99, "x")).unwrap();
+        assert_eq!(resume(uris.iter().copied(), &past), 3);
+        for bad in [
+            "",
+            "k2.",
+            "k2.1",
+            "k2.x.0123456789abcdef",
+            "k2.1.0123",
+            "k2.1.0123456789abcdeg",
+            "k1.6869",
+            "x.00",
+        ] {
+            assert!(decode_cursor(bad).is_err(), "{bad}");
+        }
+    }
 }
