@@ -237,10 +237,19 @@ pub fn operation(c: &Capability) -> Value {
         "200".into(),
         json!({"description": success_description(c), "content": {"application/json": {"schema": output}}}),
     );
+    // One response per status: codes that share one (`refused` and `not_approved`, 403)
+    // share a response named by both.
+    let mut by_status: std::collections::BTreeMap<u16, Vec<&str>> = Default::default();
     for code in c.all_errors() {
+        by_status
+            .entry(code.http_status())
+            .or_default()
+            .push(code.as_str());
+    }
+    for (status, codes) in by_status {
         responses.insert(
-            code.http_status().to_string(),
-            json!({"$ref": format!("#/components/responses/{}", code.as_str())}),
+            status.to_string(),
+            json!({"$ref": format!("#/components/responses/{}", codes.join("_or_"))}),
         );
     }
     // What the server loop answers before any route: a request that never became one.
@@ -294,6 +303,18 @@ fn components() -> Value {
             }),
         );
     }
+    // The status two codes share on a gated operation.
+    let (refused, not_approved) = (ErrorCode::Refused, ErrorCode::NotApproved);
+    responses.insert(
+        format!("{}_or_{}", refused.as_str(), not_approved.as_str()),
+        json!({
+            "description": format!(
+                "`{}`: {}; or `{}`: {} (see the `code` member).",
+                refused.as_str(), refused.meaning(), not_approved.as_str(), not_approved.meaning()
+            ),
+            "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+        }),
+    );
     json!({
         "schemas": {
             "Problem": {
