@@ -186,14 +186,13 @@ fn gate(
     if level == crate::policy::Approval::None || plans_only(d, input) {
         return Ok(None);
     }
-    let binding = crate::interact::binding(d.id, input);
-    crate::interact::confirm(ctx.approval, level, d.id, &binding, || {
+    crate::interact::confirm(ctx.approval, level, d.id, || {
         let mut review =
             planned_review(ctx, index, d, input).unwrap_or_else(|| d.render_review(input));
         if d.disclosure == Disclosure::Repository {
             disclose_string(&mut review);
         }
-        review
+        (crate::interact::binding(d.id, input), review)
     })
 }
 

@@ -200,14 +200,13 @@ pub fn approval_request(id: &str, level: Approval, review: &str, binding: &str) 
 /// schema checks, before the handler): `Ok(Some(how))` when it was approved (`how` is what
 /// the audit records), `Ok(None)` when it runs without an approval (none needed, approved
 /// earlier in the session, or a `session` call nobody could be asked about under `ask`), or
-/// the `not_approved` refusal. `review` renders the sentence shown to whoever approves; it
-/// runs only when someone is asked.
+/// the `not_approved` refusal. `describe` gives the request's [`binding`] and the review
+/// sentence shown to whoever approves; it runs only when someone is asked.
 pub fn confirm(
     policy: ApprovalPolicy,
     level: Approval,
     id: &str,
-    binding: &str,
-    review: impl FnOnce() -> String,
+    describe: impl FnOnce() -> (String, String),
 ) -> Result<Option<&'static str>, CapabilityError> {
     if level == Approval::None {
         return Ok(None);
@@ -219,7 +218,8 @@ pub fn confirm(
     if policy == ApprovalPolicy::TrustClient {
         return Ok(Some(ApprovalPolicy::TrustClient.as_str()));
     }
-    let params = approval_request(id, level, &review(), binding);
+    let (binding, review) = describe();
+    let params = approval_request(id, level, &review, &binding);
     let refusal = |why: String| {
         CapabilityError::new(ErrorCode::NotApproved, why)
             .with_data(json!({"capability": id, "approval": level.as_str()}))
