@@ -466,6 +466,165 @@ mod tests {
         }
     }
 
+    /// A peer that answers approval requests with `answer` and counts them.
+    struct Answers {
+        answer: Asked,
+        asked: Mutex<Vec<Value>>,
+        remembered: Mutex<Vec<String>>,
+    }
+
+    impl Answers {
+        fn new(answer: Asked) -> Arc<Answers> {
+            Arc::new(Answers {
+                answer,
+                asked: Mutex::default(),
+                remembered: Mutex::default(),
+            })
+        }
+    }
+
+    impl Peer for Answers {
+        fn ask(&self, key: &str, method: &str, params: Value) -> Asked {
+            assert_eq!((key, method), (APPROVAL_KEY, "elicitation/create"));
+            self.asked.lock().unwrap().push(params);
+            self.answer.clone()
+        }
+        fn approved_before(&self, id: &str) -> bool {
+            self.remembered.lock().unwrap().iter().any(|r| r == id)
+        }
+        fn remember_approval(&self, id: &str) {
+            self.remembered.lock().unwrap().push(id.into());
+        }
+    }
+
+    fn gate(
+        peer: &Arc<Answers>,
+        policy: ApprovalPolicy,
+        level: Approval,
+    ) -> Result<Option<&'static str>, String> {
+        let _scope = Scope::enter(peer.clone());
+        confirm(policy, level, "demo.write", || {
+            ("sha256:b".into(), "Write demo".into())
+        })
+        .map_err(|e| format!("{}: {}", e.code.as_str(), e.message))
+    }
+
+    #[test]
+    fn an_accepted_request_runs_once_per_session_and_a_declined_one_is_refused() {
+        use ApprovalPolicy::*;
+        let yes = Answers::new(Asked::Answered(json!({"action": "accept"})));
+        assert_eq!(gate(&yes, Ask, Approval::PerCall), Ok(Some("elicitation")));
+        assert_eq!(gate(&yes, Deny, Approval::PerCall), Ok(Some("elicitation")));
+        let sent = yes.asked.lock().unwrap()[0].clone();
+        assert_eq!(sent["mode"], "form");
+        assert_eq!(sent["message"], "Write demo");
+        assert_eq!(
+            sent["requestedSchema"],
+            json!({"type": "object", "properties": {}})
+        );
+        assert_eq!(sent["_meta"]["seneschal/approval"], "per_call");
+        assert_eq!(sent["_meta"]["seneschal/capability"], "demo.write");
+        assert_eq!(sent["_meta"]["seneschal/binding"], "sha256:b");
+        // A session approval is asked once, then remembered; a per-call one every time.
+        assert_eq!(gate(&yes, Ask, Approval::Session), Ok(Some("elicitation")));
+        assert_eq!(gate(&yes, Ask, Approval::Session), Ok(None));
+        assert_eq!(gate(&yes, Ask, Approval::PerCall), Ok(Some("elicitation")));
+        assert_eq!(yes.asked.lock().unwrap().len(), 4);
+        // No approval level: nobody is asked.
+        assert_eq!(gate(&yes, Deny, Approval::None), Ok(None));
+        assert_eq!(yes.asked.lock().unwrap().len(), 4);
+        for action in ["decline", "cancel"] {
+            let no = Answers::new(Asked::Answered(json!({ "action": action })));
+            for policy in [Ask, Deny] {
+                for level in [Approval::PerCall, Approval::Session] {
+                    let e = gate(&no, policy, level).unwrap_err();
+                    assert!(e.starts_with("not_approved:") && e.contains(action), "{e}");
+                }
+            }
+            assert!(no.remembered.lock().unwrap().is_empty());
+        }
+        let e = gate(&Answers::new(Asked::Deferred), Ask, Approval::PerCall).unwrap_err();
+        assert!(e.contains("approval pending"), "{e}");
+    }
+
+    #[test]
+    fn a_client_that_cannot_be_asked_meets_the_policy() {
+        use ApprovalPolicy::*;
+        for cannot in [
+            Asked::Unavailable("no way back".into()),
+            Asked::Failed("timed out".into()),
+        ] {
+            let p = Answers::new(cannot);
+            // ask: a write is refused (saying how to approve), a session call runs.
+            let e = gate(&p, Ask, Approval::PerCall).unwrap_err();
+            assert!(e.starts_with("not_approved:"), "{e}");
+            assert!(e.contains("--yes") && e.contains("trust-client"), "{e}");
+            assert_eq!(gate(&p, Ask, Approval::Session), Ok(None));
+            // deny: both are refused.
+            assert!(gate(&p, Deny, Approval::PerCall).is_err());
+            assert!(gate(&p, Deny, Approval::Session).is_err());
+        }
+        // trust-client asks nobody and runs everything.
+        let p = Answers::new(Asked::Answered(json!({"action": "decline"})));
+        assert_eq!(
+            gate(&p, TrustClient, Approval::PerCall),
+            Ok(Some("trust-client"))
+        );
+        assert_eq!(
+            gate(&p, TrustClient, Approval::Session),
+            Ok(Some("trust-client"))
+        );
+        assert!(p.asked.lock().unwrap().is_empty());
+        // Outside any scope nobody can be asked: the policy decides.
+        assert!(confirm(Ask, Approval::PerCall, "x", || (
+            String::new(),
+            String::new()
+        ))
+        .is_err());
+        assert_eq!(
+            confirm(Ask, Approval::Session, "x", || (
+                String::new(),
+                String::new()
+            )),
+            Ok(None)
+        );
+    }
+
+    #[test]
+    fn a_token_confirms_its_own_request_only_and_not_after_it_expires() {
+        let a = binding(
+            "knowledge.create",
+            &json!({"kind": "adr", "b": 1, "dry_run": true}),
+        );
+        assert_eq!(
+            a,
+            binding("knowledge.create", &json!({"b": 1, "kind": "adr"})),
+            "key order and dry_run do not change the binding"
+        );
+        let t = approval_token(&a);
+        assert!(token_matches(&t, &a));
+        assert!(!token_matches(
+            &t,
+            &binding("knowledge.create", &json!({"kind": "adr", "b": 2}))
+        ));
+        assert!(!token_matches(
+            &t,
+            &binding("knowledge.update", &json!({"kind": "adr", "b": 1}))
+        ));
+        let (expires, mac) = t.split_once('.').unwrap();
+        let later = expires.parse::<u64>().unwrap() + 1;
+        assert!(
+            !token_matches(&format!("{later}.{mac}"), &a),
+            "the expiry is under the MAC"
+        );
+        let expired = unix_now() - 1;
+        assert!(!token_matches(
+            &format!("{expired}.{}", token_mac(&a, expired)),
+            &a
+        ));
+        assert!(!token_matches("", &a) && !token_matches("1.2", &a) && !token_matches("x.y", &a));
+    }
+
     #[test]
     fn a_scope_reaches_its_peer_and_outside_one_nobody_is_asked() {
         assert!(matches!(
