@@ -233,7 +233,8 @@ fn the_http_api_applies_a_write_with_the_token_of_its_own_dry_run_only() {
     assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(r.json()["code"], "not_approved");
     // A forged or altered token.
-    let forged = format!("{}0", &token[..token.len() - 1]);
+    let last = if token.ends_with('0') { '1' } else { '0' };
+    let forged = format!("{}{last}", &token[..token.len() - 1]);
     let r = post(&input, &[("Seneschal-Approval", &forged)]);
     assert_eq!(r.status, 403);
     assert_eq!(tree(dir), before, "no refused call wrote anything");
@@ -419,4 +420,70 @@ fn no_write_of_the_registry_runs_unapproved_on_any_transport() {
             .count();
         assert_eq!(refused, 3, "{id}: one audited refusal per transport");
     }
+}
+
+/// `seneschal ARGS` on a pseudo-terminal (util-linux `script`), with `answer` typed on it:
+/// (exit code, everything the terminal showed).
+fn on_a_terminal(dir: &Path, args: &str, answer: &str) -> (Option<i32>, String) {
+    use std::io::Write;
+    let mut child = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("{} {args}", support::bin().display()),
+            "/dev/null",
+        ])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux `script` runs the binary on a pseudo-terminal");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(answer.as_bytes())
+        .unwrap();
+    // Bounded: a prompt that waited forever would fail here, not hang the suite.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("`seneschal {args}` did not end within 20 s on a terminal");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let o = child.wait_with_output().unwrap();
+    (
+        o.status.code(),
+        format!("{}{}", support::stdout(&o), support::stderr(&o)),
+    )
+}
+
+#[test]
+fn on_a_terminal_the_command_line_asks_y_n_and_a_no_writes_nothing() {
+    let d = support::adr_repo();
+    let dir = d.path();
+    let before = tree(dir);
+    let args = r#"knowledge create --kind guide --id asked --front-matter '{"title": "Asked", "status": "draft"}' --json"#;
+    let (code, shown) = on_a_terminal(dir, args, "n\n");
+    assert_eq!(code, Some(9), "{shown}");
+    assert!(
+        shown.contains("Create 1 knowledge object: guide/asked (docs/guides/asked.md)")
+            && shown.contains("Approve? [y/N]"),
+        "the prompt shows the dry run's review sentence: {shown}"
+    );
+    assert!(shown.contains("error[not_approved]"), "{shown}");
+    assert_eq!(tree(dir), before);
+    let (code, shown) = on_a_terminal(dir, args, "y\n");
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(dir.join("docs/guides/asked.md").is_file());
+    let records = audit(dir);
+    assert_eq!(records.last().unwrap()["approved_by"], "terminal");
+    assert!(
+        records
+            .iter()
+            .any(|r| r["code"] == "not_approved" && r["transport"] == "cli"),
+        "the no is audited: {records:?}"
+    );
 }
