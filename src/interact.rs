@@ -69,6 +69,8 @@ pub trait Peer: Send + Sync {
     }
 
     /// Whether the client declared the capability `name` (`elicitation`, `sampling`, `roots`).
+    /// The approval gate asks a `session` call under `--approval ask` only of a peer that
+    /// offers `elicitation`.
     fn offers(&self, name: &str) -> bool {
         let _ = name;
         false
@@ -117,6 +119,10 @@ impl Peer for Accepting {
         } else {
             Asked::Unavailable(format!("{} answers no `{method}`", self.0))
         }
+    }
+
+    fn offers(&self, name: &str) -> bool {
+        name == "elicitation"
     }
 
     fn approver(&self) -> &'static str {
@@ -217,6 +223,11 @@ pub fn confirm(
     }
     if policy == ApprovalPolicy::TrustClient {
         return Ok(Some(ApprovalPolicy::TrustClient.as_str()));
+    }
+    // Under `ask` a session call nobody can ask about runs: a peer whose client declared no
+    // elicitation is not sent one (nor is the request built).
+    if policy == ApprovalPolicy::Ask && level == Approval::Session && !peer.offers("elicitation") {
+        return Ok(None);
     }
     let (binding, review) = describe();
     let params = approval_request(id, level, &review, &binding);
@@ -492,6 +503,9 @@ mod tests {
         fn approved_before(&self, id: &str) -> bool {
             self.remembered.lock().unwrap().iter().any(|r| r == id)
         }
+        fn offers(&self, name: &str) -> bool {
+            name == "elicitation"
+        }
         fn remember_approval(&self, id: &str) {
             self.remembered.lock().unwrap().push(id.into());
         }
@@ -582,9 +596,8 @@ mod tests {
         ))
         .is_err());
         assert_eq!(
-            confirm(Ask, Approval::Session, "x", || (
-                String::new(),
-                String::new()
+            confirm(Ask, Approval::Session, "x", || panic!(
+                "a client that offers no elicitation is not asked: no request is built"
             )),
             Ok(None)
         );
