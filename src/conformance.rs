@@ -183,7 +183,7 @@ impl Snapshot {
 /// The process state, read through `session.note.list` when the registry has it.
 fn process_state(ctx: &Context) -> String {
     if let Some((index, _)) = crate::registry::find("session.note.list") {
-        match execute_index(ctx, index, json!({}), Transport::Conformance) {
+        match harness_call(ctx, index, json!({})) {
             Ok(v) => return v.to_string(),
             Err(e) => return format!("error:{}", e.code.as_str()),
         }
@@ -474,12 +474,19 @@ fn audit_excluded(d: &Descriptor, delta: &[String]) -> Vec<String> {
 
 /// One call of capability `index`, through the executor, reduced to its outcome.
 fn call(ctx: &Context, index: usize, input: &Value) -> String {
-    outcome(&execute_index(
-        ctx,
-        index,
-        input.clone(),
-        Transport::Conformance,
-    ))
+    outcome(&harness_call(ctx, index, input.clone()))
+}
+
+/// One call through the executor with the harness as its peer: the harness approves what it
+/// runs (its peer accepts every approval request, and the audit records `harness`).
+fn harness_call(
+    ctx: &Context,
+    index: usize,
+    input: Value,
+) -> Result<Value, crate::error::CapabilityError> {
+    let _peer =
+        crate::interact::Scope::enter(std::sync::Arc::new(crate::interact::Accepting("harness")));
+    execute_index(ctx, index, input, Transport::Conformance)
 }
 
 /// Runs `f` in the scratch copy `root` and returns its result and everything that changed

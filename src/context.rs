@@ -21,6 +21,8 @@ pub struct Context {
     pub notes: Mutex<Vec<Note>>,
     /// The knowledge index of the repository.
     pub knowledge: crate::knowledge::Index,
+    /// What a call that needs approval meets when its client cannot be asked (`--approval`).
+    pub approval: crate::interact::ApprovalPolicy,
 }
 
 /// One session note.
@@ -43,7 +45,14 @@ impl Context {
             max_effect,
             notes: Mutex::new(Vec::new()),
             knowledge: crate::knowledge::Index::default(),
+            approval: crate::interact::ApprovalPolicy::default(),
         }
+    }
+
+    /// The same context with the approval policy `policy`.
+    pub fn with_approval(mut self, policy: crate::interact::ApprovalPolicy) -> Context {
+        self.approval = policy;
+        self
     }
 
     /// Finds the repository that holds `start`: the nearest ancestor with a `.git` entry,

@@ -7,6 +7,7 @@
 
 use std::fmt;
 
+use crate::codes::ErrorCode;
 use serde_json::{Map, Value};
 
 /// How much a change matters to a client, weakest first.
@@ -303,7 +304,12 @@ fn diff_capability(id: &str, o: &Value, n: &Value, push: &mut impl FnMut(Class, 
                 })
                 .unwrap_or_default()
         };
-        let (oc, nc) = (codes(value(o, "errors")), codes(value(n, "errors")));
+        // `not_approved` follows from the approval, itself derived from the effect and the
+        // disclosure, whose changes are classed above: it is not classed a second time.
+        let derived = ErrorCode::NotApproved.as_str();
+        let (mut oc, mut nc) = (codes(value(o, "errors")), codes(value(n, "errors")));
+        oc.retain(|c| c != derived);
+        nc.retain(|c| c != derived);
         for c in oc.iter().filter(|c| !nc.contains(c)) {
             push(Class::Breaking, id, format!("error code `{c}` removed"));
         }

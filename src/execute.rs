@@ -158,10 +158,72 @@ pub fn execute_index(
         }
         return Err(e);
     }
+    let approved_by = match gate(ctx, index, d, &input) {
+        Ok(by) => by,
+        Err(e) => return refuse(e),
+    };
+    let _approval = crate::store::ApprovalScope::enter(approved_by);
     let output = disclose(d, answer(ctx, index, d, input))?;
     #[cfg(debug_assertions)]
     check_output(index, d, &output)?;
     Ok(output)
+}
+
+/// The approval gate: a call whose derived approval is `per_call`, or `session` and not yet
+/// approved in the session, is confirmed through the peer of the call before its handler
+/// runs ([`crate::interact::confirm`], under the process's `--approval` policy). A write
+/// called with `dry_run: true` changes nothing and passes. The sentence shown is the review
+/// of the write's own dry run when it plans (its targets named), else the manifest's review
+/// rendered with the input; it passes the disclosure like an answer. `Ok(Some(how))` names
+/// how the call was approved, for the audit.
+fn gate(
+    ctx: &Context,
+    index: usize,
+    d: &'static Descriptor,
+    input: &Value,
+) -> Result<Option<&'static str>, CapabilityError> {
+    let level = d.approval();
+    if level == crate::policy::Approval::None || plans_only(d, input) {
+        return Ok(None);
+    }
+    crate::interact::confirm(ctx.approval, level, d.id, || {
+        let mut review =
+            planned_review(ctx, index, d, input).unwrap_or_else(|| d.render_review(input));
+        if d.disclosure == Disclosure::Repository {
+            disclose_string(&mut review);
+        }
+        (crate::interact::binding(d.id, input), review)
+    })
+}
+
+/// Whether the call is a write's dry run: its input schema declares `dry_run` and the input
+/// sets it.
+fn plans_only(d: &Descriptor, input: &Value) -> bool {
+    d.effect == crate::policy::Effect::RepositoryWrite
+        && input.get("dry_run") == Some(&Value::Bool(true))
+        && serde_json::from_str::<Value>(d.input_schema)
+            .is_ok_and(|s| s.pointer("/properties/dry_run").is_some())
+}
+
+/// The review sentence of a write's dry run of the same input, when the write plans and its
+/// plan answers one.
+fn planned_review(
+    ctx: &Context,
+    index: usize,
+    d: &'static Descriptor,
+    input: &Value,
+) -> Option<String> {
+    if d.effect != crate::policy::Effect::RepositoryWrite {
+        return None;
+    }
+    let mut dry = input.clone();
+    dry.as_object_mut()?
+        .insert("dry_run".into(), Value::Bool(true));
+    if !plans_only(d, &dry) {
+        return None;
+    }
+    let plan = answer(ctx, index, d, dry).ok()?;
+    plan.get("review")?.as_str().map(str::to_string)
 }
 
 /// The refusal of a planned capability: listed on every surface, never run.

@@ -9,9 +9,14 @@
 //! to the process's approval policy — the safe side.
 
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde_json::Value;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::error::{CapabilityError, ErrorCode};
+use crate::policy::Approval;
 
 /// What asking the client produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,6 +69,8 @@ pub trait Peer: Send + Sync {
     }
 
     /// Whether the client declared the capability `name` (`elicitation`, `sampling`, `roots`).
+    /// The approval gate asks a `session` call under `--approval ask` only of a peer that
+    /// offers `elicitation`.
     fn offers(&self, name: &str) -> bool {
         let _ = name;
         false
@@ -91,6 +98,232 @@ pub trait Peer: Send + Sync {
     fn log_level(&self) -> Option<LogLevel> {
         None
     }
+
+    /// How this peer's `accept` of an approval request was given, recorded in the audit as
+    /// `approved_by`: `elicitation` (an MCP client's form, the default), `input` (a 2026-07-28
+    /// input-required result answered), `token` (the HTTP API's confirmation token),
+    /// `terminal` (a y/N prompt), `yes` (`--yes`), `harness` (the conformance harness).
+    fn approver(&self) -> &'static str {
+        "elicitation"
+    }
+}
+
+/// The peer of an in-process runner (the conformance harness, a test's own calls): it
+/// accepts every approval request it is asked, and the audit records the runner's name.
+pub struct Accepting(pub &'static str);
+
+impl Peer for Accepting {
+    fn ask(&self, _key: &str, method: &str, _params: Value) -> Asked {
+        if method == "elicitation/create" {
+            Asked::Answered(json!({"action": "accept"}))
+        } else {
+            Asked::Unavailable(format!("{} answers no `{method}`", self.0))
+        }
+    }
+
+    fn offers(&self, name: &str) -> bool {
+        name == "elicitation"
+    }
+
+    fn approver(&self) -> &'static str {
+        self.0
+    }
+}
+
+/// What the process does with a call that needs approval when its client cannot be asked
+/// (`--approval` of `seneschal mcp` and `seneschal serve`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApprovalPolicy {
+    /// A client that can be asked is asked; otherwise a `per_call` call is refused and a
+    /// `session` one runs (it changes no repository byte).
+    #[default]
+    Ask,
+    /// Nothing is asked nor refused for want of asking: the client's own confirmation UI
+    /// (fed by the published approval hints) is trusted.
+    TrustClient,
+    /// A client that can be asked is asked; otherwise every `per_call` and `session` call is
+    /// refused.
+    Deny,
+}
+
+impl ApprovalPolicy {
+    /// Every policy, the default first.
+    pub const ALL: [ApprovalPolicy; 3] = [
+        ApprovalPolicy::Ask,
+        ApprovalPolicy::TrustClient,
+        ApprovalPolicy::Deny,
+    ];
+
+    /// Its spelling on the command line and in `server.status`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ApprovalPolicy::Ask => "ask",
+            ApprovalPolicy::TrustClient => "trust-client",
+            ApprovalPolicy::Deny => "deny",
+        }
+    }
+
+    /// The policy of a spelling.
+    pub fn parse(s: &str) -> Option<ApprovalPolicy> {
+        ApprovalPolicy::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+}
+
+/// The key of the approval request within a call ([`Peer::ask`]).
+pub const APPROVAL_KEY: &str = "approval";
+
+/// What binds an approval to one exact request: `sha256:<hex>` of the capability id and its
+/// input with object keys sorted and without `dry_run` (so a dry run and the call it plans
+/// bind alike).
+pub fn binding(id: &str, input: &Value) -> String {
+    let mut i = input.clone();
+    if let Some(m) = i.as_object_mut() {
+        m.remove("dry_run");
+    }
+    let text = crate::store::canonical(&json!({"capability": id, "input": i}));
+    format!(
+        "sha256:{}",
+        crate::text::hex(&Sha256::digest(text.as_bytes()))
+    )
+}
+
+/// The `elicitation/create` parameters (an MCP 2025-11-25 form request with no field) that
+/// ask to approve the call of `id` at `level`, showing the rendered `review` sentence.
+pub fn approval_request(id: &str, level: Approval, review: &str, binding: &str) -> Value {
+    json!({
+        "mode": "form",
+        "message": review,
+        "requestedSchema": {"type": "object", "properties": {}},
+        "_meta": {
+            "seneschal/approval": level.as_str(),
+            "seneschal/capability": id,
+            "seneschal/binding": binding,
+        },
+    })
+}
+
+/// The approval gate's decision for one call (the executor calls it after the profile and
+/// schema checks, before the handler): `Ok(Some(how))` when it was approved (`how` is what
+/// the audit records), `Ok(None)` when it runs without an approval (none needed, approved
+/// earlier in the session, or a `session` call nobody could be asked about under `ask`), or
+/// the `not_approved` refusal. `describe` gives the request's [`binding`] and the review
+/// sentence shown to whoever approves; it runs only when someone is asked.
+pub fn confirm(
+    policy: ApprovalPolicy,
+    level: Approval,
+    id: &str,
+    describe: impl FnOnce() -> (String, String),
+) -> Result<Option<&'static str>, CapabilityError> {
+    if level == Approval::None {
+        return Ok(None);
+    }
+    let peer = current();
+    if level == Approval::Session && peer.approved_before(id) {
+        return Ok(None);
+    }
+    if policy == ApprovalPolicy::TrustClient {
+        return Ok(Some(ApprovalPolicy::TrustClient.as_str()));
+    }
+    // Under `ask` a session call nobody can ask about runs: a peer whose client declared no
+    // elicitation is not sent one (nor is the request built).
+    if policy == ApprovalPolicy::Ask && level == Approval::Session && !peer.offers("elicitation") {
+        return Ok(None);
+    }
+    let (binding, review) = describe();
+    let params = approval_request(id, level, &review, &binding);
+    let refusal = |why: String| {
+        CapabilityError::new(ErrorCode::NotApproved, why)
+            .with_data(json!({"capability": id, "approval": level.as_str()}))
+    };
+    match peer.ask(APPROVAL_KEY, "elicitation/create", params) {
+        Asked::Answered(answer) => match answer.get("action").and_then(Value::as_str) {
+            Some("accept") => {
+                if level == Approval::Session {
+                    peer.remember_approval(id);
+                }
+                Ok(Some(peer.approver()))
+            }
+            other => Err(refusal(format!(
+                "`{id}` was not approved: the client answered {}",
+                other.unwrap_or("without an action")
+            ))),
+        },
+        Asked::Deferred => Err(refusal(
+            "approval pending: the call is made again with the client's answer".into(),
+        )),
+        Asked::Unavailable(why) | Asked::Failed(why) => {
+            if policy == ApprovalPolicy::Ask && level == Approval::Session {
+                return Ok(None);
+            }
+            Err(refusal(format!(
+                "`{id}` needs approval ({}) and none was given: {why}. Approve it through an \
+                 MCP client that declares elicitation, the HTTP API's Seneschal-Approval token \
+                 (from the dry run), --yes on the command line, or a server started with \
+                 --approval trust-client",
+                level.as_str(),
+            ))
+            .with_data(
+                json!({"capability": id, "approval": level.as_str(), "policy": policy.as_str()}),
+            ))
+        }
+    }
+}
+
+/// How long an HTTP API confirmation token holds.
+pub const TOKEN_TTL: Duration = Duration::from_secs(600);
+
+/// The per-process random key of the confirmation tokens.
+fn token_key() -> &'static [u8; 32] {
+    static KEY: OnceLock<[u8; 32]> = OnceLock::new();
+    KEY.get_or_init(|| {
+        let mut k = [0u8; 32];
+        let read = std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut k));
+        if read.is_err() {
+            // No random device: the time and the process id, hashed (still per process).
+            let seed = format!("{:?}{}", SystemTime::now(), std::process::id());
+            k.copy_from_slice(&Sha256::digest(seed.as_bytes()));
+        }
+        k
+    })
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn token_mac(binding: &str, expires: u64) -> String {
+    let msg = format!("seneschal-approval\n{expires}\n{binding}");
+    crate::text::hex(&crate::store::audit::hmac_sha256(
+        token_key(),
+        msg.as_bytes(),
+    ))
+}
+
+/// A confirmation token for the request of `binding` ([`binding`]): `<expiry>.<mac>`, an
+/// HMAC-SHA256 under a per-process random key, valid for [`TOKEN_TTL`].
+pub fn approval_token(binding: &str) -> String {
+    let expires = unix_now() + TOKEN_TTL.as_secs();
+    format!("{expires}.{}", token_mac(binding, expires))
+}
+
+/// Whether `token` was issued by this process for the request of `binding` and has not
+/// expired.
+pub fn token_matches(token: &str, binding: &str) -> bool {
+    let Some((expires, mac)) = token.trim().split_once('.') else {
+        return false;
+    };
+    let Ok(expires) = expires.parse::<u64>() else {
+        return false;
+    };
+    expires >= unix_now()
+        && constant_time_eq(mac.as_bytes(), token_mac(binding, expires).as_bytes())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// The peer of a call nobody can be asked about.
@@ -242,6 +475,167 @@ mod tests {
         fn log_level(&self) -> Option<LogLevel> {
             Some(LogLevel::Warning)
         }
+    }
+
+    /// A peer that answers approval requests with `answer` and counts them.
+    struct Answers {
+        answer: Asked,
+        asked: Mutex<Vec<Value>>,
+        remembered: Mutex<Vec<String>>,
+    }
+
+    impl Answers {
+        fn new(answer: Asked) -> Arc<Answers> {
+            Arc::new(Answers {
+                answer,
+                asked: Mutex::default(),
+                remembered: Mutex::default(),
+            })
+        }
+    }
+
+    impl Peer for Answers {
+        fn ask(&self, key: &str, method: &str, params: Value) -> Asked {
+            assert_eq!((key, method), (APPROVAL_KEY, "elicitation/create"));
+            self.asked.lock().unwrap().push(params);
+            self.answer.clone()
+        }
+        fn approved_before(&self, id: &str) -> bool {
+            self.remembered.lock().unwrap().iter().any(|r| r == id)
+        }
+        fn offers(&self, name: &str) -> bool {
+            name == "elicitation"
+        }
+        fn remember_approval(&self, id: &str) {
+            self.remembered.lock().unwrap().push(id.into());
+        }
+    }
+
+    fn gate(
+        peer: &Arc<Answers>,
+        policy: ApprovalPolicy,
+        level: Approval,
+    ) -> Result<Option<&'static str>, String> {
+        let _scope = Scope::enter(peer.clone());
+        confirm(policy, level, "demo.write", || {
+            ("sha256:b".into(), "Write demo".into())
+        })
+        .map_err(|e| format!("{}: {}", e.code.as_str(), e.message))
+    }
+
+    #[test]
+    fn an_accepted_request_runs_once_per_session_and_a_declined_one_is_refused() {
+        use ApprovalPolicy::*;
+        let yes = Answers::new(Asked::Answered(json!({"action": "accept"})));
+        assert_eq!(gate(&yes, Ask, Approval::PerCall), Ok(Some("elicitation")));
+        assert_eq!(gate(&yes, Deny, Approval::PerCall), Ok(Some("elicitation")));
+        let sent = yes.asked.lock().unwrap()[0].clone();
+        assert_eq!(sent["mode"], "form");
+        assert_eq!(sent["message"], "Write demo");
+        assert_eq!(
+            sent["requestedSchema"],
+            json!({"type": "object", "properties": {}})
+        );
+        assert_eq!(sent["_meta"]["seneschal/approval"], "per_call");
+        assert_eq!(sent["_meta"]["seneschal/capability"], "demo.write");
+        assert_eq!(sent["_meta"]["seneschal/binding"], "sha256:b");
+        // A session approval is asked once, then remembered; a per-call one every time.
+        assert_eq!(gate(&yes, Ask, Approval::Session), Ok(Some("elicitation")));
+        assert_eq!(gate(&yes, Ask, Approval::Session), Ok(None));
+        assert_eq!(gate(&yes, Ask, Approval::PerCall), Ok(Some("elicitation")));
+        assert_eq!(yes.asked.lock().unwrap().len(), 4);
+        // No approval level: nobody is asked.
+        assert_eq!(gate(&yes, Deny, Approval::None), Ok(None));
+        assert_eq!(yes.asked.lock().unwrap().len(), 4);
+        for action in ["decline", "cancel"] {
+            let no = Answers::new(Asked::Answered(json!({ "action": action })));
+            for policy in [Ask, Deny] {
+                for level in [Approval::PerCall, Approval::Session] {
+                    let e = gate(&no, policy, level).unwrap_err();
+                    assert!(e.starts_with("not_approved:") && e.contains(action), "{e}");
+                }
+            }
+            assert!(no.remembered.lock().unwrap().is_empty());
+        }
+        let e = gate(&Answers::new(Asked::Deferred), Ask, Approval::PerCall).unwrap_err();
+        assert!(e.contains("approval pending"), "{e}");
+    }
+
+    #[test]
+    fn a_client_that_cannot_be_asked_meets_the_policy() {
+        use ApprovalPolicy::*;
+        for cannot in [
+            Asked::Unavailable("no way back".into()),
+            Asked::Failed("timed out".into()),
+        ] {
+            let p = Answers::new(cannot);
+            // ask: a write is refused (saying how to approve), a session call runs.
+            let e = gate(&p, Ask, Approval::PerCall).unwrap_err();
+            assert!(e.starts_with("not_approved:"), "{e}");
+            assert!(e.contains("--yes") && e.contains("trust-client"), "{e}");
+            assert_eq!(gate(&p, Ask, Approval::Session), Ok(None));
+            // deny: both are refused.
+            assert!(gate(&p, Deny, Approval::PerCall).is_err());
+            assert!(gate(&p, Deny, Approval::Session).is_err());
+        }
+        // trust-client asks nobody and runs everything.
+        let p = Answers::new(Asked::Answered(json!({"action": "decline"})));
+        assert_eq!(
+            gate(&p, TrustClient, Approval::PerCall),
+            Ok(Some("trust-client"))
+        );
+        assert_eq!(
+            gate(&p, TrustClient, Approval::Session),
+            Ok(Some("trust-client"))
+        );
+        assert!(p.asked.lock().unwrap().is_empty());
+        // Outside any scope nobody can be asked: the policy decides.
+        assert!(confirm(Ask, Approval::PerCall, "x", || (
+            String::new(),
+            String::new()
+        ))
+        .is_err());
+        assert_eq!(
+            confirm(Ask, Approval::Session, "x", || panic!(
+                "a client that offers no elicitation is not asked: no request is built"
+            )),
+            Ok(None)
+        );
+    }
+
+    #[test]
+    fn a_token_confirms_its_own_request_only_and_not_after_it_expires() {
+        let a = binding(
+            "knowledge.create",
+            &json!({"kind": "adr", "b": 1, "dry_run": true}),
+        );
+        assert_eq!(
+            a,
+            binding("knowledge.create", &json!({"b": 1, "kind": "adr"})),
+            "key order and dry_run do not change the binding"
+        );
+        let t = approval_token(&a);
+        assert!(token_matches(&t, &a));
+        assert!(!token_matches(
+            &t,
+            &binding("knowledge.create", &json!({"kind": "adr", "b": 2}))
+        ));
+        assert!(!token_matches(
+            &t,
+            &binding("knowledge.update", &json!({"kind": "adr", "b": 1}))
+        ));
+        let (expires, mac) = t.split_once('.').unwrap();
+        let later = expires.parse::<u64>().unwrap() + 1;
+        assert!(
+            !token_matches(&format!("{later}.{mac}"), &a),
+            "the expiry is under the MAC"
+        );
+        let expired = unix_now() - 1;
+        assert!(!token_matches(
+            &format!("{expired}.{}", token_mac(&a, expired)),
+            &a
+        ));
+        assert!(!token_matches("", &a) && !token_matches("1.2", &a) && !token_matches("x.y", &a));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::codes::ErrorCode;
-use crate::policy::{Class, Effect, Hints, Stability};
+use crate::policy::{Approval, Class, Effect, Hints, Stability};
 
 /// One manifest file as written (after the schema check, so every field is well typed).
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -134,6 +134,9 @@ impl Capability {
         }
         all.extend(self.errors.iter().copied());
         all.push(ErrorCode::Refused); // the effect policy may refuse any call
+        if self.approval() != Approval::None {
+            all.push(ErrorCode::NotApproved); // the approval gate may refuse it
+        }
         all.sort();
         all.dedup();
         all

@@ -78,6 +78,7 @@ fn server() -> &'static InMemory {
             bind: ADDR.parse().expect("an address"),
             allow_remote: false,
             max_effect: Effect::RepositoryWrite,
+            approval: Default::default(),
             max_body: 4096,
             timeout: Duration::from_secs(1),
             request_timeout: Duration::from_secs(1),

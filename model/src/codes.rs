@@ -24,11 +24,13 @@ pub enum ErrorCode {
     MethodNotAllowed,
     /// The request is larger than the process accepts (`serve --max-body`).
     TooLarge,
+    /// The call needs a confirmation it did not get: declined, or nobody could be asked.
+    NotApproved,
 }
 
 impl ErrorCode {
     /// Every code, in documentation order.
-    pub const ALL: [ErrorCode; 8] = [
+    pub const ALL: [ErrorCode; 9] = [
         ErrorCode::InvalidInput,
         ErrorCode::NotFound,
         ErrorCode::Refused,
@@ -37,6 +39,7 @@ impl ErrorCode {
         ErrorCode::Internal,
         ErrorCode::MethodNotAllowed,
         ErrorCode::TooLarge,
+        ErrorCode::NotApproved,
     ];
 
     /// Codes every executable capability can return whether it declares them or not.
@@ -53,6 +56,7 @@ impl ErrorCode {
             ErrorCode::Internal => "internal",
             ErrorCode::MethodNotAllowed => "method_not_allowed",
             ErrorCode::TooLarge => "too_large",
+            ErrorCode::NotApproved => "not_approved",
         }
     }
 
@@ -72,6 +76,7 @@ impl ErrorCode {
             ErrorCode::Internal => 500,
             ErrorCode::MethodNotAllowed => 405,
             ErrorCode::TooLarge => 413,
+            ErrorCode::NotApproved => 403,
         }
     }
 
@@ -86,6 +91,7 @@ impl ErrorCode {
             ErrorCode::Unsupported => 6,
             ErrorCode::MethodNotAllowed => 7,
             ErrorCode::TooLarge => 8,
+            ErrorCode::NotApproved => 9,
         }
     }
 
@@ -100,6 +106,9 @@ impl ErrorCode {
             ErrorCode::Internal => "a fault inside seneschal",
             ErrorCode::MethodNotAllowed => "the HTTP method is not served at that path (HTTP only)",
             ErrorCode::TooLarge => "the request is larger than the process accepts",
+            ErrorCode::NotApproved => {
+                "the call needs a confirmation it did not get: declined, or nobody could be asked"
+            }
         }
     }
 }

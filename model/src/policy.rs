@@ -54,6 +54,14 @@ pub enum Stability {
     Planned,
 }
 
+/// The HTTP API request header that carries a confirmation token: the applying call of a
+/// `per_call` write presents the token its dry run answered.
+pub const APPROVAL_HEADER: &str = "Seneschal-Approval";
+/// The HTTP API response header of a `per_call` write's dry run: the confirmation token bound
+/// to that exact request (capability and input without `dry_run`), valid ten minutes, for the
+/// process that issued it.
+pub const APPROVAL_TOKEN_HEADER: &str = "Seneschal-Approval-Token";
+
 /// The approval a confirmation UI should ask for before a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Approval {

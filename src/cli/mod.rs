@@ -22,7 +22,7 @@ use serde_json::Value;
 use crate::codes::{ErrorCode, EXIT_STALE};
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::execute::{execute, execute_index, Transport};
+use crate::execute::{execute_index, Transport};
 use crate::registry::{Descriptor, CAPABILITIES};
 
 /// The exit-code table printed at the end of `--help`.
@@ -83,6 +83,14 @@ fn root() -> Command {
                 .global(true)
                 .action(ArgAction::SetTrue)
                 .help("Print JSON (the default when stdout is not a terminal)"),
+        )
+        .arg(
+            Arg::new("yes")
+                .long("yes")
+                .short('y')
+                .global(true)
+                .action(ArgAction::SetTrue)
+                .help("Approve the write this command makes without asking (asked y/N on a terminal, refused `not_approved` elsewhere)"),
         )
         .arg(
             Arg::new("repo")
@@ -354,6 +362,72 @@ fn context(m: &ArgMatches, sub: &ArgMatches) -> Context {
     Context::new(repo_root(m), servers::max_effect(sub))
 }
 
+/// The other end of a command-line call: the person who typed it. The invocation itself
+/// approves a `session`-level call; a `per_call` one (a repository write) is accepted by
+/// `--yes`, else asked y/N on the terminal when standard input and standard error are one,
+/// else it cannot be asked (and the gate refuses it `not_approved`, naming `--yes`).
+struct Terminal {
+    yes: bool,
+}
+
+impl crate::interact::Peer for Terminal {
+    fn ask(&self, _key: &str, method: &str, params: Value) -> crate::interact::Asked {
+        use crate::interact::Asked;
+        if method != "elicitation/create" {
+            return Asked::Unavailable(format!("the command line answers no `{method}`"));
+        }
+        if self.yes {
+            return Asked::Answered(serde_json::json!({"action": "accept"}));
+        }
+        if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+            return Asked::Unavailable(
+                "pass --yes to approve it (there is no terminal to ask on)".into(),
+            );
+        }
+        let message = params["message"].as_str().unwrap_or_default();
+        eprint!("{message}\nApprove? [y/N] ");
+        let _ = std::io::stderr().flush();
+        let mut line = String::new();
+        if std::io::stdin().read_line(&mut line).is_err() {
+            return Asked::Failed("standard input could not be read".into());
+        }
+        let action = match line.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => "accept",
+            _ => "decline",
+        };
+        Asked::Answered(serde_json::json!({ "action": action }))
+    }
+
+    fn approved_before(&self, _id: &str) -> bool {
+        true
+    }
+
+    fn approver(&self) -> &'static str {
+        if self.yes {
+            "yes"
+        } else {
+            "terminal"
+        }
+    }
+}
+
+/// Runs one capability for the command line, its peer the terminal ([`Terminal`]).
+fn run(
+    ctx: &Context,
+    m: &ArgMatches,
+    index: usize,
+    input: Value,
+) -> Result<Value, CapabilityError> {
+    let yes = m
+        .try_get_one::<bool>("yes")
+        .ok()
+        .flatten()
+        .copied()
+        .unwrap_or(false);
+    let _peer = crate::interact::Scope::enter(std::sync::Arc::new(Terminal { yes }));
+    execute_index(ctx, index, input, Transport::Cli)
+}
+
 /// Parses argv completely, then acts. Returns the process exit code.
 pub fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
@@ -404,7 +478,12 @@ pub fn main() -> ExitCode {
                     )
                 }
             };
-            match execute(&ctx, id, input, Transport::Cli) {
+            let result = crate::registry::find(id)
+                .ok_or_else(|| {
+                    CapabilityError::not_found(format!("no capability has the id `{id}`"))
+                })
+                .and_then(|(index, _)| run(&ctx, m, index, input));
+            match result {
                 Ok(v) => out.answer(&v),
                 Err(e) => fail(&e),
             }
@@ -414,7 +493,7 @@ pub fn main() -> ExitCode {
                 let (index, d) = crate::registry::find(servers::WIRE).expect("registered");
                 let ctx = context(&matches, leaf);
                 return match args::input_from(d, leaf)
-                    .and_then(|input| execute_index(&ctx, index, input, Transport::Cli))
+                    .and_then(|input| run(&ctx, leaf, index, input))
                 {
                     Ok(v) => out.answer(&v),
                     Err(e) => fail(&e),
@@ -549,8 +628,8 @@ pub fn main() -> ExitCode {
                     .iter()
                     .position(|c| std::ptr::eq(c, d))
                     .expect("from the table");
-                let result = args::input_from(d, leaf)
-                    .and_then(|input| execute_index(&ctx, index, input, Transport::Cli));
+                let result =
+                    args::input_from(d, leaf).and_then(|input| run(&ctx, leaf, index, input));
                 match result {
                     Ok(v) => {
                         let code = out.answer(&v);

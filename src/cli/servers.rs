@@ -10,6 +10,7 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use crate::error::CapabilityError;
 use crate::http::{DEFAULT_BIND, DEFAULT_TIMEOUT_SECS};
+use crate::interact::ApprovalPolicy;
 use crate::policy::Effect;
 
 /// `--allow-effects EFFECT`, the one definition every command shares: its values are
@@ -40,6 +41,33 @@ pub fn max_effect(m: &ArgMatches) -> Effect {
         .unwrap_or(Effect::RepositoryWrite)
 }
 
+/// `--approval POLICY`, the one definition `mcp` and `serve` share: what a call that needs
+/// approval meets when its client cannot be asked ([`ApprovalPolicy`]).
+pub fn approval_arg() -> Arg {
+    let names: Vec<&'static str> = ApprovalPolicy::ALL.iter().map(|p| p.as_str()).collect();
+    Arg::new("approval")
+        .long("approval")
+        .value_name("POLICY")
+        .value_parser(
+            PossibleValuesParser::new(names)
+                .map(|s: String| ApprovalPolicy::parse(&s).expect("one of the possible values")),
+        )
+        .default_value(ApprovalPolicy::default().as_str())
+        .help(APPROVAL_HELP)
+}
+
+/// The help of `--approval`.
+pub const APPROVAL_HELP: &str = "When a call needs approval (writes per call, repository reads and session state once per session) and the client cannot be asked: `ask` refuses a write (not_approved) and runs the rest, `trust-client` asks nothing and trusts the client's own confirmation, `deny` refuses both. A client that can be asked is asked under `ask` and `deny`";
+
+/// The policy `--approval` chose (the default when the command has no such flag).
+pub fn approval(m: &ArgMatches) -> ApprovalPolicy {
+    m.try_get_one::<ApprovalPolicy>("approval")
+        .ok()
+        .flatten()
+        .copied()
+        .unwrap_or_default()
+}
+
 /// The `seneschal mcp` subcommand's arguments.
 pub fn mcp() -> Command {
     Command::new("mcp")
@@ -52,6 +80,7 @@ pub fn mcp() -> Command {
         .arg(effect_arg(
             "List and execute only tools whose effect is at most this one (least privilege)",
         ))
+        .arg(approval_arg())
         .arg(
             Arg::new("inspect")
                 .long("inspect")
@@ -98,6 +127,7 @@ pub fn serve() -> Command {
                 .help("Allow a non-loopback --bind address (prints a warning: there is no authentication)"),
         )
         .arg(effect_arg(EFFECT_HELP))
+        .arg(approval_arg())
         .arg(
             Arg::new("max-body")
                 .long("max-body")
@@ -143,6 +173,7 @@ pub fn serve() -> Command {
 pub fn mcp_options(m: &ArgMatches) -> crate::mcp::Options {
     crate::mcp::Options {
         max_effect: max_effect(m),
+        approval: approval(m),
     }
 }
 
@@ -161,6 +192,7 @@ pub fn serve_options(m: &ArgMatches) -> Result<crate::http::Options, CapabilityE
         bind,
         allow_remote: m.get_flag("allow-remote"),
         max_effect: max_effect(m),
+        approval: approval(m),
         max_body: *m.get_one::<u64>("max-body").expect("defaulted") as usize,
         timeout,
         request_timeout: Duration::from_secs(

@@ -3,6 +3,7 @@
 use super::same_variants;
 use crate::context::Context;
 use crate::error::CapabilityError;
+use crate::interact::ApprovalPolicy;
 use crate::policy::{Effect, Stability};
 use crate::registry::types::server_status;
 use crate::registry::CAPABILITIES;
@@ -27,6 +28,11 @@ pub fn status(
         uptime_ms: u64::try_from(ctx.started.elapsed().as_millis()).unwrap_or(u64::MAX),
         repository: ctx.repo.to_string_lossy().into_owned(),
         allowed_effects: allowed,
+        approval: match ctx.approval {
+            ApprovalPolicy::Ask => server_status::OutputApproval::Ask,
+            ApprovalPolicy::TrustClient => server_status::OutputApproval::TrustClient,
+            ApprovalPolicy::Deny => server_status::OutputApproval::Deny,
+        },
         capabilities: server_status::OutputCapabilities {
             total: count(&|_| true),
             executable: count(&|d| d.executable()),

@@ -6,9 +6,60 @@
 //! state-changing request, so a present `Origin` that is not this server's own loopback origin
 //! is refused for every method other than GET and HEAD, before the body is read.
 
+//!
+//! Approval: the HTTP API has no way back to its client, so a call the executor's approval
+//! gate must confirm is confirmed by a token ([`Confirmation`]): a write's dry run answers
+//! one in `Seneschal-Approval-Token`, bound to that exact request, and the applying call
+//! presents it in `Seneschal-Approval`.
+
 use std::net::SocketAddr;
 
+use serde_json::{json, Value};
+
 use crate::error::CapabilityError;
+use crate::interact::{Asked, Peer};
+use crate::policy::{APPROVAL_HEADER, APPROVAL_TOKEN_HEADER};
+
+/// The peer of an HTTP API call: it answers the approval gate's request with `accept` when
+/// the request carries the confirmation token of this exact request (capability and input,
+/// checked against the binding the gate computed), and otherwise cannot be asked, naming the
+/// header. There is no session: a `session`-level call is never remembered.
+pub struct Confirmation {
+    /// The `Seneschal-Approval` header, if the request has one.
+    pub token: Option<String>,
+}
+
+impl Peer for Confirmation {
+    fn ask(&self, _key: &str, method: &str, params: Value) -> Asked {
+        if method != "elicitation/create" {
+            return Asked::Unavailable(format!(
+                "the HTTP API cannot send `{method}` to its client"
+            ));
+        }
+        let binding = params
+            .pointer("/_meta/seneschal~1binding")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        match &self.token {
+            Some(t) if crate::interact::token_matches(t, binding) => {
+                Asked::Answered(json!({"action": "accept"}))
+            }
+            Some(_) => Asked::Unavailable(format!(
+                "the `{APPROVAL_HEADER}` token does not confirm this request: it was issued for \
+                 another capability or input, by another server process, or more than ten \
+                 minutes ago; make the dry run of this exact request again"
+            )),
+            None => Asked::Unavailable(format!(
+                "present the `{APPROVAL_TOKEN_HEADER}` of this request's dry run (`dry_run: \
+                 true`) in the request header `{APPROVAL_HEADER}`"
+            )),
+        }
+    }
+
+    fn approver(&self) -> &'static str {
+        "token"
+    }
+}
 
 /// The names a `Host` header or an `Origin` may carry for this server.
 #[derive(Debug, Clone)]

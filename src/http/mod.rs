@@ -48,6 +48,8 @@ pub struct Options {
     pub allow_remote: bool,
     /// The strongest effect executed.
     pub max_effect: Effect,
+    /// What a call that needs approval meets when the client cannot be asked.
+    pub approval: crate::interact::ApprovalPolicy,
     /// The largest request body, in bytes.
     pub max_body: usize,
     /// How long a keep-alive connection may wait idle for its next request.
@@ -186,7 +188,7 @@ pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
     let addr = listener
         .local_addr()
         .map_err(|e| CapabilityError::internal(format!("the bound address is unknown: {e}")))?;
-    let ctx = Arc::new(Context::new(repo, options.max_effect));
+    let ctx = Arc::new(Context::new(repo, options.max_effect).with_approval(options.approval));
     let state = Arc::new(routes::State::new(ctx, addr, options));
 
     if options.allow_remote && !addr.ip().is_loopback() {

@@ -19,13 +19,14 @@ use sha2::{Digest, Sha256};
 use swagger_ui_redist::{SwaggerUi, SwaggerUiStaticFile};
 use tiny_http::{Header, Request, Response, StatusCode};
 
-use super::guard::Allowed;
+use super::guard::{Allowed, Confirmation};
 use super::problem;
 use super::query;
 use super::Options;
 use crate::context::Context;
 use crate::error::{CapabilityError, ErrorCode};
 use crate::execute::{execute_index, Transport};
+use crate::policy::{Approval, APPROVAL_HEADER, APPROVAL_TOKEN_HEADER};
 use crate::registry::{self, projections, CAPABILITIES};
 use crate::versions::MCP_HTTP_PATH;
 
@@ -420,10 +421,23 @@ fn capability(
         };
         json_body(headers, &body)
     };
-    let result = input.and_then(|input| execute_index(&state.ctx, index, input, Transport::Http));
-    match result {
-        Ok(v) => Reply::json(&v),
-        Err(e) => Reply::error(&e),
+    // A write's dry run answers the confirmation token of the request it plans.
+    let mut token = None;
+    let result = input.and_then(|input| {
+        if d.approval() == Approval::PerCall && input.get("dry_run") == Some(&Value::Bool(true)) {
+            token = Some(crate::interact::approval_token(&crate::interact::binding(
+                d.id, &input,
+            )));
+        }
+        let _peer = crate::interact::Scope::enter(Arc::new(Confirmation {
+            token: header(headers, &APPROVAL_HEADER.to_ascii_lowercase()).map(str::to_string),
+        }));
+        execute_index(&state.ctx, index, input, Transport::Http)
+    });
+    match (result, token) {
+        (Ok(v), Some(t)) => Reply::json(&v).header(APPROVAL_TOKEN_HEADER, t),
+        (Ok(v), None) => Reply::json(&v),
+        (Err(e), _) => Reply::error(&e),
     }
 }
 

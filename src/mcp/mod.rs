@@ -28,16 +28,19 @@ use crate::policy::Effect;
 pub struct Options {
     /// The strongest effect listed and executed.
     pub max_effect: Effect,
+    /// What a call that needs approval meets when the client cannot be asked.
+    pub approval: crate::interact::ApprovalPolicy,
 }
 
 /// Serves MCP over this process's stdin and stdout for `repo` until end of input; the exit
 /// code is success at end of input or a closed output, `internal` when stdio fails.
 pub fn serve_stdio(repo: PathBuf, options: &Options) -> ExitCode {
-    let ctx = Context::new(repo, options.max_effect);
+    let ctx = Context::new(repo, options.max_effect).with_approval(options.approval);
     eprintln!(
-        "seneschal mcp: serving {} over stdio (--allow-effects {})",
+        "seneschal mcp: serving {} over stdio (--allow-effects {}, --approval {})",
         ctx.repo.display(),
-        options.max_effect.as_str()
+        options.max_effect.as_str(),
+        options.approval.as_str()
     );
     match stdio::serve(
         &ctx,

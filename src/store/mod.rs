@@ -70,6 +70,33 @@ const GITIGNORE_V1: &str = "# Written by seneschal: per-machine write state, nev
 
 thread_local! {
     static TRANSPORT: Cell<Option<Transport>> = const { Cell::new(None) };
+    static APPROVED_BY: Cell<Option<&'static str>> = const { Cell::new(None) };
+}
+
+/// Sets how the current call was approved (`elicitation`, `token`, `yes`, …) until dropped:
+/// the executor's approval gate holds it around the handler, and the write's intent and
+/// outcome records carry it as `approved_by`.
+pub struct ApprovalScope(Option<&'static str>);
+
+impl ApprovalScope {
+    /// Enters a call approved by `by` (`None`: not asked).
+    pub fn enter(by: Option<&'static str>) -> ApprovalScope {
+        ApprovalScope(APPROVED_BY.with(|c| c.replace(by)))
+    }
+}
+
+impl Drop for ApprovalScope {
+    fn drop(&mut self) {
+        APPROVED_BY.with(|c| c.set(self.0));
+    }
+}
+
+/// A record of the current call, with `approved_by` when the call was approved.
+fn approved(mut r: Value) -> Value {
+    if let Some(by) = APPROVED_BY.with(|c| c.get()) {
+        r["approved_by"] = json!(by);
+    }
+    r
 }
 
 /// Sets the transport of the current call on this thread until dropped (the executor holds it
@@ -435,7 +462,7 @@ pub fn transact(
         match keys::check(&s.locked, key, &request) {
             Ok(keys::Replay::Same(mut result)) => {
                 result["replayed"] = json!(true);
-                s.append(outcome_record(
+                s.append(approved(outcome_record(
                     capability,
                     t,
                     &request,
@@ -443,7 +470,7 @@ pub fn transact(
                     None,
                     "replayed",
                     None,
-                ))?;
+                )))?;
                 return Ok(result);
             }
             Ok(keys::Replay::None) => {}
@@ -469,9 +496,9 @@ pub fn transact(
     intent["targets"] = targets.clone();
     intent["key_hash"] = key.map_or(Value::Null, |k| json!(keys::key_hash(k)));
     // Write-ahead: without a durable intent nothing is written.
-    let seq = s.append(intent)?["seq"].as_u64().expect("a seq");
+    let seq = s.append(approved(intent))?["seq"].as_u64().expect("a seq");
     let outcome = |s: &mut Session, word: &str, e: Option<&CapabilityError>| {
-        s.append(outcome_record(
+        s.append(approved(outcome_record(
             capability,
             t,
             &request,
@@ -479,7 +506,7 @@ pub fn transact(
             Some(seq),
             word,
             e,
-        ))
+        )))
     };
     if let Some(k) = key {
         if let Err(e) = keys::reserve(&s.locked, k, &request, &plan.answer, seq) {

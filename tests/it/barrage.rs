@@ -640,7 +640,7 @@ fn the_knowledge_file_cap_holds_on_every_transport() {
     // The write, through `call --input -` (one argument cannot carry a megabyte).
     let out = support::run_with_stdin(
         dir,
-        &["call", "knowledge.create", "--input", "-"],
+        &["call", "knowledge.create", "--yes", "--input", "-"],
         big_write.to_string().as_bytes(),
     );
     assert_eq!(out.status.code(), Some(2), "{}", support::stderr(&out));

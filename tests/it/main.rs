@@ -8,6 +8,7 @@
 mod support;
 
 mod add_capability;
+mod approval;
 mod barrage;
 mod cli;
 mod conformance;

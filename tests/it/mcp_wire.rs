@@ -22,7 +22,8 @@ const FILES: [&str; 5] = [
     ".cursor/mcp.json",
 ];
 
-/// The binary run in `dir` with this binary's folder first on PATH, so `seneschal` names it.
+/// The binary run in `dir` with this binary's folder first on PATH, so `seneschal` names it;
+/// the write is approved (`--yes`).
 fn run(dir: &Path, args: &[&str]) -> Output {
     let bin = support::bin();
     let path = format!(
@@ -32,6 +33,7 @@ fn run(dir: &Path, args: &[&str]) -> Output {
     );
     Command::new(&bin)
         .args(args)
+        .arg("--yes")
         .current_dir(dir)
         .env("PATH", path)
         .output()

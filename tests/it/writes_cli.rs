@@ -585,7 +585,7 @@ fn kill_9_during_writes_leaves_files_parseable_and_the_chain_verifiable() {
         let g = get(dir, uri);
         let body = format!("# Round {i}\n{}\n", "text ".repeat(2000));
         let mut child = Command::new(support::bin())
-            .args(["call", "knowledge.update", "--input"])
+            .args(["call", "knowledge.update", "--yes", "--input"])
             .arg(json!({"uri": uri, "expected_digest": g["digest"], "body": body}).to_string())
             .arg("--repo")
             .arg(dir)

@@ -87,6 +87,7 @@ fn prepare() -> (tempfile::TempDir, tempfile::TempDir) {
         &[
             "call",
             "knowledge.create",
+            "--yes",
             "--input",
             r#"{"kind":"adr","front_matter":{"title":"Keyed","status":"proposed","date":"2026-11-30"},"idempotency_key":"used"}"#,
         ],
@@ -138,7 +139,7 @@ fn refusals_over_the_cli() {
     let before = snapshot(dir);
     let cases = refusals(dir);
     for (id, input, code) in &cases {
-        let o = support::run_in(dir, &["call", id, "--input", &input.to_string()]);
+        let o = support::run_in(dir, &["call", id, "--yes", "--input", &input.to_string()]);
         let err = support::stderr(&o);
         assert!(
             err.starts_with(&format!("error[{code}]")),

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use super::{allowed_effects, part_text, Part, GENERATED_BY};
 use crate::codes::ErrorCode;
 use crate::model::{hints_json, Capability, Registry};
-use crate::policy::Effect;
+use crate::policy::{Approval, Effect, APPROVAL_HEADER, APPROVAL_TOKEN_HEADER};
 
 /// Keywords that describe a schema rather than constrain it: they stay on the outer schema
 /// when a nullable type is split into `anyOf` branches.
@@ -232,15 +232,54 @@ pub fn operation(c: &Capability) -> Value {
             json!({"required": true, "content": {"application/json": media}}),
         );
     }
+    let mut ok = json!({"description": success_description(c), "content": {"application/json": {"schema": output}}});
+    if c.approval() == Approval::PerCall {
+        // The approval gate: the dry run answers a confirmation token, the applying call
+        // presents it (tests/it/approval.rs).
+        let param = json!({
+            "name": APPROVAL_HEADER,
+            "in": "header",
+            "required": false,
+            "schema": {"type": "string"},
+            "description": format!(
+                "The confirmation token of this exact request: the `{APPROVAL_TOKEN_HEADER}` \
+                 header its dry run (`dry_run: true`) answered, valid ten minutes. Without it \
+                 (or with a token of another request) the call is refused `not_approved` \
+                 unless the server runs with `--approval trust-client`."
+            ),
+        });
+        match op.get_mut("parameters").and_then(Value::as_array_mut) {
+            Some(params) => params.push(param),
+            None => {
+                op.insert("parameters".into(), json!([param]));
+            }
+        }
+        if c.input.pointer("/properties/dry_run").is_some() {
+            ok["headers"] = json!({APPROVAL_TOKEN_HEADER: {
+                "description": format!(
+                    "With `dry_run: true`: the confirmation token the applying call presents in \
+                     `{APPROVAL_HEADER}` (bound to the capability and the input without \
+                     `dry_run`, valid ten minutes, for this server process)."
+                ),
+                "schema": {"type": "string"},
+            }});
+        }
+    }
     let mut responses = Map::new();
-    responses.insert(
-        "200".into(),
-        json!({"description": success_description(c), "content": {"application/json": {"schema": output}}}),
-    );
+    responses.insert("200".into(), ok);
+    // One response per status: codes that share one (`refused` and `not_approved`, 403)
+    // share a response named by both.
+    let mut by_status: std::collections::BTreeMap<u16, Vec<&str>> = Default::default();
     for code in c.all_errors() {
+        by_status
+            .entry(code.http_status())
+            .or_default()
+            .push(code.as_str());
+    }
+    for (status, codes) in by_status {
         responses.insert(
-            code.http_status().to_string(),
-            json!({"$ref": format!("#/components/responses/{}", code.as_str())}),
+            status.to_string(),
+            json!({"$ref": format!("#/components/responses/{}", codes.join("_or_"))}),
         );
     }
     // What the server loop answers before any route: a request that never became one.
@@ -294,6 +333,18 @@ fn components() -> Value {
             }),
         );
     }
+    // The status two codes share on a gated operation.
+    let (refused, not_approved) = (ErrorCode::Refused, ErrorCode::NotApproved);
+    responses.insert(
+        format!("{}_or_{}", refused.as_str(), not_approved.as_str()),
+        json!({
+            "description": format!(
+                "`{}`: {}; or `{}`: {} (see the `code` member).",
+                refused.as_str(), refused.meaning(), not_approved.as_str(), not_approved.meaning()
+            ),
+            "content": {"application/problem+json": {"schema": {"$ref": "#/components/schemas/Problem"}}}
+        }),
+    );
     json!({
         "schemas": {
             "Problem": {

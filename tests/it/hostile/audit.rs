@@ -25,9 +25,13 @@ fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     support::output_within(cmd, Duration::from_secs(10))
 }
 
-/// `seneschal call ID --input JSON` in `dir`.
+/// `seneschal call ID --yes --input JSON` in `dir`.
 fn call(dir: &Path, id: &str, input: &Value, env: &[(&str, &str)]) -> Output {
-    run(dir, &["call", id, "--input", &input.to_string()], env)
+    run(
+        dir,
+        &["call", id, "--yes", "--input", &input.to_string()],
+        env,
+    )
 }
 
 fn ok(dir: &Path, id: &str, input: &Value) -> Value {
@@ -386,7 +390,13 @@ fn kill_9_between_any_two_syscalls_leaves_no_unaudited_and_no_double_applied_wri
         let mut input = create(&format!("Killed {i}"));
         input["idempotency_key"] = json!(format!("key-{i}"));
         let mut child = Command::new(support::bin())
-            .args(["call", "knowledge.create", "--input", &input.to_string()])
+            .args([
+                "call",
+                "knowledge.create",
+                "--yes",
+                "--input",
+                &input.to_string(),
+            ])
             .env_remove("SENESCHAL_AUDIT_KEY")
             .current_dir(dir)
             .stdout(Stdio::null())
@@ -899,9 +909,15 @@ fn an_intent_that_cannot_be_appended_writes_nothing_and_its_torn_line_is_cut() {
     let mut input = create("Too big for the log");
     input["idempotency_key"] = json!("efbig");
     let mut cmd = Command::new(support::bin());
-    cmd.args(["call", "knowledge.create", "--input", &input.to_string()])
-        .env_remove("SENESCHAL_AUDIT_KEY")
-        .current_dir(dir);
+    cmd.args([
+        "call",
+        "knowledge.create",
+        "--yes",
+        "--input",
+        &input.to_string(),
+    ])
+    .env_remove("SENESCHAL_AUDIT_KEY")
+    .current_dir(dir);
     // SAFETY: only async-signal-safe calls (signal, setrlimit) between fork and exec.
     unsafe {
         cmd.pre_exec(move || {

@@ -41,11 +41,16 @@ impl Serve {
         Serve::start_bin(&super::bin(), dir, args, env)
     }
 
-    /// [`Serve::start_args`] with another build of the binary (one with cargo features).
+    /// [`Serve::start_args`] with another build of the binary (one with cargo features). The
+    /// server trusts its client's approval (`--approval trust-client`) unless the arguments
+    /// choose a policy: approval is the point of `approval.rs` only.
     pub fn start_bin(bin: &Path, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Serve {
         let mut argv = vec!["serve"];
         if !args.contains(&"--bind") {
             argv.extend(["--bind", "127.0.0.1:0"]);
+        }
+        if !args.contains(&"--approval") {
+            argv.extend(["--approval", "trust-client"]);
         }
         argv.extend(args);
         let mut child = super::spawn_piped(bin, dir, &argv, env);

@@ -24,9 +24,14 @@ impl Mcp {
         Mcp::start_bin(&super::bin(), dir, args, env)
     }
 
-    /// [`Mcp::start_with`] with another build of the binary (one with cargo features).
+    /// [`Mcp::start_with`] with another build of the binary (one with cargo features). The
+    /// server trusts its client's approval (`--approval trust-client`) unless the arguments
+    /// choose a policy: approval is the point of `approval.rs` only.
     pub fn start_bin(bin: &Path, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Mcp {
-        let argv: Vec<&str> = std::iter::once("mcp").chain(args.iter().copied()).collect();
+        let mut argv: Vec<&str> = std::iter::once("mcp").chain(args.iter().copied()).collect();
+        if !args.contains(&"--approval") {
+            argv.extend(["--approval", "trust-client"]);
+        }
         let mut child = super::spawn_piped(bin, dir, &argv, env);
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().expect("piped"));

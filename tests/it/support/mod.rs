@@ -33,9 +33,13 @@ pub fn spawn_piped(
         .unwrap_or_else(|e| panic!("seneschal {} starts: {e}", args.join(" ")))
 }
 
-/// `seneschal call ID --input JSON` in the repository at `dir`.
+/// `seneschal call ID --input JSON --yes` in the repository at `dir` (a write is approved:
+/// `approval.rs` tests the refusal without `--yes`).
 pub fn call(dir: &Path, id: &str, input: impl std::borrow::Borrow<serde_json::Value>) -> Output {
-    run_in(dir, &["call", id, "--input", &input.borrow().to_string()])
+    run_in(
+        dir,
+        &["call", id, "--yes", "--input", &input.borrow().to_string()],
+    )
 }
 
 /// Runs the binary with `args` in `dir` (stdout is a pipe, so answers are JSON).

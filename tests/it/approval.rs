@@ -1,0 +1,489 @@
+//! Approval enforced where the action runs: the executor's gate confirms a `per_call` call
+//! (every repository write) and a `session` call (repository reads, session state) before the
+//! handler, through the peer of the call, on every transport. Driven through the built binary:
+//! the command line (`--yes`, else `not_approved`, exit 9), the HTTP API (the dry run's
+//! confirmation token, bound to the exact request), MCP stdio (`--approval deny|ask|
+//! trust-client` with a client that declares no elicitation); and a loop over the registry:
+//! no write runs unconfirmed on any transport.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::support;
+use crate::support::http::Serve;
+use crate::support::mcp::Mcp;
+use seneschal::policy::Effect;
+use seneschal::registry::CAPABILITIES;
+
+/// Every file of the repository outside `.git/` and `.seneschal/`, with its bytes.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if rel == ".git" || rel == ".seneschal" {
+                continue;
+            }
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() {
+                walk(root, &p, out);
+            } else if ft.is_file() {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// The audit log's records.
+fn audit(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join(".seneschal/audit.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn new_guide(id: &str) -> Value {
+    json!({"kind": "guide", "id": id, "front_matter": {"title": "Releasing", "status": "draft"}, "body": "# Releasing\n"})
+}
+
+/// An input of each repository write that its schema accepts: its first `ok` example,
+/// applying (not a dry run).
+fn write_inputs() -> Vec<(&'static str, &'static str, &'static str, Value)> {
+    let mut out = Vec::new();
+    for d in CAPABILITIES
+        .iter()
+        .filter(|d| d.executable() && d.effect == Effect::RepositoryWrite)
+    {
+        let examples: Vec<Value> = serde_json::from_str(d.examples_json).unwrap();
+        let mut input = examples
+            .iter()
+            .find(|e| e["outcome"] == "ok")
+            .map(|e| e["input"].clone())
+            .unwrap_or_else(|| panic!("{} declares an ok example", d.id));
+        if let Some(m) = input.as_object_mut() {
+            m.remove("dry_run");
+        }
+        let tool = d
+            .mcp_tool
+            .unwrap_or_else(|| panic!("{} is an MCP tool", d.id));
+        let path = d.http.map(|h| h.path).unwrap_or_default();
+        out.push((d.id, tool, path, input));
+    }
+    assert!(
+        out.len() >= 4,
+        "the registry has the four writes at least: {out:?}"
+    );
+    out
+}
+
+#[test]
+fn the_command_line_refuses_a_write_without_yes_and_applies_it_with_yes() {
+    let d = support::adr_repo();
+    let dir = d.path();
+    let before = tree(dir);
+    let input = new_guide("releasing").to_string();
+    // Not a terminal, no --yes: refused, exit 9, nothing written, audited.
+    let o = support::run_in(dir, &["call", "knowledge.create", "--input", &input]);
+    let err = support::stderr(&o);
+    assert_eq!(o.status.code(), Some(9), "{err}");
+    assert!(err.starts_with("error[not_approved]"), "{err}");
+    assert!(err.contains("--yes"), "the refusal says how: {err}");
+    assert_eq!(tree(dir), before, "a refused write changes nothing");
+    let records = audit(dir);
+    let last = records.last().expect("the refusal is audited");
+    assert_eq!(
+        (
+            last["capability"].as_str(),
+            last["outcome"].as_str(),
+            last["code"].as_str()
+        ),
+        (
+            Some("knowledge.create"),
+            Some("refused"),
+            Some("not_approved")
+        ),
+        "{last}"
+    );
+    // The same through the capability's own command.
+    let o = support::run_in(
+        dir,
+        &[
+            "knowledge",
+            "create",
+            "--kind",
+            "guide",
+            "--id",
+            "releasing",
+            "--front-matter",
+            r#"{"title": "Releasing", "status": "draft"}"#,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(9), "{}", support::stderr(&o));
+    assert_eq!(tree(dir), before);
+    // A dry run plans and changes nothing: it is not asked.
+    let dry = support::run_in(
+        dir,
+        &[
+            "call",
+            "knowledge.create",
+            "--input",
+            &json!({"kind": "guide", "id": "releasing", "front_matter": {"title": "Releasing", "status": "draft"}, "dry_run": true}).to_string(),
+        ],
+    );
+    assert!(dry.status.success(), "{}", support::stderr(&dry));
+    assert_eq!(tree(dir), before);
+    // With --yes: applied, and the audit says how it was approved.
+    let o = support::run_in(
+        dir,
+        &["--yes", "call", "knowledge.create", "--input", &input],
+    );
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    assert!(dir.join("docs/guides/releasing.md").is_file());
+    let records = audit(dir);
+    let applied: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["capability"] == "knowledge.create" && r["phase"] == "intent")
+        .collect();
+    assert_eq!(applied.len(), 1, "{records:?}");
+    assert_eq!(applied[0]["approved_by"], "yes", "{}", applied[0]);
+    let outcome = records.last().unwrap();
+    assert_eq!(
+        (&outcome["outcome"], &outcome["approved_by"]),
+        (&json!("applied"), &json!("yes"))
+    );
+    // A session-level read and session state run on the command line without --yes: the
+    // invocation approves them.
+    let read = support::run_in(
+        dir,
+        &[
+            "call",
+            "files.read",
+            "--input",
+            r#"{"path": "docs/adr/0001-first.md"}"#,
+        ],
+    );
+    assert!(read.status.success(), "{}", support::stderr(&read));
+    let note = support::run_in(dir, &["session", "note", "add", "--text", "a"]);
+    assert!(note.status.success(), "{}", support::stderr(&note));
+    // The chain still verifies with the refusals in it.
+    let v = support::run_in(dir, &["audit", "verify"]);
+    assert!(v.status.success(), "{}", support::stderr(&v));
+}
+
+#[test]
+fn the_http_api_applies_a_write_with_the_token_of_its_own_dry_run_only() {
+    let d = support::adr_repo();
+    let dir = d.path();
+    let server = Serve::start_args(dir, &["--approval", "ask"], &[]);
+    let before = tree(dir);
+    let path = "/api/v1/knowledge/create";
+    let post = |body: &Value, headers: &[(&str, &str)]| {
+        let mut all = vec![("Content-Type", "application/json")];
+        all.extend_from_slice(headers);
+        server.request("POST", path, &all, body.to_string().as_bytes())
+    };
+    let input = new_guide("releasing");
+    let mut dry = input.clone();
+    dry["dry_run"] = json!(true);
+    // The dry run answers the plan and a token.
+    let r = post(&dry, &[]);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let token = r
+        .header("Seneschal-Approval-Token")
+        .expect("the dry run answers a confirmation token")
+        .to_string();
+    assert_eq!(tree(dir), before, "a dry run changes nothing");
+    // Without a token: 403 not_approved, naming the header; nothing written.
+    let r = post(&input, &[]);
+    assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
+    let problem = r.json();
+    assert_eq!(problem["code"], "not_approved", "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Seneschal-Approval"),
+        "{problem}"
+    );
+    // The token of another request: another input of the same capability, and the same
+    // input of another capability.
+    let mut other_input = input.clone();
+    other_input["id"] = json!("other");
+    let r = post(&other_input, &[("Seneschal-Approval", &token)]);
+    assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["code"], "not_approved");
+    let update = json!({"uri": "seneschal://knowledge/adr/0001", "expected_digest": format!("sha256:{}", "0".repeat(64)), "body": "x\n"});
+    let mut update_dry = update.clone();
+    update_dry["dry_run"] = json!(true);
+    let r = server.request(
+        "POST",
+        "/api/v1/knowledge/update",
+        &[
+            ("Content-Type", "application/json"),
+            ("Seneschal-Approval", &token),
+        ],
+        update.to_string().as_bytes(),
+    );
+    assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["code"], "not_approved");
+    // A forged or altered token.
+    let last = if token.ends_with('0') { '1' } else { '0' };
+    let forged = format!("{}{last}", &token[..token.len() - 1]);
+    let r = post(&input, &[("Seneschal-Approval", &forged)]);
+    assert_eq!(r.status, 403);
+    assert_eq!(tree(dir), before, "no refused call wrote anything");
+    // The token of this exact request: applied, audited as approved by token.
+    let r = post(&input, &[("Seneschal-Approval", &token)]);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["applied"], true);
+    assert!(dir.join("docs/guides/releasing.md").is_file());
+    let records = audit(dir);
+    let refused = records
+        .iter()
+        .filter(|r| r["code"] == "not_approved" && r["transport"] == "http")
+        .count();
+    assert_eq!(refused, 4, "each refusal is audited: {records:?}");
+    let last = records.last().unwrap();
+    assert_eq!(
+        (&last["outcome"], &last["approved_by"]),
+        (&json!("applied"), &json!("token")),
+        "{last}"
+    );
+    // A session-level read has no session to be approved in: under `ask` it runs.
+    let (status, body) = server.json(
+        "GET",
+        "/api/v1/files/read?path=docs/adr/0001-first.md",
+        None,
+    );
+    assert_eq!(status, 200, "{body}");
+    // The policy is where the projection says: server.status.
+    let (status, body) = server.json("GET", "/api/v1/server/status", None);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["approval"], "ask");
+    server.finish();
+}
+
+#[test]
+fn under_deny_the_http_api_refuses_session_reads_and_trust_client_asks_nothing() {
+    let d = support::adr_repo();
+    let dir = d.path();
+    let deny = Serve::start_args(dir, &["--approval", "deny"], &[]);
+    let (status, body) = deny.json(
+        "GET",
+        "/api/v1/files/read?path=docs/adr/0001-first.md",
+        None,
+    );
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (403, Some("not_approved")),
+        "{body}"
+    );
+    let (_, body) = deny.json("GET", "/api/v1/server/status", None);
+    assert_eq!(
+        body["approval"], "deny",
+        "a metadata read needs no approval"
+    );
+    deny.finish();
+    let trust = Serve::start_args(dir, &["--approval", "trust-client"], &[]);
+    let (status, body) = trust.json(
+        "POST",
+        "/api/v1/knowledge/create",
+        Some(&new_guide("trusted")),
+    );
+    assert_eq!(status, 200, "{body}");
+    trust.finish();
+    let last = audit(dir).pop().unwrap();
+    assert_eq!(last["approved_by"], "trust-client", "{last}");
+}
+
+#[test]
+fn mcp_stdio_without_elicitation_follows_the_policy() {
+    let d = support::adr_repo();
+    let dir = d.path();
+    let before = tree(dir);
+    let create = json!({"name": "knowledge_create", "arguments": new_guide("releasing")});
+    let read = json!({"name": "files_read", "arguments": {"path": "docs/adr/0001-first.md"}});
+    let error_code = |a: &Value| a["result"]["_meta"]["seneschal/error"]["code"].clone();
+
+    // deny: a client that declares no elicitation cannot approve: writes and session-level
+    // reads are refused, metadata runs.
+    let mut mcp = Mcp::start_with(dir, &["--approval", "deny"], &[]);
+    mcp.initialize("2025-11-25");
+    let a = mcp.request("tools/call", create.clone());
+    assert_eq!(a["result"]["isError"], true, "{a}");
+    assert_eq!(error_code(&a), "not_approved", "{a}");
+    let a = mcp.request("tools/call", read.clone());
+    assert_eq!(error_code(&a), "not_approved", "{a}");
+    let a = mcp.request(
+        "tools/call",
+        json!({"name": "server_status", "arguments": {}}),
+    );
+    assert_eq!(a["result"]["structuredContent"]["approval"], "deny", "{a}");
+    let (status, _, err) = mcp.finish();
+    assert!(status.success(), "{err}");
+    assert!(
+        err.contains("--approval deny"),
+        "the banner names the policy: {err}"
+    );
+    assert_eq!(tree(dir), before);
+
+    // ask (the default): the write is refused, the session-level read runs.
+    let mut mcp = Mcp::start_with(dir, &["--approval", "ask"], &[]);
+    mcp.initialize("2025-11-25");
+    let a = mcp.request("tools/call", create.clone());
+    assert_eq!(error_code(&a), "not_approved", "{a}");
+    let message = a.to_string();
+    assert!(
+        message.contains("trust-client"),
+        "the refusal says how: {message}"
+    );
+    let a = mcp.request("tools/call", read.clone());
+    assert_eq!(a["result"]["isError"], false, "{a}");
+    let a = mcp.request(
+        "tools/call",
+        json!({"name": "server_status", "arguments": {}}),
+    );
+    assert_eq!(a["result"]["structuredContent"]["approval"], "ask", "{a}");
+    let _ = mcp.finish();
+    assert_eq!(tree(dir), before);
+    let refusals = audit(dir)
+        .iter()
+        .filter(|r| r["code"] == "not_approved" && r["transport"] == "mcp")
+        .count();
+    assert_eq!(refusals, 2, "each refused write is audited");
+
+    // No flag is `ask`.
+    let o = support::run_in(dir, &["mcp", "--help"]);
+    assert!(
+        support::stdout(&o).contains("[default: ask]"),
+        "{}",
+        support::stdout(&o)
+    );
+
+    // trust-client: the client's own confirmation is trusted.
+    let mut mcp = Mcp::start_with(dir, &["--approval", "trust-client"], &[]);
+    mcp.initialize("2025-11-25");
+    let a = mcp.request("tools/call", create);
+    assert_eq!(a["result"]["isError"], false, "{a}");
+    let _ = mcp.finish();
+    assert!(dir.join("docs/guides/releasing.md").is_file());
+    let last = audit(dir).pop().unwrap();
+    assert_eq!(last["approved_by"], "trust-client", "{last}");
+}
+
+/// The gate cannot be bypassed: every repository write of the registry, called with an
+/// input its schema accepts and no approval, is refused `not_approved` on each transport and
+/// changes nothing.
+#[test]
+fn no_write_of_the_registry_runs_unapproved_on_any_transport() {
+    let d = support::adr_repo();
+    let dir = d.path();
+    let before = tree(dir);
+    let writes = write_inputs();
+    let mut mcp = Mcp::start_with(dir, &["--approval", "deny"], &[]);
+    mcp.initialize("2025-11-25");
+    let server = Serve::start_args(dir, &["--approval", "deny"], &[]);
+    for (id, tool, path, input) in &writes {
+        let a = mcp.request("tools/call", json!({"name": tool, "arguments": input}));
+        assert_eq!(
+            a["result"]["_meta"]["seneschal/error"]["code"], "not_approved",
+            "MCP {id} {input}: {a}"
+        );
+        let (status, body) = server.json("POST", path, Some(input));
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (403, Some("not_approved")),
+            "HTTP {id} {input}: {body}"
+        );
+        let o = support::run_in(dir, &["call", id, "--input", &input.to_string()]);
+        assert_eq!(
+            o.status.code(),
+            Some(9),
+            "CLI {id} {input}: {}",
+            support::stderr(&o)
+        );
+        assert_eq!(tree(dir), before, "{id} changed the repository unapproved");
+    }
+    let _ = mcp.finish();
+    server.finish();
+    let records = audit(dir);
+    for (id, ..) in &writes {
+        let refused = records
+            .iter()
+            .filter(|r| r["capability"] == *id && r["code"] == "not_approved")
+            .count();
+        assert_eq!(refused, 3, "{id}: one audited refusal per transport");
+    }
+}
+
+/// `seneschal ARGS` on a pseudo-terminal (util-linux `script`), with `answer` typed on it:
+/// (exit code, everything the terminal showed).
+fn on_a_terminal(dir: &Path, args: &str, answer: &str) -> (Option<i32>, String) {
+    use std::io::Write;
+    let mut child = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("{} {args}", support::bin().display()),
+            "/dev/null",
+        ])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("util-linux `script` runs the binary on a pseudo-terminal");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(answer.as_bytes())
+        .unwrap();
+    // Bounded: a prompt that waited forever would fail here, not hang the suite.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("`seneschal {args}` did not end within 20 s on a terminal");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let o = child.wait_with_output().unwrap();
+    (
+        o.status.code(),
+        format!("{}{}", support::stdout(&o), support::stderr(&o)),
+    )
+}
+
+#[test]
+fn on_a_terminal_the_command_line_asks_y_n_and_a_no_writes_nothing() {
+    let d = support::adr_repo();
+    let dir = d.path();
+    let before = tree(dir);
+    let args = r#"knowledge create --kind guide --id asked --front-matter '{"title": "Asked", "status": "draft"}' --json"#;
+    let (code, shown) = on_a_terminal(dir, args, "n\n");
+    assert_eq!(code, Some(9), "{shown}");
+    assert!(
+        shown.contains("Create 1 knowledge object: guide/asked (docs/guides/asked.md)")
+            && shown.contains("Approve? [y/N]"),
+        "the prompt shows the dry run's review sentence: {shown}"
+    );
+    assert!(shown.contains("error[not_approved]"), "{shown}");
+    assert_eq!(tree(dir), before);
+    let (code, shown) = on_a_terminal(dir, args, "y\n");
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(dir.join("docs/guides/asked.md").is_file());
+    let records = audit(dir);
+    assert_eq!(records.last().unwrap()["approved_by"], "terminal");
+    assert!(
+        records
+            .iter()
+            .any(|r| r["code"] == "not_approved" && r["transport"] == "cli"),
+        "the no is audited: {records:?}"
+    );
+}
