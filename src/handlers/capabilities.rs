@@ -111,6 +111,21 @@ same_variants!(Approval => capabilities_projections::OutputCapabilitiesItemAppro
 mod tests {
     use super::*;
 
+    /// `capabilities.show` answers the compiled descriptor read into its output type: every
+    /// descriptor of the registry must read (a policy value its schema lacks would not).
+    #[test]
+    fn every_compiled_descriptor_is_a_capabilities_show_answer() {
+        let ctx = Context::new(std::env::temp_dir(), Effect::Read);
+        for d in CAPABILITIES.iter() {
+            let input = capabilities_show::Input {
+                id: d.id.to_string(),
+            };
+            if let Err(e) = show(&ctx, input) {
+                panic!("{}: {}", d.id, e.message);
+            }
+        }
+    }
+
     /// `same_variants!` maps by variant name; the answer must keep the policy's spelling.
     #[test]
     fn mapped_enums_are_spelled_as_the_policy_spells_them() {
