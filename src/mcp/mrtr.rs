@@ -95,14 +95,22 @@ impl Round {
             }
         };
         match params.get(INPUT_RESPONSES) {
-            None | Some(Value::Null) => {}
+            None => {}
             Some(Value::Object(answers)) => {
+                // Each answer is the result of a request: an object, whatever the method.
+                if let Some((key, _)) = answers.iter().find(|(_, v)| !v.is_object()) {
+                    return Err(RpcError::invalid_params(format!(
+                        "invalid params: `{INPUT_RESPONSES}.{key}` must be an object, the result of the request it answers"
+                    ))
+                    .with_data(json!({"field": INPUT_RESPONSES, "key": key})));
+                }
                 known.extend(answers.iter().map(|(k, v)| (k.clone(), v.clone())))
             }
             Some(_) => {
                 return Err(RpcError::invalid_params(format!(
                     "invalid params: `{INPUT_RESPONSES}` must be an object"
-                )))
+                ))
+                .with_data(json!({"field": INPUT_RESPONSES})))
             }
         }
         Ok(Round {
@@ -313,5 +321,7 @@ mod tests {
         bytes.clear();
         assert!(round(json!({"requestState": 7})).is_err());
         assert!(round(json!({"inputResponses": []})).is_err());
+        assert!(round(json!({"inputResponses": null})).is_err());
+        assert!(round(json!({"inputResponses": {"k": 12345}})).is_err());
     }
 }
