@@ -629,7 +629,9 @@ fn mcp_header_problems(schema: &Value, at: &str) -> Vec<(String, String)> {
         if !matches!(prop, Some("string" | "number" | "integer" | "boolean")) {
             out.push((
                 here,
-                format!("`{MCP_HEADER}` needs a property of type string, number, integer or boolean"),
+                format!(
+                    "`{MCP_HEADER}` needs a property of type string, number, integer or boolean"
+                ),
             ));
         }
     }
@@ -813,11 +815,15 @@ mod tests {
             .map(|(at, m)| format!("{at}: {m}"))
             .collect();
         assert_eq!(problems.len(), 4, "{problems:?}");
-        assert!(problems[0].starts_with("/input/properties/a/x-mcp-header: ") && problems[0].contains("header name"));
+        assert!(
+            problems[0].starts_with("/input/properties/a/x-mcp-header: ")
+                && problems[0].contains("header name")
+        );
         assert!(problems[1].contains("/b/") && problems[1].contains("type string"));
         assert!(problems[2].contains("/c/") && problems[2].contains("declared twice"));
         assert!(problems[3].contains("/d/properties/e/") && problems[3].contains("top-level"));
-        let output = json!({"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "R"}}});
+        let output =
+            json!({"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "R"}}});
         assert_eq!(mcp_header_problems(&output, "/output").len(), 1);
     }
 

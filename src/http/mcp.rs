@@ -154,17 +154,17 @@ fn param_header_mismatch(
         let raw = header(headers, &format!("mcp-param-{name}"));
         let why = match (raw, body) {
             (None, None) => continue,
-            (None, Some(_)) => format!(
-                "Mcp-Param-{name} header is missing while the body gives `{property}`"
-            ),
-            (Some(_), None) => format!(
-                "Mcp-Param-{name} header is present while the body gives no `{property}`"
-            ),
+            (None, Some(_)) => {
+                format!("Mcp-Param-{name} header is missing while the body gives `{property}`")
+            }
+            (Some(_), None) => {
+                format!("Mcp-Param-{name} header is present while the body gives no `{property}`")
+            }
             (Some(raw), Some(b)) => match strict_header_value(raw) {
                 None => format!("Mcp-Param-{name} header is not valid padded Base64 of UTF-8"),
-                Some(h) if h != b => format!(
-                    "Mcp-Param-{name} header value '{h}' does not match body value '{b}'"
-                ),
+                Some(h) if h != b => {
+                    format!("Mcp-Param-{name} header value '{h}' does not match body value '{b}'")
+                }
                 Some(_) => continue,
             },
         };

@@ -315,7 +315,10 @@ mod tests {
         let (body, mac) = state.rsplit_once('.').unwrap();
         let mut bytes = super::super::wire::header_value(&format!("=?base64?{body}?="))
             .unwrap()
-            .replace("\"answers\":{}", "\"answers\":{\"k\":{\"action\":\"accept\"}}");
+            .replace(
+                "\"answers\":{}",
+                "\"answers\":{\"k\":{\"action\":\"accept\"}}",
+            );
         let forged = format!("{}.{mac}", crate::text::base64(bytes.as_bytes()));
         assert!(round(json!({"requestState": forged})).is_err());
         bytes.clear();

@@ -9,8 +9,8 @@ use serde_json::{json, Map, Value};
 
 use super::super::dispatch::{Call, Capability, Feature, Method};
 use super::super::model::{
-    default_json, parse, Body, Era, GetPromptParams, ListParams, ListPromptsResult, PromptsCapability,
-    RpcError, INTERNAL_ERROR,
+    default_json, parse, Body, Era, GetPromptParams, ListParams, ListPromptsResult,
+    PromptsCapability, RpcError, INTERNAL_ERROR,
 };
 use super::page;
 use crate::execute::{knowledge_prompt, knowledge_prompts};
