@@ -21,7 +21,8 @@ use std::sync::{Mutex, OnceLock};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::model::{RpcError, ServerInfo, META_CLIENT_CAPABILITIES, META_SERVER_INFO};
+use super::model::{RpcError, ServerInfo, META_CLIENT_CAPABILITIES, META_ERROR, META_SERVER_INFO};
+use crate::error::CapabilityError;
 
 /// The JSON-RPC error of a request that needs a client capability the client did not declare
 /// (MCP 2026-07-28 `MissingRequiredClientCapabilityError`).
@@ -149,9 +150,11 @@ impl Round {
             .insert(name.to_string(), json!({}));
     }
 
-    /// The error of a call that failed after needing a capability the client did not
-    /// declare: -32021 naming them in `requiredCapabilities` (a `ClientCapabilities` object).
-    pub fn missing_capabilities(&self) -> Option<RpcError> {
+    /// The error of a call that failed (with `cause`) after needing a capability the client
+    /// did not declare: -32021 naming them in `requiredCapabilities` (a `ClientCapabilities`
+    /// object), the call's own error in `data["seneschal/error"]` (its code, and what else
+    /// would have served, such as an approval policy).
+    pub fn missing_capabilities(&self, cause: &CapabilityError) -> Option<RpcError> {
         let lacking = self.lacking.lock().expect("not poisoned");
         if lacking.is_empty() {
             return None;
@@ -161,11 +164,12 @@ impl Round {
             RpcError::new(
                 MISSING_REQUIRED_CLIENT_CAPABILITY,
                 format!(
-                    "missing required client capability: the request needs `{}`, which `_meta[\"{META_CLIENT_CAPABILITIES}\"]` does not declare",
-                    names.join("`, `")
+                    "missing required client capability: the request needs `{}`, which `_meta[\"{META_CLIENT_CAPABILITIES}\"]` does not declare ({})",
+                    names.join("`, `"),
+                    cause.message
                 ),
             )
-            .with_data(json!({"requiredCapabilities": *lacking})),
+            .with_data(json!({"requiredCapabilities": *lacking, META_ERROR: cause.to_json()})),
         )
     }
 

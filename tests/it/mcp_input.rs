@@ -384,6 +384,10 @@ fn a_state_of_another_tool_is_refused_and_an_undeclared_capability_is_never_aske
         missing["error"]["data"]["requiredCapabilities"],
         json!({"sampling": {}})
     );
+    assert_eq!(
+        missing["error"]["data"]["seneschal/error"]["code"], "unsupported",
+        "the call's own error travels too: {missing}"
+    );
     // The initialize era never sees an input-required result.
     let mut legacy = fixtures();
     legacy.initialize("2025-11-25");

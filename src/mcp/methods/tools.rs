@@ -88,7 +88,11 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
             return Ok(Body::Owned(asking));
         }
         // A call that failed for want of a capability the client did not declare.
-        if let (Err(_), Some(e)) = (&outcome, round.missing_capabilities()) {
+        if let Some(e) = outcome
+            .as_ref()
+            .err()
+            .and_then(|cause| round.missing_capabilities(cause))
+        {
             return Err(e);
         }
     }
