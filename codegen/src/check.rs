@@ -538,6 +538,27 @@ pub struct HandlerFile {
     pub uses: Vec<(String, Vec<String>)>,
 }
 
+/// The file a `#[path = "…"]` attribute names, when it is a plain file name.
+fn path_attribute(attrs: &[syn::Attribute]) -> Option<String> {
+    attrs.iter().find_map(|a| {
+        let syn::Meta::NameValue(nv) = &a.meta else {
+            return None;
+        };
+        if !nv.path.is_ident("path") {
+            return None;
+        }
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) = &nv.value
+        else {
+            return None;
+        };
+        let file = s.value();
+        (!file.contains('/') && !file.contains('\\')).then_some(file)
+    })
+}
+
 impl HandlerFile {
     /// Parses `dir/module.rs`; the error says what is wrong with the file.
     pub fn parse(dir: &Path, module: &str, repo_root: &Path) -> Result<HandlerFile, String> {
@@ -563,6 +584,17 @@ impl HandlerFile {
                     ));
                 }
                 syn::Item::Use(u) => use_names(&u.tree, Vec::new(), &mut uses),
+                // A submodule in a file beside this one (`#[path = "live.rs"] mod live;`,
+                // re-exported with `pub use live::*`): its functions and imports count as the
+                // module's.
+                syn::Item::Mod(m) if m.content.is_none() => {
+                    if let Some(file) = path_attribute(&m.attrs) {
+                        let name = file.strip_suffix(".rs").unwrap_or(&file);
+                        let part = HandlerFile::parse(dir, name, repo_root)?;
+                        functions.extend(part.functions);
+                        uses.extend(part.uses);
+                    }
+                }
                 _ => {}
             }
         }

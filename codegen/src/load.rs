@@ -366,6 +366,9 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
         for (at, key) in unknown {
             diags.push(diag(line_of(text, &at), &at, unknown_keyword_message(&key)));
         }
+        for (at, message) in mcp_header_problems(schema, ptr) {
+            diags.push(diag(line_of(text, &at), &at, message));
+        }
     }
     // Each schema must itself be a valid draft 2020-12 schema; the input validator is
     // compiled once and kept to check the examples.
@@ -582,6 +585,75 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
+/// The extension keyword marking an input property carried in an HTTP header too (MCP
+/// SEP-2243): `x-mcp-header: <Name>` on a property of the input object, whose value then also
+/// travels in the Streamable HTTP header `Mcp-Param-<Name>` (published as it is in `tools/list`).
+pub const MCP_HEADER: &str = "x-mcp-header";
+
+/// Where `x-mcp-header` is misplaced or malformed in a capability's schema `schema` (at
+/// `at`, `/input` or `/output`): `(pointer, message)`. It may stand only on a top-level
+/// property of the input, of a primitive type, with a header-name token (letters, digits
+/// and `-`) unique without regard to case.
+fn mcp_header_problems(schema: &Value, at: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    find_mcp_headers(schema, at, &mut found);
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for (ptr, value) in found {
+        let here = format!("{ptr}/{MCP_HEADER}");
+        let parent = ptr.rsplit_once('/').map(|(p, _)| p);
+        if at != "/input" || parent != Some("/input/properties") {
+            out.push((
+                here,
+                format!("`{MCP_HEADER}` marks a top-level property of `input` only"),
+            ));
+            continue;
+        }
+        let name = value.as_str().unwrap_or_default();
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+            out.push((
+                here,
+                format!("`{MCP_HEADER}` must be a header name: letters, digits and `-`"),
+            ));
+            continue;
+        }
+        if seen.iter().any(|s| s.eq_ignore_ascii_case(name)) {
+            out.push((here, format!("`{MCP_HEADER}: {name}` is declared twice")));
+            continue;
+        }
+        seen.push(name.to_string());
+        let prop = schema
+            .pointer(&ptr[at.len()..])
+            .and_then(|p| p.get("type"))
+            .and_then(Value::as_str);
+        if !matches!(prop, Some("string" | "number" | "integer" | "boolean")) {
+            out.push((
+                here,
+                format!(
+                    "`{MCP_HEADER}` needs a property of type string, number, integer or boolean"
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// Every schema object holding `x-mcp-header`, with its pointer and the keyword's value.
+fn find_mcp_headers<'a>(schema: &'a Value, at: &str, out: &mut Vec<(String, &'a Value)>) {
+    let Some(obj) = schema.as_object() else {
+        return;
+    };
+    if let Some(v) = obj.get(MCP_HEADER) {
+        out.push((at.to_string(), v));
+    }
+    for (key, value) in obj {
+        let here = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+        for (pointer, sub) in subschemas(key, value, &here) {
+            find_mcp_headers(sub, &pointer, out);
+        }
+    }
+}
+
 /// Collects `(pointer, key)` for every key of a schema object that is no keyword, walking
 /// only into subschemas (not into `const`, `enum`, `default` or `examples` data).
 fn unknown_keywords(schema: &Value, at: &str, out: &mut Vec<(String, String)>) {
@@ -590,6 +662,10 @@ fn unknown_keywords(schema: &Value, at: &str, out: &mut Vec<(String, String)>) {
     };
     for (key, value) in obj {
         let here = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+        if key == MCP_HEADER {
+            // An extension keyword, checked where it may stand by `mcp_header_problems`.
+            continue;
+        }
         if !KEYWORDS.contains(&key.as_str()) {
             out.push((here, key.clone()));
             continue;
@@ -718,7 +794,38 @@ pub fn pointer_line(text: &str, pointer: &str) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::{line_of, nearest, pointer_line, unknown_keyword_message, KEYWORDS};
+    use super::{
+        line_of, mcp_header_problems, nearest, pointer_line, unknown_keyword_message, KEYWORDS,
+    };
+    use serde_json::json;
+
+    #[test]
+    fn x_mcp_header_stands_only_on_a_primitive_input_property_with_a_header_name() {
+        let good = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "n": {"type": "integer", "x-mcp-header": "Count-2"}}});
+        assert_eq!(mcp_header_problems(&good, "/input"), vec![]);
+        let bad = json!({"type": "object", "properties": {
+            "a": {"type": "string", "x-mcp-header": "Has Space"},
+            "b": {"type": "object", "x-mcp-header": "B"},
+            "c": {"type": "string", "x-mcp-header": "b"},
+            "d": {"type": "object", "properties": {"e": {"type": "string", "x-mcp-header": "E"}}}}});
+        let problems: Vec<String> = mcp_header_problems(&bad, "/input")
+            .into_iter()
+            .map(|(at, m)| format!("{at}: {m}"))
+            .collect();
+        assert_eq!(problems.len(), 4, "{problems:?}");
+        assert!(
+            problems[0].starts_with("/input/properties/a/x-mcp-header: ")
+                && problems[0].contains("header name")
+        );
+        assert!(problems[1].contains("/b/") && problems[1].contains("type string"));
+        assert!(problems[2].contains("/c/") && problems[2].contains("declared twice"));
+        assert!(problems[3].contains("/d/properties/e/") && problems[3].contains("top-level"));
+        let output =
+            json!({"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "R"}}});
+        assert_eq!(mcp_header_problems(&output, "/output").len(), 1);
+    }
 
     #[test]
     fn a_nested_pointer_is_found_at_its_own_line_or_its_nearest_ancestor() {

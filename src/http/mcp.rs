@@ -17,6 +17,7 @@ use crate::mcp::model::{
     Era, Session, HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
 };
+use crate::mcp::mrtr::MISSING_REQUIRED_CLIENT_CAPABILITY;
 use crate::mcp::wire;
 use crate::versions::{MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS};
 
@@ -62,7 +63,13 @@ fn status_of(answer: &Answer) -> u16 {
     match (answer.error, answer.era) {
         (None, _) => 200,
         (
-            Some(PARSE_ERROR | INVALID_REQUEST | HEADER_MISMATCH | UNSUPPORTED_PROTOCOL_VERSION),
+            Some(
+                PARSE_ERROR
+                | INVALID_REQUEST
+                | HEADER_MISMATCH
+                | UNSUPPORTED_PROTOCOL_VERSION
+                | MISSING_REQUIRED_CLIENT_CAPABILITY,
+            ),
             _,
         ) => 400,
         (Some(METHOD_NOT_FOUND), Some(Era::Modern)) => 404,
@@ -114,8 +121,71 @@ fn header_mismatch(
         Some(Some(h)) if h != body => Some(format!(
             "header mismatch: Mcp-Name header value '{h}' does not match body value '{body}'"
         )),
+        Some(Some(_)) if method == "tools/call" => param_header_mismatch(headers, body, params),
         Some(Some(_)) => None,
     }
+}
+
+/// The SEP-2243 check of a tool's header-carried arguments: every argument its input schema
+/// marks `x-mcp-header: <Name>` that the body gives must come in the header `Mcp-Param-<Name>`
+/// with the same value (a number or a boolean as its JSON text), and a header needs its
+/// argument. Inside the `=?base64?…?=` wrapper the value is strict Base64 (padded, standard
+/// alphabet); without the whole wrapper it is literal.
+fn param_header_mismatch(
+    headers: &[(String, String)],
+    tool: &str,
+    params: &Map<String, Value>,
+) -> Option<String> {
+    let (_, d) = crate::registry::by_tool(tool)?;
+    if !d.input_schema.contains("x-mcp-header") {
+        return None;
+    }
+    let schema: Value = serde_json::from_str(d.input_schema).ok()?;
+    let arguments = params.get("arguments").and_then(Value::as_object);
+    for (property, s) in schema.get("properties")?.as_object()? {
+        let Some(name) = s.get("x-mcp-header").and_then(Value::as_str) else {
+            continue;
+        };
+        let body = match arguments.and_then(|a| a.get(property)) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(v)) => Some(v.clone()),
+            Some(v) => Some(v.to_string()),
+        };
+        let raw = header(headers, &format!("mcp-param-{name}"));
+        let why = match (raw, body) {
+            (None, None) => continue,
+            (None, Some(_)) => {
+                format!("Mcp-Param-{name} header is missing while the body gives `{property}`")
+            }
+            (Some(_), None) => {
+                format!("Mcp-Param-{name} header is present while the body gives no `{property}`")
+            }
+            (Some(raw), Some(b)) => match strict_header_value(raw) {
+                None => format!("Mcp-Param-{name} header is not valid padded Base64 of UTF-8"),
+                Some(h) if h != b => {
+                    format!("Mcp-Param-{name} header value '{h}' does not match body value '{b}'")
+                }
+                Some(_) => continue,
+            },
+        };
+        return Some(format!("header mismatch: {why}"));
+    }
+    None
+}
+
+/// A header value as [`wire::header_value`] reads it, but refusing Base64 that is not
+/// canonically padded (length a multiple of 4, `=` only at the end).
+fn strict_header_value(raw: &str) -> Option<String> {
+    if let Some(inner) = raw
+        .strip_prefix("=?base64?")
+        .and_then(|r| r.strip_suffix("?="))
+    {
+        let data = inner.trim_end_matches('=');
+        if inner.len() % 4 != 0 || inner.len() - data.len() > 2 || data.contains('=') {
+            return None;
+        }
+    }
+    wire::header_value(raw)
 }
 
 /// Answers one `POST /mcp`.

@@ -12,6 +12,7 @@ pub mod inspect;
 pub mod link;
 pub mod methods;
 pub mod model;
+pub mod mrtr;
 pub mod peer;
 pub mod stdio;
 pub mod wire;

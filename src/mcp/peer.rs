@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use super::dispatch::Call;
 use super::link::{Link, ANSWER_TIMEOUT};
 use super::model::{Era, META_CLIENT_CAPABILITIES};
+use super::mrtr::Round;
 use crate::interact::{capability_of, Asked, LogLevel, Peer};
 
 /// The peer of one MCP request.
@@ -22,6 +23,7 @@ pub struct McpPeer {
     progress_token: Option<Value>,
     log_level: Option<LogLevel>,
     approved: Arc<Mutex<HashSet<String>>>,
+    round: Option<Arc<Round>>,
 }
 
 impl McpPeer {
@@ -44,26 +46,53 @@ impl McpPeer {
             progress_token: meta.and_then(|m| m.get("progressToken")).cloned(),
             log_level: call.session.log_level,
             approved: Arc::clone(&call.session.approved),
+            round: None,
         }
+    }
+
+    /// The same peer, asking through the input-required round `round` (the modern era's
+    /// way to ask: without one, a modern request cannot ask its client anything).
+    pub fn asking_through(mut self, round: Arc<Round>) -> McpPeer {
+        self.round = Some(round);
+        self
     }
 }
 
 impl Peer for McpPeer {
-    fn ask(&self, _key: &str, method: &str, params: Value) -> Asked {
+    fn ask(&self, key: &str, method: &str, params: Value) -> Asked {
+        // A modern request carries its answers: one given is used whatever was declared.
+        let round = match self.era {
+            Era::Legacy => None,
+            Era::Modern => match &self.round {
+                None => {
+                    return Asked::Unavailable(
+                        "this request cannot carry an input-required result".to_string(),
+                    )
+                }
+                Some(round) => match round.answer(key) {
+                    Some(answer) => return Asked::Answered(answer),
+                    None => Some(round),
+                },
+            },
+        };
         if let Some(cap) = capability_of(method) {
             if !self.offers(cap) {
+                if let Some(round) = round {
+                    round.lacks(cap);
+                }
                 return Asked::Unavailable(format!(
                     "the client did not declare the `{cap}` capability"
                 ));
             }
         }
-        match self.era {
-            Era::Legacy => match self.link.request(method, params, ANSWER_TIMEOUT) {
+        match round {
+            None => match self.link.request(method, params, ANSWER_TIMEOUT) {
                 Ok(v) => Asked::Answered(v),
                 Err(why) => Asked::Failed(why),
             },
-            Era::Modern => {
-                Asked::Unavailable("input-required results are not produced yet".to_string())
+            Some(round) => {
+                round.defer(key, method, params);
+                Asked::Deferred
             }
         }
     }

@@ -2,6 +2,8 @@
 //! `tools/call` through the executor (a capability error is a tool result, never a
 //! JSON-RPC error).
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::super::dispatch::{Call, Capability, Feature, Method};
@@ -12,6 +14,7 @@ use super::super::model::{
 use super::no_cursor;
 use crate::error::CapabilityError;
 use crate::execute::execute_index;
+use crate::mcp::mrtr::Round;
 use crate::mcp::peer::McpPeer;
 use crate::registry::{self, projections};
 use crate::transport::Transport;
@@ -61,8 +64,39 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let args = params
         .arguments
         .unwrap_or_else(|| Value::Object(Default::default()));
-    let _peer = crate::interact::Scope::enter(std::sync::Arc::new(McpPeer::of(call)));
-    match execute_index(call.ctx, index, args, Transport::Mcp) {
+    // A modern call asks its client through an input-required result (SEP-2322).
+    let round = match call.era {
+        Era::Legacy => None,
+        Era::Modern => Some(Arc::new(Round::open(
+            "tools/call",
+            &params.name,
+            &args,
+            call.params,
+        )?)),
+    };
+    let peer = match &round {
+        None => McpPeer::of(call),
+        Some(r) => McpPeer::of(call).asking_through(Arc::clone(r)),
+    };
+    let outcome = {
+        let _peer = crate::interact::Scope::enter(Arc::new(peer));
+        execute_index(call.ctx, index, args, Transport::Mcp)
+    };
+    // Whatever the call made of an answer it lacks, the client is asked for it.
+    if let Some(round) = round.as_deref() {
+        if let Some(asking) = round.input_required() {
+            return Ok(Body::Owned(asking));
+        }
+        // A call that failed for want of a capability the client did not declare.
+        if let Some(e) = outcome
+            .as_ref()
+            .err()
+            .and_then(|cause| round.missing_capabilities(cause))
+        {
+            return Err(e);
+        }
+    }
+    match outcome {
         Ok(v) => {
             let blocks = (!d.content_blocks.is_empty())
                 .then(|| v.get(CONTENT_FIELD))

@@ -1,0 +1,334 @@
+//! MCP 2026-07-28 input-required results (SEP-2322): how a request of the stateless era asks
+//! its client for input.
+//!
+//! A modern request cannot wait for the client's answer to a server-to-client request, so a
+//! request that needs one is answered `{"resultType":"input_required","inputRequests":{key:
+//! {method, params}},"requestState":…}` and the client makes it again carrying
+//! `inputResponses` (`{key: result}`) and the `requestState`. Each [`Round`] serves one such
+//! request: [`crate::interact::ask`] finds the answer to its key among the request's
+//! `inputResponses` and the answers the state carries, or records the request under its key
+//! (when the client declared the capability it needs). When anything was recorded, the
+//! method answers [`Round::input_required`] whatever the call made of the missing answer.
+//!
+//! The `requestState` carries every answer gathered so far, so that a request asking `a`, then
+//! (with `a` answered) `b`, completes in three rounds without any state on the server. It is
+//! bound to the method, the tool or prompt name and the arguments, and sealed with
+//! HMAC-SHA256 under a key drawn at start-up: a state that was altered, made by another
+//! process, or made for another call is refused with -32602 before anything runs.
+
+use std::sync::{Mutex, OnceLock};
+
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::model::{RpcError, ServerInfo, META_CLIENT_CAPABILITIES, META_ERROR, META_SERVER_INFO};
+use crate::error::CapabilityError;
+
+/// The JSON-RPC error of a request that needs a client capability the client did not declare
+/// (MCP 2026-07-28 `MissingRequiredClientCapabilityError`).
+pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+
+/// The params member carrying the client's answers.
+pub const INPUT_RESPONSES: &str = "inputResponses";
+/// The params member echoing the state of the previous round.
+pub const REQUEST_STATE: &str = "requestState";
+
+/// The longest `requestState` accepted (the answers it carries included).
+const MAX_STATE: usize = 256 * 1024;
+
+/// What a state is bound to: the request it may be echoed with.
+#[derive(Debug, Clone, PartialEq)]
+struct Binding {
+    method: String,
+    name: String,
+    arguments: String,
+}
+
+impl Binding {
+    fn new(method: &str, name: &str, arguments: &Value) -> Binding {
+        // serde_json's maps are ordered by key, so equal arguments serialize equally.
+        let text = serde_json::to_string(arguments).expect("values serialize");
+        Binding {
+            method: method.to_string(),
+            name: name.to_string(),
+            arguments: crate::text::hex(&Sha256::digest(text.as_bytes())),
+        }
+    }
+}
+
+/// One round of a modern request that may ask its client for input.
+#[derive(Debug)]
+pub struct Round {
+    binding: Binding,
+    /// The answers available: the state's, then the request's `inputResponses` over them.
+    known: Map<String, Value>,
+    /// The answers the call used, carried into the next round's state.
+    used: Mutex<Map<String, Value>>,
+    /// The requests the call could not have answered: `{key: {method, params}}`.
+    asked: Mutex<Map<String, Value>>,
+    /// The client capabilities the call needed and the client did not declare.
+    lacking: Mutex<Map<String, Value>>,
+}
+
+impl Round {
+    /// The round of the request `method` for the tool or prompt `name` with `arguments`,
+    /// whose params are `params`: its `inputResponses` (an object, if present) and its
+    /// `requestState` (verified). A state that fails its check is an invalid-params error.
+    pub fn open(
+        method: &str,
+        name: &str,
+        arguments: &Value,
+        params: &Value,
+    ) -> Result<Round, RpcError> {
+        let binding = Binding::new(method, name, arguments);
+        let mut known = match params.get(REQUEST_STATE) {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::String(state)) => unseal(state, &binding).ok_or_else(|| {
+                RpcError::invalid_params(format!(
+                    "invalid params: `{REQUEST_STATE}` fails its integrity check (altered, expired with the process that issued it, or issued for another request)"
+                ))
+                .with_data(json!({"field": REQUEST_STATE}))
+            })?,
+            Some(_) => {
+                return Err(RpcError::invalid_params(format!(
+                    "invalid params: `{REQUEST_STATE}` must be a string"
+                )))
+            }
+        };
+        match params.get(INPUT_RESPONSES) {
+            None => {}
+            Some(Value::Object(answers)) => {
+                // Each answer is the result of a request: an object, whatever the method.
+                if let Some((key, _)) = answers.iter().find(|(_, v)| !v.is_object()) {
+                    return Err(RpcError::invalid_params(format!(
+                        "invalid params: `{INPUT_RESPONSES}.{key}` must be an object, the result of the request it answers"
+                    ))
+                    .with_data(json!({"field": INPUT_RESPONSES, "key": key})));
+                }
+                known.extend(answers.iter().map(|(k, v)| (k.clone(), v.clone())))
+            }
+            Some(_) => {
+                return Err(RpcError::invalid_params(format!(
+                    "invalid params: `{INPUT_RESPONSES}` must be an object"
+                ))
+                .with_data(json!({"field": INPUT_RESPONSES})))
+            }
+        }
+        Ok(Round {
+            binding,
+            known,
+            used: Mutex::default(),
+            asked: Mutex::default(),
+            lacking: Mutex::default(),
+        })
+    }
+
+    /// The client's answer to the request `key`, if it gave one (now or in an earlier round).
+    pub fn answer(&self, key: &str) -> Option<Value> {
+        let v = self.known.get(key)?.clone();
+        self.used
+            .lock()
+            .expect("not poisoned")
+            .insert(key.to_string(), v.clone());
+        Some(v)
+    }
+
+    /// Records the request `method` with `params` under `key`, to travel in the answer.
+    pub fn defer(&self, key: &str, method: &str, params: Value) {
+        self.asked
+            .lock()
+            .expect("not poisoned")
+            .insert(key.to_string(), json!({"method": method, "params": params}));
+    }
+
+    /// Notes that the call needed the client capability `name`, which the client did not
+    /// declare.
+    pub fn lacks(&self, name: &str) {
+        self.lacking
+            .lock()
+            .expect("not poisoned")
+            .insert(name.to_string(), json!({}));
+    }
+
+    /// The error of a call that failed (with `cause`) after needing a capability the client
+    /// did not declare: -32021 naming them in `requiredCapabilities` (a `ClientCapabilities`
+    /// object), the call's own error in `data["seneschal/error"]` (its code, and what else
+    /// would have served, such as an approval policy).
+    pub fn missing_capabilities(&self, cause: &CapabilityError) -> Option<RpcError> {
+        let lacking = self.lacking.lock().expect("not poisoned");
+        if lacking.is_empty() {
+            return None;
+        }
+        let names: Vec<&str> = lacking.keys().map(String::as_str).collect();
+        Some(
+            RpcError::new(
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                format!(
+                    "missing required client capability: the request needs `{}`, which `_meta[\"{META_CLIENT_CAPABILITIES}\"]` does not declare ({})",
+                    names.join("`, `"),
+                    cause.message
+                ),
+            )
+            .with_data(json!({"requiredCapabilities": *lacking, META_ERROR: cause.to_json()})),
+        )
+    }
+
+    /// The input-required result of this round, when the call recorded any request: its
+    /// bytes, with the modern `_meta` every result carries.
+    pub fn input_required(&self) -> Option<String> {
+        let asked = self.asked.lock().expect("not poisoned");
+        if asked.is_empty() {
+            return None;
+        }
+        let used = self.used.lock().expect("not poisoned");
+        let result = json!({
+            "resultType": "input_required",
+            "inputRequests": *asked,
+            "requestState": seal(&self.binding, &used),
+            "_meta": {META_SERVER_INFO: ServerInfo::THIS},
+        });
+        Some(serde_json::to_string(&result).expect("values serialize"))
+    }
+}
+
+/// The process's sealing key, drawn once.
+fn key() -> &'static [u8; 32] {
+    static KEY: OnceLock<[u8; 32]> = OnceLock::new();
+    KEY.get_or_init(|| {
+        let mut k = [0u8; 32];
+        getrandom::fill(&mut k).expect("the operating system provides random bytes");
+        k
+    })
+}
+
+/// HMAC-SHA256 (RFC 2104) of `message` under `key`.
+fn hmac(key: &[u8; 32], message: &[u8]) -> [u8; 32] {
+    let mut block = [0u8; 64];
+    block[..32].copy_from_slice(key);
+    let pad = |byte: u8| block.map(|b| b ^ byte);
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(message)
+        .finalize();
+    Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize()
+        .into()
+}
+
+/// The state carrying `answers` for a request of `binding`: Base64 of its JSON, a dot, and
+/// the hex of its MAC.
+fn seal(binding: &Binding, answers: &Map<String, Value>) -> String {
+    let payload = json!({
+        "v": 1,
+        "method": binding.method,
+        "name": binding.name,
+        "arguments": binding.arguments,
+        "answers": answers,
+    });
+    let bytes = serde_json::to_vec(&payload).expect("values serialize");
+    format!(
+        "{}.{}",
+        crate::text::base64(&bytes),
+        crate::text::hex(&hmac(key(), &bytes))
+    )
+}
+
+/// The answers a state carries, when it is one of this process's and was made for `binding`.
+fn unseal(state: &str, binding: &Binding) -> Option<Map<String, Value>> {
+    if state.len() > MAX_STATE {
+        return None;
+    }
+    let (body, mac) = state.rsplit_once('.')?;
+    let bytes = super::wire::header_value(&format!("=?base64?{body}?="))?.into_bytes();
+    let expected = crate::text::hex(&hmac(key(), &bytes));
+    // Compared in full whatever differs first, so that timing tells nothing of the MAC.
+    let same = expected.len() == mac.len()
+        && expected
+            .bytes()
+            .zip(mac.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0;
+    if !same {
+        return None;
+    }
+    let payload: Value = serde_json::from_slice(&bytes).ok()?;
+    let made_for = Binding {
+        method: payload.get("method")?.as_str()?.to_string(),
+        name: payload.get("name")?.as_str()?.to_string(),
+        arguments: payload.get("arguments")?.as_str()?.to_string(),
+    };
+    (payload.get("v") == Some(&json!(1)) && &made_for == binding)
+        .then(|| payload.get("answers")?.as_object().cloned())
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(params: Value) -> Result<Round, RpcError> {
+        Round::open("tools/call", "t", &json!({"x": 1}), &params)
+    }
+
+    #[test]
+    fn hmac_matches_rfc_4231_shape() {
+        // RFC 4231 test case 2 uses a 4-byte key; ours are 32 bytes, zero-padded the same way.
+        let mut k = [0u8; 32];
+        k[..4].copy_from_slice(b"Jefe");
+        assert_eq!(
+            crate::text::hex(&hmac(&k, b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn a_state_carries_its_answers_into_the_next_round() {
+        let r1 = round(json!({"inputResponses": {"a": {"action": "accept"}}})).unwrap();
+        assert_eq!(r1.answer("a"), Some(json!({"action": "accept"})));
+        assert_eq!(r1.answer("b"), None);
+        r1.defer("b", "roots/list", json!({}));
+        let out: Value = serde_json::from_str(&r1.input_required().unwrap()).unwrap();
+        assert_eq!(out["resultType"], "input_required");
+        assert_eq!(out["inputRequests"]["b"]["method"], "roots/list");
+        let state = out["requestState"].clone();
+        let r2 =
+            round(json!({"requestState": state, "inputResponses": {"b": {"roots": []}}})).unwrap();
+        assert_eq!(r2.answer("a"), Some(json!({"action": "accept"})));
+        assert_eq!(r2.answer("b"), Some(json!({"roots": []})));
+        assert!(r2.input_required().is_none());
+    }
+
+    #[test]
+    fn altered_or_foreign_states_are_refused() {
+        let r = round(json!({})).unwrap();
+        r.defer("k", "elicitation/create", json!({}));
+        let out: Value = serde_json::from_str(&r.input_required().unwrap()).unwrap();
+        let state = out["requestState"].as_str().unwrap().to_string();
+        assert!(round(json!({"requestState": state})).is_ok());
+        let tampered = format!("{state}-TAMPERED");
+        let e = round(json!({"requestState": tampered})).unwrap_err();
+        assert_eq!(e.code, super::super::model::INVALID_PARAMS);
+        // The same state for other arguments, another name or another method.
+        let p = json!({"requestState": state});
+        assert!(Round::open("tools/call", "t", &json!({"x": 2}), &p).is_err());
+        assert!(Round::open("tools/call", "u", &json!({"x": 1}), &p).is_err());
+        assert!(Round::open("prompts/get", "t", &json!({"x": 1}), &p).is_err());
+        // A payload altered with its MAC left as it was.
+        let (body, mac) = state.rsplit_once('.').unwrap();
+        let mut bytes = super::super::wire::header_value(&format!("=?base64?{body}?="))
+            .unwrap()
+            .replace(
+                "\"answers\":{}",
+                "\"answers\":{\"k\":{\"action\":\"accept\"}}",
+            );
+        let forged = format!("{}.{mac}", crate::text::base64(bytes.as_bytes()));
+        assert!(round(json!({"requestState": forged})).is_err());
+        bytes.clear();
+        assert!(round(json!({"requestState": 7})).is_err());
+        assert!(round(json!({"inputResponses": []})).is_err());
+        assert!(round(json!({"inputResponses": null})).is_err());
+        assert!(round(json!({"inputResponses": {"k": 12345}})).is_err());
+    }
+}
