@@ -59,6 +59,13 @@ impl McpPeer {
 }
 
 impl Peer for McpPeer {
+    fn approver(&self) -> &'static str {
+        match self.era {
+            Era::Legacy => "elicitation",
+            Era::Modern => "input",
+        }
+    }
+
     fn ask(&self, key: &str, method: &str, params: Value) -> Asked {
         // A modern request carries its answers: one given is used whatever was declared.
         let round = match self.era {

@@ -515,3 +515,62 @@ fn over_http_a_tool_asks_and_completes_and_its_header_arguments_must_match_the_b
     assert_eq!((status, code(&answer)), (400, Some(-32020)), "{answer}");
     serve.finish();
 }
+/// A 2026-07-28 write is approved through an input-required result: the approval gate's
+/// `elicitation/create` travels as `inputRequests.approval` with the review sentence, and
+/// the retried call with the client's answer runs (accept) or is refused `not_approved`
+/// (decline) — the repository untouched and the refusal audited.
+#[test]
+fn a_modern_write_is_approved_or_declined_through_an_input_required_result() {
+    let d = crate::support::adr_repo();
+    let dir = d.path();
+    let mut mcp = Mcp::start_with(dir, &["--approval", "ask"], &[]);
+    let create = |id: &str| {
+        json!({"name": "knowledge_create", "arguments": {"kind": "guide", "id": id,
+            "front_matter": {"title": "Releasing", "status": "draft"}, "body": "# Releasing\n"}})
+    };
+    for (id, action) in [("releasing", "accept"), ("declined", "decline")] {
+        let first = mcp.request("tools/call", asking(create(id)));
+        let r = input_required(&first).clone();
+        let ask = &r["inputRequests"]["approval"];
+        assert_eq!(ask["method"], "elicitation/create", "{first}");
+        assert_eq!(ask["params"]["_meta"]["seneschal/capability"], "knowledge.create");
+        assert!(ask["params"]["message"].as_str().unwrap().contains(id), "{first}");
+        assert!(!dir.join(format!("docs/guides/{id}.md")).exists());
+        let mut again = create(id);
+        again["inputResponses"] = json!({"approval": {"action": action}});
+        again["requestState"] = r["requestState"].clone();
+        let second = mcp.request("tools/call", asking(again));
+        let result = complete(&second);
+        if action == "accept" {
+            assert_eq!(result["isError"], false, "{second}");
+            assert!(dir.join("docs/guides/releasing.md").is_file());
+        } else {
+            assert_eq!(result["_meta"]["seneschal/error"]["code"], "not_approved", "{second}");
+            assert!(!dir.join("docs/guides/declined.md").exists());
+        }
+    }
+    // The approval of one input is not the approval of another: a state made for
+    // `releasing` does not carry to `other`.
+    let first = mcp.request("tools/call", asking(create("other")));
+    let mut again = create("elsewhere");
+    again["inputResponses"] = json!({});
+    again["requestState"] = input_required(&first)["requestState"].clone();
+    let refused = mcp.request("tools/call", asking(again));
+    assert_eq!(code(&refused), Some(-32602), "{refused}");
+    let _ = mcp.finish();
+    let audit: Vec<Value> = std::fs::read_to_string(dir.join(".seneschal/audit.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let applied = audit
+        .iter()
+        .position(|r| r["outcome"] == "applied")
+        .expect("the accepted write is audited");
+    assert!(
+        audit[applied + 1..]
+            .iter()
+            .any(|r| r["code"] == "not_approved" && r["outcome"] == "refused"),
+        "the decline is audited: {audit:?}"
+    );
+}
