@@ -160,6 +160,7 @@ pub fn execute_index(
     }
     let approved_by = match gate(ctx, index, d, &input) {
         Ok(by) => by,
+        Err(e) if crate::interact::is_pending(&e) => return Err(e),
         Err(e) => return refuse(e),
     };
     let _approval = crate::store::ApprovalScope::enter(approved_by);

@@ -130,6 +130,13 @@ impl Peer for Accepting {
     }
 }
 
+/// Whether `e` only says that the approval travels to the client with the call's answer (a
+/// 2026-07-28 input-required result): nothing was refused yet, so nothing is audited.
+pub fn is_pending(e: &CapabilityError) -> bool {
+    e.code == crate::error::ErrorCode::NotApproved
+        && e.data.as_ref().and_then(|d| d.get("pending")) == Some(&Value::Bool(true))
+}
+
 /// What the process does with a call that needs approval when its client cannot be asked
 /// (`--approval` of `seneschal mcp` and `seneschal serve`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -250,7 +257,8 @@ pub fn confirm(
         },
         Asked::Deferred => Err(refusal(
             "approval pending: the call is made again with the client's answer".into(),
-        )),
+        )
+        .with_data(json!({"pending": true}))),
         Asked::Unavailable(why) | Asked::Failed(why) => {
             if policy == ApprovalPolicy::Ask && level == Approval::Session {
                 return Ok(None);

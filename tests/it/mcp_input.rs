@@ -573,4 +573,10 @@ fn a_modern_write_is_approved_or_declined_through_an_input_required_result() {
             .any(|r| r["code"] == "not_approved" && r["outcome"] == "refused"),
         "the decline is audited: {audit:?}"
     );
+    // A first round only asks: the approval it waits for is not a refusal.
+    assert_eq!(
+        audit.iter().filter(|r| r["code"] == "not_approved").count(),
+        1,
+        "only the decline is a refusal: {audit:?}"
+    );
 }
