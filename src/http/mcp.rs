@@ -15,7 +15,8 @@ use crate::context::Context;
 use crate::mcp::dispatch::{self, Answer};
 use crate::mcp::model::{
     Era, Session, HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, META_CLIENT_CAPABILITIES,
-    META_PROTOCOL_VERSION, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
+    META_PROTOCOL_VERSION, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::mcp::wire;
 use crate::versions::{MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS};
@@ -62,7 +63,13 @@ fn status_of(answer: &Answer) -> u16 {
     match (answer.error, answer.era) {
         (None, _) => 200,
         (
-            Some(PARSE_ERROR | INVALID_REQUEST | HEADER_MISMATCH | UNSUPPORTED_PROTOCOL_VERSION),
+            Some(
+                PARSE_ERROR
+                | INVALID_REQUEST
+                | HEADER_MISMATCH
+                | MISSING_CLIENT_CAPABILITY
+                | UNSUPPORTED_PROTOCOL_VERSION,
+            ),
             _,
         ) => 400,
         (Some(METHOD_NOT_FOUND), Some(Era::Modern)) => 404,
@@ -102,6 +109,7 @@ fn header_mismatch(
     let field = match method {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
         _ => return None,
     };
     let body = params

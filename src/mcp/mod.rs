@@ -14,6 +14,7 @@ pub mod methods;
 pub mod model;
 pub mod peer;
 pub mod stdio;
+pub mod tasks;
 pub mod wire;
 
 use std::path::PathBuf;
