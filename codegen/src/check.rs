@@ -538,6 +538,23 @@ pub struct HandlerFile {
     pub uses: Vec<(String, Vec<String>)>,
 }
 
+/// The file a `#[path = "..."]` attribute names.
+fn path_attr(attr: &syn::Attribute) -> Option<String> {
+    let syn::Meta::NameValue(nv) = &attr.meta else {
+        return None;
+    };
+    if !nv.path.is_ident("path") {
+        return None;
+    }
+    match &nv.value {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => Some(s.value()),
+        _ => None,
+    }
+}
+
 impl HandlerFile {
     /// Parses `dir/module.rs`; the error says what is wrong with the file.
     pub fn parse(dir: &Path, module: &str, repo_root: &Path) -> Result<HandlerFile, String> {
@@ -549,7 +566,31 @@ impl HandlerFile {
             .map_err(|e| format!("{display} does not parse ({e}); it should hold"))?;
         let mut functions = Vec::new();
         let mut uses = Vec::new();
+        // A module file may keep some of its handlers in files of its own, declared as
+        // `#[path = "x.rs"] mod x;` and re-exported (`pub use x::*`): their items count too.
+        let mut items: Vec<(syn::Item, String)> = file
+            .items
+            .iter()
+            .map(|i| (i.clone(), text.clone()))
+            .collect();
         for item in &file.items {
+            let syn::Item::Mod(m) = item else { continue };
+            if m.content.is_some() {
+                continue;
+            }
+            let Some(rel) = m.attrs.iter().find_map(path_attr) else {
+                continue;
+            };
+            let sub = dir.join(&rel);
+            let sub_text = std::fs::read_to_string(&sub).map_err(|_| {
+                format!("{display} includes {rel}, which does not exist; it should hold")
+            })?;
+            let sub_file = syn::parse_file(&sub_text).map_err(|e| {
+                format!("{display} includes {rel}, which does not parse ({e}); it should hold")
+            })?;
+            items.extend(sub_file.items.into_iter().map(|i| (i, sub_text.clone())));
+        }
+        for (item, text) in &items {
             match item {
                 syn::Item::Fn(f) => {
                     let name = f.sig.ident.to_string();
@@ -557,7 +598,7 @@ impl HandlerFile {
                         name.clone(),
                         HandlerFn {
                             public: matches!(f.vis, syn::Visibility::Public(_)),
-                            line: fn_line(&text, &name),
+                            line: fn_line(text, &name),
                             sig: f.sig.clone(),
                         },
                     ));
