@@ -25,6 +25,7 @@ mod mcp_annotations;
 mod mcp_digest;
 mod mcp_projection;
 mod mcp_stdio;
+mod mcp_tasks;
 mod mcp_wire;
 mod parity;
 mod prompts;
