@@ -87,6 +87,22 @@ pub const FEATURES: &[&Feature] = &[
     &tasks::FEATURE,
 ];
 
+/// The server's `capabilities` as one era announces them: the members of the features whose
+/// methods that era's METHODS table lists (the tasks extension, served to 2026-07-28 requests
+/// only, is not announced by `initialize`).
+pub fn capabilities_in(era: Era) -> Map<String, Value> {
+    let table = match era {
+        Era::Legacy => LEGACY_METHODS,
+        Era::Modern => MODERN_METHODS,
+    };
+    FEATURES
+        .iter()
+        .filter(|f| f.methods.is_empty() || f.methods.iter().any(|m| table.contains(&m.name)))
+        .filter_map(|f| f.capability.as_ref())
+        .map(|c| (c.name.to_string(), (c.value)()))
+        .collect()
+}
+
 /// The request method of this name, if one is served.
 fn find(name: &str) -> Option<&'static Method> {
     FEATURES
@@ -491,6 +507,14 @@ mod tests {
                 "extensions": {"io.modelcontextprotocol/tasks": {}},
             })
         );
+    }
+
+    #[test]
+    fn each_era_announces_the_features_it_serves() {
+        assert_eq!(capabilities_in(Era::Modern), capabilities());
+        let mut legacy = capabilities();
+        legacy.remove("extensions");
+        assert_eq!(capabilities_in(Era::Legacy), legacy);
     }
 
     #[test]

@@ -68,11 +68,16 @@ fn poll(mut get: impl FnMut() -> Value) -> Value {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let t = get();
-        let status = t["result"]["status"].as_str().unwrap_or_else(|| panic!("{t}"));
+        let status = t["result"]["status"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{t}"));
         if ["completed", "failed", "cancelled"].contains(&status) {
             return t["result"].clone();
         }
-        assert!(Instant::now() < deadline, "the task finishes within 10 s: {t}");
+        assert!(
+            Instant::now() < deadline,
+            "the task finishes within 10 s: {t}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -100,7 +105,11 @@ fn a_declaring_client_gets_a_task_polled_to_the_answer_a_sync_call_gives() {
     assert_eq!(sync["result"]["resultType"], "complete", "{sync}");
     assert!(sync["result"].get("taskId").is_none());
     let answer = &sync["result"]["structuredContent"];
-    assert_eq!(answer["matches"].as_array().map(Vec::len), Some(5), "{sync}");
+    assert_eq!(
+        answer["matches"].as_array().map(Vec::len),
+        Some(5),
+        "{sync}"
+    );
 
     // With it: a CreateTaskResult, flat, then the same answer inlined by tasks/get.
     let (status, created) = post(&s, "tools/call", search_args(), true);
@@ -230,13 +239,19 @@ fn over_stdio_a_task_is_created_and_polled_and_the_initialize_era_gets_no_task()
 
     // The initialize era: the tool answers, even from a client that lists the extension.
     let mut legacy = Mcp::start_with(repo.path(), &[], &[]);
-    legacy.request(
+    let init = legacy.request(
         "initialize",
         json!({
             "protocolVersion": "2025-11-25",
             "capabilities": {"extensions": {EXTENSION: {}}},
             "clientInfo": {"name": "pipe-test", "version": "0"},
         }),
+    );
+    // That era serves no tasks/* method, so its handshake announces no tasks extension.
+    let caps = &init["result"]["capabilities"];
+    assert!(
+        caps.get("tools").is_some() && caps.get("extensions").is_none(),
+        "{init}"
     );
     legacy.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     let answer = legacy.request("tools/call", search_args());
