@@ -21,13 +21,13 @@ use serde_json::{json, Map, Value};
 use crate::interact::{capability_of, Asked, Peer};
 
 /// How long a task stays in the table after its creation (`ttlMs`).
-pub const TTL_MS: u64 = 300_000;
+pub const TTL_MS: u64 = crate::limits::MCP_TASK_TTL_MS;
 
 /// How often a client is asked to poll (`pollIntervalMs`).
 pub const POLL_INTERVAL_MS: u64 = 500;
 
 /// The most tasks the table holds at a time, finished or not.
-pub const MAX_TASKS: usize = 64;
+pub const MAX_TASKS: usize = crate::limits::MCP_TASKS;
 
 /// Where a task stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
