@@ -4,6 +4,7 @@
 //! over loopback HTTP and over stdio; a client that does not declare it gets the answer
 //! itself and `tasks/*` refused with -32021; the table holds at most 64 tasks.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -259,4 +260,167 @@ fn over_stdio_a_task_is_created_and_polled_and_the_initialize_era_gets_no_task()
     assert_eq!(answer["result"]["isError"], false, "{answer}");
     let (status, _, _) = legacy.finish();
     assert!(status.success());
+}
+
+/// The binary with the conformance fixtures (slow_compute, confirm_delete, failing_job,
+/// protocol_error_job), served from the workspace.
+fn fixture_server() -> Serve {
+    Serve::start_bin(
+        crate::rich_content::fixture_bin(),
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        &[],
+        &[],
+    )
+}
+
+/// Creates a task of `tool` with `arguments`; its id.
+fn create(s: &Serve, tool: &str, arguments: Value, client: Value) -> String {
+    let mut params = json!({"name": tool, "arguments": arguments});
+    params["_meta"] = meta(true);
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = client;
+    let (_, created) = post_raw(s, "tools/call", params);
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    created["result"]["taskId"].as_str().unwrap().to_string()
+}
+
+/// [`post`] with `params` carrying their own `_meta`.
+fn post_raw(s: &Serve, method: &str, params: Value) -> (u16, Value) {
+    let name = params
+        .get("name")
+        .or_else(|| params.get("taskId"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let r = s.request(
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", MODERN),
+            ("Mcp-Method", method),
+            ("Mcp-Name", &name),
+        ],
+        body.to_string().as_bytes(),
+    );
+    (r.status, r.json())
+}
+
+fn get(s: &Serve, id: &str) -> Value {
+    post(s, "tasks/get", json!({"taskId": id}), true).1
+}
+
+/// Polls until the task reaches `status` (or a terminal one); panics after 10 s.
+fn poll_until(s: &Serve, id: &str, status: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let t = get(s, id)["result"].clone();
+        let now = t["status"].as_str().unwrap_or_else(|| panic!("{t}"));
+        if now == status || ["completed", "failed", "cancelled"].contains(&now) {
+            return t;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the task reaches {status} within 10 s: {t}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_running_task_is_cancelled_and_stays_cancelled() {
+    let s = fixture_server();
+    let id = create(
+        &s,
+        "slow_compute",
+        json!({"seconds": 60}),
+        json!({"extensions": {EXTENSION: {}}}),
+    );
+    assert_eq!(get(&s, &id)["result"]["status"], "working");
+    let (_, ack) = post(&s, "tasks/cancel", json!({"taskId": id}), true);
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    assert!(ack["result"].get("status").is_none());
+    let t = get(&s, &id)["result"].clone();
+    assert_eq!(t["status"], "cancelled", "{t}");
+    assert!(t.get("result").is_none() && t.get("error").is_none(), "{t}");
+    // The call stops at its next check: the task stays cancelled, never completed.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(get(&s, &id)["result"]["status"], "cancelled");
+}
+
+#[test]
+fn an_input_request_parks_the_task_until_tasks_update_answers_it() {
+    let s = fixture_server();
+    let both = json!({"elicitation": {}, "extensions": {EXTENSION: {}}});
+    let id = create(
+        &s,
+        "confirm_delete",
+        json!({"filename": "a.txt"}),
+        both.clone(),
+    );
+    let parked = poll_until(&s, &id, "input_required");
+    assert_eq!(parked["status"], "input_required", "{parked}");
+    let request = &parked["inputRequests"]["confirm"];
+    assert_eq!(request["method"], "elicitation/create", "{parked}");
+    assert_eq!(request["params"]["message"], "Delete a.txt?");
+    // An unknown key is ignored; the task waits on.
+    let (_, ack) = post(
+        &s,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": {"other": {}}}),
+        true,
+    );
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    assert_eq!(get(&s, &id)["result"]["status"], "input_required");
+    let answer = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    post(
+        &s,
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": answer}),
+        true,
+    );
+    let done = poll_until(&s, &id, "completed");
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["structuredContent"]["text"],
+        "confirmed: a.txt would be deleted (nothing is)"
+    );
+    // A client that declared no elicitation is not asked: the tool fails as a tool.
+    let id = create(
+        &s,
+        "confirm_delete",
+        json!({"filename": "b.txt"}),
+        json!({"extensions": {EXTENSION: {}}}),
+    );
+    let done = poll_until(&s, &id, "completed");
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    assert_eq!(
+        done["result"]["_meta"]["seneschal/error"]["code"],
+        "refused"
+    );
+}
+
+#[test]
+fn a_tool_error_completes_a_task_and_a_server_failure_fails_it() {
+    let s = fixture_server();
+    let ext = json!({"extensions": {EXTENSION: {}}});
+    let id = create(&s, "failing_job", json!({}), ext.clone());
+    let done = poll_until(&s, &id, "completed");
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["isError"], true);
+    let id = create(&s, "protocol_error_job", json!({}), ext);
+    let failed = poll_until(&s, &id, "failed");
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["code"], -32603);
+    assert!(failed.get("result").is_none());
+    // A tool that runs only as a task refuses a client without the extension.
+    let (status, refused) = post(
+        &s,
+        "tools/call",
+        json!({"name": "failing_job", "arguments": {}}),
+        false,
+    );
+    assert_eq!(status, 400);
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
 }
