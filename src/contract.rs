@@ -253,6 +253,23 @@ fn diff_capability(id: &str, o: &Value, n: &Value, push: &mut impl FnMut(Class, 
                 "now additive: a call never changes an existing file".to_string(),
             );
         }
+        // MCP task support (absent: never a task). Only `required` refuses a client: adding
+        // it breaks the clients without the tasks extension; anything else is additive.
+        let (ot, nt) = (
+            ob["task"].as_str().unwrap_or("none"),
+            nb["task"].as_str().unwrap_or("none"),
+        );
+        if ot != nt {
+            push(
+                if nt == "required" {
+                    Class::Breaking
+                } else {
+                    Class::Minor
+                },
+                id,
+                format!("MCP task support changed from {ot} to {nt}"),
+            );
+        }
         let (od, nd) = (
             ob["disclosure"].as_str().unwrap_or(""),
             nb["disclosure"].as_str().unwrap_or(""),
@@ -554,6 +571,36 @@ mod tests {
         assert!(gate(v("0.3.1"), v("0.4.0"), &f).is_ok());
         assert!(gate(v("1.3.1"), v("1.4.0"), &f).is_err());
         assert!(gate(v("0.3.1"), v("0.3.1"), &[]).is_ok());
+    }
+
+    #[test]
+    fn task_support_is_minor_unless_it_becomes_required() {
+        let entry = |task: Option<&str>| {
+            let mut b = serde_json::json!({"effect": "read"});
+            if let Some(t) = task {
+                b["task"] = t.into();
+            }
+            serde_json::json!({"behaviour": {"sha256": b.to_string(), "value": b}})
+        };
+        let class = |o: Option<&str>, n: Option<&str>| {
+            let mut found = Vec::new();
+            diff_capability("a.b", &entry(o), &entry(n), &mut |c, _, m: String| {
+                found.push((c, m))
+            });
+            found
+        };
+        assert!(class(None, None).is_empty());
+        let added = class(None, Some("optional"));
+        assert_eq!(added.len(), 1, "{added:?}");
+        assert_eq!(added[0].0, Class::Minor);
+        assert!(added[0].1.contains("from none to optional"));
+        assert_eq!(class(Some("optional"), None)[0].0, Class::Minor);
+        assert_eq!(
+            class(Some("optional"), Some("required"))[0].0,
+            Class::Breaking
+        );
+        assert_eq!(class(None, Some("required"))[0].0, Class::Breaking);
+        assert_eq!(class(Some("required"), Some("optional"))[0].0, Class::Minor);
     }
 
     #[test]

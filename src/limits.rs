@@ -38,6 +38,10 @@ pub const JSON_DEPTH: usize = 127;
 pub const PAGE_ITEMS: usize = 100;
 /// The longest opaque MCP cursor accepted, in characters.
 pub const CURSOR_CHARS: usize = 256;
+/// The most MCP tasks (tasks extension) the process keeps at a time, finished or not.
+pub const MCP_TASKS: usize = 64;
+/// How long an MCP task is kept after its creation (its `ttlMs`), in milliseconds.
+pub const MCP_TASK_TTL_MS: u64 = 300_000;
 
 /// One limit of the policy.
 #[derive(Debug, Clone, Copy)]
@@ -139,6 +143,24 @@ pub const TABLE: &[Limit] = &[
         amount: Some(PAGE_ITEMS as u64),
         enforced: "src/mcp/methods/mod.rs `page` (`nextCursor` for the rest)",
         mcp: "a foreign, stale or overlong (> 256 chars) cursor is -32602",
+        http: "n/a",
+        cli: "n/a",
+    },
+    Limit {
+        what: "MCP tasks kept at once (tasks extension, 2026-07-28)",
+        value: "64",
+        amount: Some(MCP_TASKS as u64),
+        enforced: "src/mcp/tasks.rs `Table::create` (expired tasks go first)",
+        mcp: "no task is created: a tool whose `task` is optional answers the call itself; a `required` one is -32603",
+        http: "n/a",
+        cli: "n/a",
+    },
+    Limit {
+        what: "MCP task lifetime (its `ttlMs`)",
+        value: "5 minutes",
+        amount: Some(MCP_TASK_TTL_MS),
+        enforced: "src/mcp/tasks.rs `Table::expire` (a task still running is cancelled; an unanswered input request fails then)",
+        mcp: "`tasks/*` for an expired task is -32602",
         http: "n/a",
         cli: "n/a",
     },

@@ -70,6 +70,9 @@ pub struct Descriptor {
     /// The MCP content block types a query's answer carries in its `content` field, which MCP
     /// `tools/call` answers after the JSON text block; empty for none.
     pub content_blocks: &'static [&'static str],
+    /// Whether an MCP call may run as a task of the tasks extension: `optional`, `required`,
+    /// or `None` (never).
+    pub task: Option<&'static str>,
 }
 
 impl std::ops::Deref for Descriptor {

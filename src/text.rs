@@ -1,5 +1,5 @@
 //! Small text helpers shared by every layer, importing nothing of the crate: lower-case hex,
-//! base64 and the text of a panic's payload.
+//! base64, RFC 3339 UTC times and the text of a panic's payload.
 
 use std::any::Any;
 
@@ -45,6 +45,29 @@ pub fn base64(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// RFC 3339 UTC time with seconds.
+pub fn rfc3339(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem / 60) % 60,
+        rem % 60
+    )
 }
 
 #[cfg(test)]

@@ -328,6 +328,14 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
             )
         }
     };
+    // A task is a way to run a tool call: only a query exposed as an MCP tool has one.
+    if manifest.task.is_some() && (kind != Kind::Query || manifest.expose.mcp_tool.is_none()) {
+        diags.push(diag(
+            line_of(text, "/task"),
+            "/task",
+            "`task` needs a query exposed as an MCP tool (`expose.mcp_tool`): remove it or expose the tool".into(),
+        ));
+    }
     // Declared content blocks add the `content` array to the output schema (its one home).
     let mut output = output;
     if !manifest.content_blocks.is_empty() {
@@ -420,6 +428,7 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
         handler,
         content: manifest.content,
         content_blocks: manifest.content_blocks,
+        task: manifest.task,
         mime_type: manifest
             .mime_type
             .unwrap_or_else(|| "text/markdown".to_string()),

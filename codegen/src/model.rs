@@ -28,6 +28,10 @@ pub struct Manifest {
     /// [`crate::load::content_schema`]).
     #[serde(default)]
     pub content_blocks: Vec<String>,
+    /// Queries exposed as MCP tools only: `optional` or `required` task support (the MCP
+    /// tasks extension); never a task when absent.
+    #[serde(default)]
+    pub task: Option<String>,
     pub effect: String,
     /// Only with `effect: repository_write`: the capability adds files and never changes an
     /// existing byte (a create that refuses to overwrite), so it is not destructive.
@@ -106,6 +110,8 @@ pub struct Capability {
     pub mime_type: String,
     /// The MCP content blocks a query's answer carries in its `content` field (empty: none).
     pub content_blocks: Vec<String>,
+    /// Task support over MCP (`optional` or `required`); `None`: never a task.
+    pub task: Option<String>,
     /// What the manifest declares about the capability's behaviour.
     pub class: Class,
     pub tags: Vec<String>,
@@ -195,6 +201,9 @@ impl Capability {
         self.mark_additive(&mut d, "additive");
         if !self.content_blocks.is_empty() {
             d["content_blocks"] = serde_json::json!(self.content_blocks);
+        }
+        if let Some(t) = &self.task {
+            d["task"] = serde_json::json!(t);
         }
         d
     }

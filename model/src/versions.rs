@@ -39,7 +39,7 @@ pub const MCP_HTTP_PATH: &str = "/mcp";
 /// The server's MCP `capabilities`, as `initialize`, `server/discover` and the server card
 /// announce them: one member per feature served (the MCP server's features are checked
 /// against it, so the card cannot promise what the server does not serve).
-pub const MCP_CAPABILITIES: &str = r#"{"completions":{},"prompts":{"listChanged":false},"resources":{"listChanged":false,"subscribe":false},"tools":{"listChanged":false}}"#;
+pub const MCP_CAPABILITIES: &str = r#"{"completions":{},"extensions":{"io.modelcontextprotocol/tasks":{}},"prompts":{"listChanged":false},"resources":{"listChanged":false,"subscribe":false},"tools":{"listChanged":false}}"#;
 
 /// The methods of the `initialize` era (2024-11-05 … 2025-11-25).
 pub const LEGACY_METHODS: &[&str] = &[
@@ -69,10 +69,21 @@ pub const MODERN_METHODS: &[&str] = &[
     "prompts/list",
     "prompts/get",
     "completion/complete",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
 ];
 
 /// Methods a client may expect that are deliberately not served, with the reason.
 pub const NOT_SERVED: &[(&str, &str)] = &[
+    (
+        "tasks/result",
+        "the tasks extension (io.modelcontextprotocol/tasks) inlines a finished task's result in tasks/get",
+    ),
+    (
+        "tasks/list",
+        "the tasks extension (io.modelcontextprotocol/tasks) lists no tasks: a task is known to whoever created it",
+    ),
     (
         "logging/setLevel",
         "logs go to stderr only; no log notifications are sent",

@@ -145,6 +145,7 @@ mod tests {
         blob: None,
         mime_type: "",
         content_blocks: &[],
+        task: None,
     };
 
     fn parse(args: &[&str]) -> Result<Value, String> {

@@ -15,9 +15,9 @@ use crate::context::Context;
 use crate::mcp::dispatch::{self, Answer};
 use crate::mcp::model::{
     Era, Session, HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, META_CLIENT_CAPABILITIES,
-    META_PROTOCOL_VERSION, METHOD_NOT_FOUND, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
+    META_PROTOCOL_VERSION, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
 };
-use crate::mcp::mrtr::MISSING_REQUIRED_CLIENT_CAPABILITY;
 use crate::mcp::wire;
 use crate::versions::{MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS};
 
@@ -68,7 +68,7 @@ fn status_of(answer: &Answer) -> u16 {
                 | INVALID_REQUEST
                 | HEADER_MISMATCH
                 | UNSUPPORTED_PROTOCOL_VERSION
-                | MISSING_REQUIRED_CLIENT_CAPABILITY,
+                | MISSING_CLIENT_CAPABILITY,
             ),
             _,
         ) => 400,
@@ -109,6 +109,7 @@ fn header_mismatch(
     let field = match method {
         "tools/call" | "prompts/get" => "name",
         "resources/read" => "uri",
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
         _ => return None,
     };
     let body = params

@@ -12,7 +12,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use serde_json::{json, Map, Value};
 
 use super::link::Link;
-use super::methods::{completion, lifecycle, prompts, resources, tools};
+use super::methods::{completion, lifecycle, prompts, resources, tasks, tools};
 use super::model::{
     Body, Era, RpcError, ServerInfo, Session, INTERNAL_ERROR, INVALID_REQUEST, LEGACY_METHODS,
     META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO, METHOD_NOT_FOUND,
@@ -84,7 +84,24 @@ pub const FEATURES: &[&Feature] = &[
     &resources::FEATURE,
     &prompts::FEATURE,
     &completion::FEATURE,
+    &tasks::FEATURE,
 ];
+
+/// The server's `capabilities` as one era announces them: the members of the features whose
+/// methods that era's METHODS table lists (the tasks extension, served to 2026-07-28 requests
+/// only, is not announced by `initialize`).
+pub fn capabilities_in(era: Era) -> Map<String, Value> {
+    let table = match era {
+        Era::Legacy => LEGACY_METHODS,
+        Era::Modern => MODERN_METHODS,
+    };
+    FEATURES
+        .iter()
+        .filter(|f| f.methods.is_empty() || f.methods.iter().any(|m| table.contains(&m.name)))
+        .filter_map(|f| f.capability.as_ref())
+        .map(|c| (c.name.to_string(), (c.value)()))
+        .collect()
+}
 
 /// The request method of this name, if one is served.
 fn find(name: &str) -> Option<&'static Method> {
@@ -487,8 +504,17 @@ mod tests {
                 "resources": {"subscribe": false, "listChanged": false},
                 "prompts": {"listChanged": false},
                 "completions": {},
+                "extensions": {"io.modelcontextprotocol/tasks": {}},
             })
         );
+    }
+
+    #[test]
+    fn each_era_announces_the_features_it_serves() {
+        assert_eq!(capabilities_in(Era::Modern), capabilities());
+        let mut legacy = capabilities();
+        legacy.remove("extensions");
+        assert_eq!(capabilities_in(Era::Legacy), legacy);
     }
 
     #[test]

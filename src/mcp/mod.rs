@@ -15,6 +15,7 @@ pub mod model;
 pub mod mrtr;
 pub mod peer;
 pub mod stdio;
+pub mod tasks;
 pub mod wire;
 
 use std::path::PathBuf;

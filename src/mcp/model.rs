@@ -25,6 +25,9 @@ pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
 /// MCP 2026-07-28: HTTP headers disagree with the body.
 pub const HEADER_MISMATCH: i64 = -32020;
+/// 2026-07-28: the request needs a client capability its `_meta` does not declare
+/// (`data.requiredCapabilities` names it).
+pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 /// MCP 2026-07-28: the request's protocol version is not served.
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 /// MCP 2025-11-25 and earlier: resource not found (2026-07-28 uses -32602).

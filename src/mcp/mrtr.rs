@@ -24,9 +24,7 @@ use sha2::{Digest, Sha256};
 use super::model::{RpcError, ServerInfo, META_CLIENT_CAPABILITIES, META_ERROR, META_SERVER_INFO};
 use crate::error::CapabilityError;
 
-/// The JSON-RPC error of a request that needs a client capability the client did not declare
-/// (MCP 2026-07-28 `MissingRequiredClientCapabilityError`).
-pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+use super::model::MISSING_CLIENT_CAPABILITY;
 
 /// The params member carrying the client's answers.
 pub const INPUT_RESPONSES: &str = "inputResponses";
@@ -162,7 +160,7 @@ impl Round {
         let names: Vec<&str> = lacking.keys().map(String::as_str).collect();
         Some(
             RpcError::new(
-                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                MISSING_CLIENT_CAPABILITY,
                 format!(
                     "missing required client capability: the request needs `{}`, which `_meta[\"{META_CLIENT_CAPABILITIES}\"]` does not declare ({})",
                     names.join("`, `"),

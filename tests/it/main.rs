@@ -27,6 +27,7 @@ mod mcp_digest;
 mod mcp_input;
 mod mcp_projection;
 mod mcp_stdio;
+mod mcp_tasks;
 mod mcp_wire;
 mod parity;
 mod prompts;

@@ -53,6 +53,10 @@ pub fn capability_entry(c: &Capability, tool: Option<&Value>, operation: Option<
         "stability": c.stability.as_str(),
     });
     c.mark_additive(&mut behaviour, "additive");
+    // Like `additive`, present only when declared, so that older locks stay equal.
+    if let Some(t) = &c.task {
+        behaviour["task"] = json!(t);
+    }
     let errors = json!(c
         .all_errors()
         .iter()

@@ -57,6 +57,9 @@ pub fn tool(c: &Capability, tool_name: &str) -> Value {
         }
     });
     c.mark_additive(&mut tool["_meta"], "seneschal/additive");
+    if let Some(t) = &c.task {
+        tool["execution"] = json!({ "taskSupport": t });
+    }
     tool
 }
 

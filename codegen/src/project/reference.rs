@@ -65,6 +65,13 @@ pub fn section(c: &Capability) -> String {
             c.content_blocks.iter().map(|b| format!("`{b}`")).collect::<Vec<_>>().join(", ")
         );
     }
+    if let Some(t) = &c.task {
+        let _ = writeln!(
+            s,
+            "| MCP task | `{t}`: a 2026-07-28 client that declares the tasks extension (`io.modelcontextprotocol/tasks`) gets a task to poll with `tasks/get`{} |",
+            if t == "required" { "; any other client is refused (-32021)" } else { "; any other client gets the answer itself" }
+        );
+    }
     let _ = writeln!(
         s,
         "| manifest | `{}` |",

@@ -238,6 +238,7 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
     };
     let (content, blob) = (embed(false), embed(true));
     let blocks = &c.content_blocks;
+    let task = opt_str(&c.task);
     let handler = opt_str(&c.handler.as_ref().map(|(m, f)| format!("{m}::{f}")));
     quote! {
         crate::registry::Descriptor {
@@ -268,6 +269,7 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
             blob: #blob,
             mime_type: #mime,
             content_blocks: &[#(#blocks),*],
+            task: #task,
         }
     }
 }

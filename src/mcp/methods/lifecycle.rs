@@ -4,10 +4,10 @@
 use std::sync::OnceLock;
 
 use super::super::dispatch::{
-    capabilities, supported_versions, Call, Feature, Method, Notification,
+    capabilities, capabilities_in, supported_versions, Call, Feature, Method, Notification,
 };
 use super::super::model::{
-    parse, Body, DigestMeta, DiscoverResult, EmptyResult, InitializeParams, InitializeResult,
+    parse, Body, DigestMeta, DiscoverResult, EmptyResult, Era, InitializeParams, InitializeResult,
     RpcError, ServerInfo, TTL_STATIC_MS,
 };
 use crate::policy::Effect;
@@ -66,7 +66,7 @@ fn initialize(call: &mut Call<'_>) -> Result<Body, RpcError> {
     call.session.client_capabilities = params.capabilities;
     Ok(Body::of(&InitializeResult {
         protocol_version: chosen,
-        capabilities: capabilities(),
+        capabilities: capabilities_in(Era::Legacy),
         server_info: ServerInfo::THIS,
         instructions: instructions(call.ctx.max_effect),
         meta: DigestMeta {

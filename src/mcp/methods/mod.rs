@@ -7,6 +7,7 @@ pub mod completion;
 pub mod lifecycle;
 pub mod prompts;
 pub mod resources;
+pub mod tasks;
 pub mod tools;
 
 use serde_json::Value;

@@ -64,6 +64,9 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let args = params
         .arguments
         .unwrap_or_else(|| Value::Object(Default::default()));
+    if let Some(answer) = super::tasks::intercept(call, index, d, &args) {
+        return answer;
+    }
     // A modern call asks its client through an input-required result (SEP-2322).
     let round = match call.era {
         Era::Legacy => None,
@@ -114,7 +117,7 @@ const CONTENT_FIELD: &str = "content";
 /// both as `structuredContent` and, escaped, as the first text block (the modern era's fields
 /// in front, as the dispatcher would add them). The content blocks a capability declares
 /// (its answer's `content` array, each item in MCP's wire shape) follow that text block.
-fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> String {
+pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> String {
     let text = serde_json::to_string(v).expect("values serialize");
     let escaped = serde_json::to_string(&text).expect("strings serialize");
     let mut out = String::with_capacity(text.len() + escaped.len() + 160);
@@ -141,7 +144,7 @@ fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> String {
 
 /// A failed `CallToolResult`: the message as its text, and in `_meta["seneschal/error"]` the
 /// error's JSON ([`CapabilityError::to_json`]) without the message it already shows.
-fn error_result(e: CapabilityError) -> CallToolError {
+pub(super) fn error_result(e: CapabilityError) -> CallToolError {
     let Value::Object(mut error) = e.to_json() else {
         unreachable!("a capability error is an object")
     };
