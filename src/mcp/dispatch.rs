@@ -484,7 +484,7 @@ mod tests {
             announced,
             json!({
                 "tools": {"listChanged": false},
-                "resources": {"subscribe": false, "listChanged": false},
+                "resources": {"subscribe": true, "listChanged": true},
                 "prompts": {"listChanged": false},
                 "completions": {},
             })
