@@ -21,6 +21,7 @@ mod mcp;
 mod problem;
 mod query;
 mod routes;
+mod sse;
 
 use std::io::{IsTerminal, Read, Write};
 use std::net::{SocketAddr, TcpListener};

@@ -24,6 +24,7 @@ mod layering;
 mod mcp_annotations;
 mod mcp_digest;
 mod mcp_projection;
+mod mcp_sse;
 mod mcp_stdio;
 mod mcp_wire;
 mod parity;
