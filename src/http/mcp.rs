@@ -446,35 +446,28 @@ impl Mcp {
         Outcome::Stream(head, produce)
     }
 
-    /// Answers one `GET /mcp`: a standalone SSE stream of the session's notifications.
-    pub fn get(&self, headers: &[(String, String)]) -> Outcome {
+    /// Answers one `GET /mcp`: a standalone SSE stream of the session's notifications;
+    /// `None` without a session id (the method is then not served: 405, a problem).
+    pub fn get(&self, headers: &[(String, String)]) -> Option<Outcome> {
         let session = match self.session_of(headers) {
             Ok(Some(s)) => s,
-            Ok(None) => {
-                let mut r = plain(
-                    405,
-                    "GET /mcp opens the notification stream of a session: send the Mcp-Session-Id \
-                     that initialize answered (stateless requests are POSTed)",
-                );
-                r.headers.push(("Allow".into(), "POST".into()));
-                return Outcome::Whole(r);
-            }
-            Err(reply) => return Outcome::Whole(reply),
+            Ok(None) => return None,
+            Err(reply) => return Some(Outcome::Whole(reply)),
         };
         if !accepts_sse(headers) {
-            return Outcome::Whole(plain(
+            return Some(Outcome::Whole(plain(
                 406,
                 "GET /mcp answers text/event-stream only: send Accept: text/event-stream",
-            ));
+            )));
         }
         let Some((rx, guard)) = session.open_stream() else {
-            return Outcome::Whole(plain(
+            return Some(Outcome::Whole(plain(
                 409,
                 &format!(
                     "this session holds {} streams open already",
                     sse::MAX_STREAMS
                 ),
-            ));
+            )));
         };
         let head = HttpReply {
             status: 200,
@@ -484,26 +477,25 @@ impl Mcp {
             ],
             body: Vec::new(),
         };
-        Outcome::Stream(
+        Some(Outcome::Stream(
             head,
             Box::new(move |out: &mut dyn Write| sse::pump(rx, guard, out)),
-        )
+        ))
     }
 
-    /// Answers one `DELETE /mcp`: ends the session the header names.
-    pub fn delete(&self, headers: &[(String, String)]) -> HttpReply {
-        match header(headers, "mcp-session-id") {
-            None => plain(
-                400,
-                "DELETE /mcp ends a session: send the Mcp-Session-Id to end",
-            ),
-            Some(id) if self.sessions.end(id.trim()) => HttpReply {
+    /// Answers one `DELETE /mcp`: ends the session the header names; `None` without a
+    /// session id (the method is then not served: 405, a problem).
+    pub fn delete(&self, headers: &[(String, String)]) -> Option<HttpReply> {
+        let id = header(headers, "mcp-session-id")?;
+        Some(if self.sessions.end(id.trim()) {
+            HttpReply {
                 status: 204,
                 headers: Vec::new(),
                 body: Vec::new(),
-            },
-            Some(_) => not_found_session(),
-        }
+            }
+        } else {
+            not_found_session()
+        })
     }
 
     fn start_feed(&self) {

@@ -349,8 +349,15 @@ fn answer(
                 Ok(body) => mcp_reply(state.mcp.post(headers, &body)),
                 Err(reply) => reply,
             },
-            "GET" => mcp_reply(state.mcp.get(headers)),
-            "DELETE" => mcp_reply(super::mcp::Outcome::Whole(state.mcp.delete(headers))),
+            // GET and DELETE are a session's: without its id, only POST is served.
+            "GET" => match state.mcp.get(headers) {
+                Some(outcome) => mcp_reply(outcome),
+                None => method_not_allowed(method, path, "POST"),
+            },
+            "DELETE" => match state.mcp.delete(headers) {
+                Some(r) => mcp_reply(super::mcp::Outcome::Whole(r)),
+                None => method_not_allowed(method, path, "POST"),
+            },
             _ => method_not_allowed(method, path, "GET, POST, DELETE"),
         },
         p if p.starts_with(DOCS_ASSETS) => {

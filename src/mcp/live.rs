@@ -137,6 +137,15 @@ impl Feed {
         self.wake.notify_all();
     }
 
+    /// Attaches a connection whose notifications always have somewhere to go (stdio: its
+    /// stdout): `sink` receives them, and the feed looks while the connection lives. The
+    /// transport then runs [`Feed::run`] (a scoped thread) or [`Feed::spawn`].
+    pub fn attach(self: &Arc<Self>, subs: &Arc<Subscriptions>, sink: Arc<dyn Sink>) {
+        subs.set_sink(sink);
+        self.register(subs);
+        subs.listen();
+    }
+
     /// Takes the first look at the index, if none was taken yet.
     fn prime(&self, ctx: &Context) {
         let mut seen = self.seen.lock().expect("not poisoned");
@@ -256,9 +265,7 @@ mod tests {
         let feed = Arc::new(Feed::default());
         let heard = Arc::new(Collect(Mutex::default()));
         let subs = Arc::new(Subscriptions::default());
-        subs.set_sink(heard.clone());
-        feed.register(&subs);
-        subs.listen();
+        feed.attach(&subs, heard.clone());
         let deaf = Arc::new(Subscriptions::default());
         let deaf_heard = Arc::new(Collect(Mutex::default()));
         deaf.set_sink(deaf_heard.clone());

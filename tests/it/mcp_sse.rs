@@ -197,7 +197,7 @@ fn initialize_mints_a_session_a_wrong_id_is_404_and_delete_ends_it() {
     assert_eq!(del(&id), 204);
     assert_eq!(post(&s, Some(&id), &list).status, 404);
     assert_eq!(del(&id), 404);
-    assert_eq!(open(&s, "DELETE", &[], b"").status, 400);
+    assert_eq!(open(&s, "DELETE", &[], b"").status, 405);
     // No session, no standalone stream; and a request without an id stays stateless.
     assert_eq!(
         open(&s, "GET", &[("Accept", "text/event-stream")], b"").status,
