@@ -220,7 +220,10 @@ impl Sink for CallStream {
 fn is_request(message: &[u8]) -> bool {
     serde_json::from_slice::<Value>(message)
         .ok()
-        .and_then(|v| v.as_object().map(|o| o.contains_key("id") && o.contains_key("method")))
+        .and_then(|v| {
+            v.as_object()
+                .map(|o| o.contains_key("id") && o.contains_key("method"))
+        })
         .unwrap_or(false)
 }
 
@@ -236,10 +239,17 @@ impl Mcp {
 
     /// The session a request names: `Ok(None)` without the header, `Err` (404) when it names
     /// none.
-    fn session_of(&self, headers: &[(String, String)]) -> Result<Option<Arc<HttpSession>>, HttpReply> {
+    fn session_of(
+        &self,
+        headers: &[(String, String)],
+    ) -> Result<Option<Arc<HttpSession>>, HttpReply> {
         match header(headers, "mcp-session-id") {
             None => Ok(None),
-            Some(id) => self.sessions.get(id.trim()).map(Some).ok_or_else(not_found_session),
+            Some(id) => self
+                .sessions
+                .get(id.trim())
+                .map(Some)
+                .ok_or_else(not_found_session),
         }
     }
 
@@ -282,7 +292,10 @@ impl Mcp {
         if modern && method != "initialize" {
             if let Some(why) = header_mismatch(headers, &method, params) {
                 let id = message.get("id").cloned().unwrap_or(Value::Null);
-                return Outcome::Whole(json_reply(400, dispatch::error_for(&id, HEADER_MISMATCH, why)));
+                return Outcome::Whole(json_reply(
+                    400,
+                    dispatch::error_for(&id, HEADER_MISMATCH, why),
+                ));
             }
         } else if let Some(v) = header_version {
             if !MCP_LEGACY_VERSIONS.contains(&v) && !MCP_MODERN_VERSIONS.contains(&v) {

@@ -46,11 +46,7 @@ fn fresh_id() -> String {
         // SAFETY: the pointer and length describe the unfilled part of `bytes`, valid for
         // writes for the duration of the call.
         let n = unsafe {
-            libc::getrandom(
-                bytes[filled..].as_mut_ptr().cast(),
-                bytes.len() - filled,
-                0,
-            )
+            libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
         };
         if n > 0 {
             filled += n as usize;

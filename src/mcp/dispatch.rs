@@ -394,14 +394,16 @@ fn request(
     #[cfg(debug_assertions)]
     debug_panic(method);
     #[cfg(debug_assertions)]
-    if let Some(body) = (method == "tools/call").then_some(()).and_then(|()| debug_ask(&mut Call {
-        ctx,
-        session,
-        era,
-        params,
-        id,
-        link,
-    })) {
+    if let Some(body) = (method == "tools/call").then_some(()).and_then(|()| {
+        debug_ask(&mut Call {
+            ctx,
+            session,
+            era,
+            params,
+            id,
+            link,
+        })
+    }) {
         return (Some(era), Ok(body));
     }
     let body = match find(method) {

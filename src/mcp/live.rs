@@ -202,10 +202,7 @@ impl Feed {
                         return;
                     }
                     members.retain(|w| w.strong_count() > 0);
-                    let active = members
-                        .iter()
-                        .filter_map(Weak::upgrade)
-                        .any(|s| s.active());
+                    let active = members.iter().filter_map(Weak::upgrade).any(|s| s.active());
                     if active {
                         break;
                     }
@@ -274,17 +271,29 @@ mod tests {
         assert!(subs.subscribe(&ctx, uri));
         assert_eq!(feed.look(&ctx), 0, "nothing changed yet");
 
-        write(root, guide, "---\ntitle: Set up\n---\nInstall more things.\n");
+        write(
+            root,
+            guide,
+            "---\ntitle: Set up\n---\nInstall more things.\n",
+        );
         assert_eq!(feed.look(&ctx), 1);
         assert_eq!(
             heard.0.lock().unwrap().pop().unwrap(),
             json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}})
         );
         subs.unsubscribe(uri);
-        write(root, guide, "---\ntitle: Set up\n---\nInstall even more things.\n");
+        write(
+            root,
+            guide,
+            "---\ntitle: Set up\n---\nInstall even more things.\n",
+        );
         assert_eq!(feed.look(&ctx), 0, "unsubscribed");
 
-        write(root, "docs/guides/release.md", "---\ntitle: Release\n---\nTag it.\n");
+        write(
+            root,
+            "docs/guides/release.md",
+            "---\ntitle: Release\n---\nTag it.\n",
+        );
         assert_eq!(feed.look(&ctx), 1);
         assert_eq!(
             heard.0.lock().unwrap().pop().unwrap()["method"],

@@ -75,7 +75,9 @@ fn open(s: &Serve, method: &str, headers: &[(&str, &str)], body: &[u8]) -> Excha
         ended: false,
     };
     if !chunked {
-        let n: usize = ex.header("content-length").map_or(0, |v| v.parse().unwrap());
+        let n: usize = ex
+            .header("content-length")
+            .map_or(0, |v| v.parse().unwrap());
         let mut b = vec![0; n];
         ex.reader.read_exact(&mut b).unwrap();
         ex.pending = b;
@@ -164,7 +166,10 @@ fn initialize(s: &Serve) -> String {
     );
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
-    let id = r.header("mcp-session-id").expect("a session id").to_string();
+    let id = r
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_string();
     let note = post(
         s,
         Some(&id),

@@ -5,13 +5,13 @@
 use serde_json::json;
 
 use super::super::dispatch::{Call, Capability, Feature, Method};
-use super::super::model::{
-    parse, Body, Era, ListParams, ListResourcesResult, ListTemplatesResult,
-    ReadResourceParams, ReadResourceResult, Resource, ResourceBody, ResourceContents,
-    ResourceTemplate, ResourcesCapability, RpcError, INTERNAL_ERROR, INVALID_PARAMS,
-    RESOURCE_NOT_FOUND_LEGACY, TTL_STATIC_MS,
-};
 use super::super::live::MAX_SUBSCRIPTIONS;
+use super::super::model::{
+    parse, Body, Era, ListParams, ListResourcesResult, ListTemplatesResult, ReadResourceParams,
+    ReadResourceResult, Resource, ResourceBody, ResourceContents, ResourceTemplate,
+    ResourcesCapability, RpcError, INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY,
+    TTL_STATIC_MS,
+};
 use super::super::model::{EmptyResult, SubscribeParams};
 use super::page;
 use crate::error::{CapabilityError, ErrorCode};
