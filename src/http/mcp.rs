@@ -201,30 +201,47 @@ struct CallStream {
     tx: Mutex<mpsc::Sender<Option<Vec<u8>>>>,
     /// Whether requests may travel (a session can route their responses back).
     requests: bool,
+    /// The ids of the requests sent on this stream.
+    asked: Mutex<Vec<Value>>,
 }
 
 impl Sink for CallStream {
     fn send(&self, message: &[u8]) -> bool {
-        if !self.requests && is_request(message) {
+        let id = request_id(message);
+        if id.is_some() && !self.requests {
             return false;
         }
-        self.tx
+        let sent = self
+            .tx
             .lock()
             .expect("not poisoned")
             .send(Some(message.to_vec()))
-            .is_ok()
+            .is_ok();
+        if let (true, Some(id)) = (sent, id) {
+            self.asked.lock().expect("not poisoned").push(id);
+        }
+        sent
     }
 }
 
-/// Whether a message we send is a request (it has an id and a method).
-fn is_request(message: &[u8]) -> bool {
-    serde_json::from_slice::<Value>(message)
-        .ok()
-        .and_then(|v| {
-            v.as_object()
-                .map(|o| o.contains_key("id") && o.contains_key("method"))
-        })
-        .unwrap_or(false)
+impl CallStream {
+    /// The stream is gone: every request sent on it and still waiting gets an error answer,
+    /// so that the call stops waiting for a client that can no longer see the question.
+    fn abandon(&self, pending: &Pending) {
+        for id in self.asked.lock().expect("not poisoned").drain(..) {
+            pending.take(&serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": INVALID_REQUEST,
+                "message": "the stream that carried the request closed before it was answered",
+            }}));
+        }
+    }
+}
+
+/// The id of a message we send when it is a request (it has an id and a method).
+fn request_id(message: &[u8]) -> Option<Value> {
+    let v: Value = serde_json::from_slice(message).ok()?;
+    let o = v.as_object()?;
+    o.contains_key("method").then(|| o.get("id").cloned())?
 }
 
 impl Mcp {
@@ -427,12 +444,14 @@ impl Mcp {
         let produce: Produce = Box::new(move |out: &mut dyn Write| {
             let (tx, rx) = mpsc::channel::<Option<Vec<u8>>>();
             let end = tx.clone();
+            let stream = Arc::new(CallStream {
+                tx: Mutex::new(tx),
+                requests: session.is_some(),
+                asked: Mutex::new(Vec::new()),
+            });
             let link = Link {
-                sink: Arc::new(CallStream {
-                    tx: Mutex::new(tx),
-                    requests: session.is_some(),
-                }),
-                pending,
+                sink: stream.clone(),
+                pending: Arc::clone(&pending),
             };
             std::thread::scope(|scope| {
                 scope.spawn(move || {
@@ -447,13 +466,20 @@ impl Mcp {
                     let _ = end.send(None);
                     drop(busy);
                 });
-                // Until the answer has been written, or the client is gone.
-                while let Ok(Some(message)) = rx.recv() {
-                    if out.write_all(&sse::event(&message)).is_err() {
+                // Until the answer has been written, or the client is gone (a comment now and
+                // then finds out while the call works or waits).
+                loop {
+                    let bytes = match rx.recv_timeout(sse::KEEPALIVE) {
+                        Ok(Some(message)) => sse::event(&message),
+                        Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                        Err(mpsc::RecvTimeoutError::Timeout) => b": keepalive\n\n".to_vec(),
+                    };
+                    if out.write_all(&bytes).is_err() {
+                        drop(rx);
+                        stream.abandon(&pending);
                         break;
                     }
                 }
-                drop(rx);
             });
         });
         Outcome::Stream(head, produce)
@@ -561,6 +587,49 @@ mod tests {
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
             .map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn a_closed_stream_fails_its_unanswered_requests_and_refuses_more() {
+        let pending = Arc::new(Pending::default());
+        let (tx, rx) = mpsc::channel();
+        let stream = Arc::new(CallStream {
+            tx: Mutex::new(tx),
+            requests: true,
+            asked: Mutex::new(Vec::new()),
+        });
+        let link = Link {
+            sink: stream.clone(),
+            pending: Arc::clone(&pending),
+        };
+        let waiting = std::thread::spawn(move || {
+            link.request(
+                "elicitation/create",
+                json!({}),
+                std::time::Duration::from_secs(60),
+            )
+        });
+        let sent: Value = serde_json::from_slice(&rx.recv().unwrap().unwrap()).unwrap();
+        assert_eq!(sent["method"], "elicitation/create");
+        drop(rx);
+        stream.abandon(&pending);
+        let got = waiting.join().unwrap();
+        assert!(
+            got.unwrap_err().contains("closed"),
+            "the call stops waiting"
+        );
+        assert!(!stream.send(br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#));
+
+        // Without a session, requests are refused at once; notifications travel.
+        let (tx, rx) = mpsc::channel();
+        let stream = CallStream {
+            tx: Mutex::new(tx),
+            requests: false,
+            asked: Mutex::new(Vec::new()),
+        };
+        assert!(!stream.send(br#"{"jsonrpc":"2.0","id":"s-1","method":"roots/list"}"#));
+        assert!(stream.send(br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#));
+        assert!(rx.recv().unwrap().is_some());
     }
 
     #[test]
