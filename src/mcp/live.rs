@@ -11,7 +11,7 @@
 //! edit by hand and a write through seneschal reach a subscriber alike, within a tick.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Duration;
 
@@ -35,6 +35,8 @@ pub struct Subscriptions {
     /// How many streams can carry a notification now (stdio: one for the process's life; HTTP:
     /// the session's open GET streams).
     listeners: AtomicUsize,
+    /// Whether the client listed the resources or subscribed: then list changes matter to it.
+    interested: AtomicBool,
     feed: Mutex<Weak<Feed>>,
 }
 
@@ -77,11 +79,18 @@ impl Subscriptions {
             }
             uris.insert(uri.to_string());
         }
+        self.interest(ctx);
+        true
+    }
+
+    /// The client has seen the resources (it listed or subscribed): from now on it hears of
+    /// list changes too. The feed takes its first look now if it never did.
+    pub fn interest(&self, ctx: &Context) {
+        self.interested.store(true, Ordering::Release);
         if let Some(feed) = self.feed.lock().expect("not poisoned").upgrade() {
             feed.prime(ctx);
             feed.wake.notify_all();
         }
-        true
     }
 
     /// Forgets `uri` (idempotent).
@@ -106,8 +115,11 @@ impl Subscriptions {
         }
     }
 
+    /// Whether the feed should look for this connection: a stream can carry notifications
+    /// and the client cares (it listed the resources or holds a subscription). A connection
+    /// that never did costs the feed nothing, and the index is never built for it.
     fn active(&self) -> bool {
-        self.listeners.load(Ordering::Acquire) > 0
+        self.listeners.load(Ordering::Acquire) > 0 && self.interested.load(Ordering::Acquire)
     }
 
     fn send(&self, method: &str, params: serde_json::Value) -> bool {
@@ -144,6 +156,28 @@ impl Feed {
         subs.set_sink(sink);
         self.register(subs);
         subs.listen();
+    }
+
+    /// Serves one connection whose notifications always have somewhere to go (stdio):
+    /// attaches `subs` with `sink`, and runs the feed on a scoped thread while `serve` runs.
+    pub fn with_feed<T>(
+        ctx: &Context,
+        subs: &Arc<Subscriptions>,
+        sink: Arc<dyn Sink>,
+        serve: impl FnOnce() -> T,
+    ) -> T {
+        let feed = Arc::new(Feed::default());
+        feed.attach(subs, sink);
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| feed.run(ctx, &|| done.load(Ordering::Acquire)));
+            let out = serve();
+            done.store(true, Ordering::Release);
+            // Taking the lock orders the store before the feed's next check.
+            drop(feed.members.lock().expect("not poisoned"));
+            feed.wake.notify_all();
+            out
+        })
     }
 
     /// Takes the first look at the index, if none was taken yet.
@@ -214,6 +248,9 @@ impl Feed {
                 }
             }
             self.look(ctx);
+            if stop() {
+                return;
+            }
             std::thread::sleep(TICK);
         }
     }
@@ -302,6 +339,39 @@ mod tests {
         assert!(
             deaf_heard.0.lock().unwrap().is_empty(),
             "a connection without a listening stream hears nothing"
+        );
+    }
+
+    #[test]
+    fn a_connection_served_with_its_feed_hears_an_edit_and_the_feed_stops_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let guide = "docs/guides/setup.md";
+        write(root, guide, "---\ntitle: Set up\n---\nInstall things.\n");
+        let ctx = Context::new(root.to_path_buf(), Effect::Read);
+        let heard = Arc::new(Collect(Mutex::default()));
+        let subs = Arc::new(Subscriptions::default());
+        let got = Feed::with_feed(&ctx, &subs, heard.clone(), || {
+            assert!(subs.can_hear());
+            assert!(
+                !subs.active(),
+                "nothing listed or subscribed: the feed does not look"
+            );
+            assert!(subs.subscribe(&ctx, "seneschal://knowledge/guide/setup"));
+            write(
+                root,
+                guide,
+                "---\ntitle: Set up\n---\nInstall more things.\n",
+            );
+            let until = std::time::Instant::now() + Duration::from_secs(10);
+            while heard.0.lock().unwrap().is_empty() && std::time::Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            heard.0.lock().unwrap().pop()
+        });
+        assert_eq!(
+            got.expect("heard within the deadline")["method"],
+            "notifications/resources/updated"
         );
     }
 

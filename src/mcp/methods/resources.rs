@@ -60,6 +60,8 @@ pub const FEATURE: Feature = Feature {
 
 fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let params = ListParams::of(call.params);
+    // A client that listed the resources hears when the list changes.
+    call.session.live.interest(call.ctx);
     let mut items: Vec<Resource> = registry::served(call.ctx.max_effect)
         .filter_map(|(_, d)| {
             d.mcp_resource
