@@ -263,7 +263,7 @@ fn a_call_streams_its_progress_and_its_question_then_its_answer_on_one_worker() 
 }
 
 #[test]
-fn a_subscriber_hears_an_edit_on_disk_on_its_get_stream() {
+fn a_subscriber_hears_an_edit_on_disk_and_a_write_on_its_get_stream() {
     let repo = support::knowledge_fixture("kinds");
     let p = repo.path();
     let uri = "seneschal://knowledge/guide/onboarding";
@@ -293,11 +293,23 @@ fn a_subscriber_hears_an_edit_on_disk_on_its_get_stream() {
         "---\ntitle: Onboarding, revised\n---\nNew text.\n",
     )
     .unwrap();
-    let heard = events.event().expect("an update");
-    assert_eq!(
-        heard,
-        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}})
+    let updated = json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}});
+    assert_eq!(events.event().expect("an update"), updated);
+
+    // A write through seneschal (here its HTTP API) is heard the same way.
+    let (status, got) = s.json(
+        "GET",
+        &format!("/api/v1/knowledge/get?uri={}", support::http::enc(uri)),
+        None,
     );
+    assert_eq!(status, 200, "{got}");
+    let (status, wrote) = s.json(
+        "POST",
+        "/api/v1/knowledge/update",
+        Some(&json!({"uri": uri, "expected_digest": got["digest"], "body": "Written through seneschal.\n"})),
+    );
+    assert_eq!((status, &wrote["applied"]), (200, &json!(true)), "{wrote}");
+    assert_eq!(events.event().expect("an update"), updated);
 
     // Unsubscribed: the next edit is not heard; a new object changes the list.
     sub("resources/unsubscribe");
