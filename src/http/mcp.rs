@@ -17,9 +17,12 @@
 //! 2026-07-28 era is stateless: its requests mint nothing and ignore no header they need.
 //!
 //! **Streams.** A request POSTed with `Accept: text/event-stream` whose method runs the
-//! executor (`tools/call`, `prompts/get`, `resources/read`) and that passes the era's checks
-//! is answered as an SSE stream: the notifications and requests the call sends (progress, log
-//! messages, elicitation and sampling requests), then its response, then the stream ends. It
+//! executor (`tools/call`, `prompts/get`, `resources/read`), that passes the era's checks and
+//! that could send something before its answer (it carries a progress token, a log level is
+//! set, or its session's client declared a capability the server may ask for) is answered as
+//! an SSE stream: the notifications and requests the call sends (progress, log messages,
+//! elicitation and sampling requests), then its response, then the stream ends. Any other
+//! request is answered as JSON, in the handler, under a worker permit. A stream
 //! runs after the worker permit is released (tiny_http patch 9), so a call waiting for its
 //! client never holds a worker, and the client's response, POSTed with the session id, is
 //! handed to the session's pending table (202) while the call waits. Without a session the
@@ -169,6 +172,24 @@ pub struct Mcp {
     sessions: Sessions,
     feed_started: Once,
 }
+
+/// Whether a call could send anything before its answer: a progress token to report
+/// against, a log level to log at (the session's, or a 2026-07-28 request's own), or, in a
+/// session, a client capability the server may ask for. A call that cannot is answered as
+/// JSON in the handler, under a worker permit like any request.
+fn may_send(state: &Session, in_session: bool, params: &Map<String, Value>) -> bool {
+    let meta = params.get("_meta").and_then(Value::as_object);
+    let asks = ["elicitation", "sampling", "roots"];
+    meta.is_some_and(|m| m.contains_key("progressToken") || m.contains_key(META_LOG_LEVEL))
+        || state.log_level.is_some()
+        || (in_session
+            && asks
+                .iter()
+                .any(|c| state.client_capabilities.contains_key(*c)))
+}
+
+/// The `_meta` key of a 2026-07-28 request's log level.
+const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
 /// Whether the `Accept` header takes an SSE stream.
 fn accepts_sse(headers: &[(String, String)]) -> bool {
@@ -356,7 +377,11 @@ impl Mcp {
             .as_ref()
             .map(|s| Arc::clone(&s.pending))
             .unwrap_or_default();
-        if verdict.is_ok() && accepts_sse(headers) && STREAMED.contains(&method.as_str()) {
+        if verdict.is_ok()
+            && accepts_sse(headers)
+            && STREAMED.contains(&method.as_str())
+            && may_send(&before, session.is_some(), params)
+        {
             return self.stream(session, before, busy, pending, message);
         }
         let link = Link {

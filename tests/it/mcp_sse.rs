@@ -209,6 +209,13 @@ fn initialize_mints_a_session_a_wrong_id_is_404_and_delete_ends_it() {
         405
     );
     assert_eq!(post(&s, None, &list).status, 200);
+    // A call that can send nothing before its answer (no progress token, no session whose
+    // client may be asked) is answered as JSON even when the client accepts a stream.
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "capabilities_list", "arguments": {}}});
+    let r = post(&s, None, &call);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.json()["result"]["isError"], false);
 }
 
 #[test]
