@@ -266,11 +266,12 @@ fn request_id(message: &[u8]) -> Option<Value> {
 }
 
 impl Mcp {
-    /// The endpoint of a server serving `ctx`, with the default session bounds.
-    pub fn new(ctx: Arc<Context>) -> Mcp {
+    /// The endpoint of a server serving `ctx` with at most `max_connections` connections:
+    /// its streams may hold half of them, so that streams never lock other clients out.
+    pub fn new(ctx: Arc<Context>, max_connections: usize) -> Mcp {
         Mcp {
             ctx,
-            sessions: Sessions::new(sse::MAX_SESSIONS, sse::IDLE),
+            sessions: Sessions::new(sse::MAX_SESSIONS, sse::IDLE, (max_connections / 2).max(1)),
             feed_started: Once::new(),
         }
     }
@@ -382,7 +383,11 @@ impl Mcp {
             && STREAMED.contains(&method.as_str())
             && may_send(&before, session.is_some(), params)
         {
-            return self.stream(session, before, busy, pending, message);
+            // Past the server's stream budget, the call is answered as JSON: it runs, and
+            // what it would have sent is dropped.
+            if let Some(budget) = self.sessions.stream_budget() {
+                return self.stream(session, before, (busy, budget), pending, message);
+            }
         }
         let link = Link {
             sink: Arc::new(crate::mcp::link::Closed),
@@ -453,7 +458,7 @@ impl Mcp {
         &self,
         session: Option<Arc<HttpSession>>,
         before: Session,
-        busy: Option<sse::Busy>,
+        busy: (Option<sse::Busy>, sse::Budget),
         pending: Arc<Pending>,
         message: Value,
     ) -> Outcome {
@@ -524,6 +529,12 @@ impl Mcp {
                 "GET /mcp answers text/event-stream only: send Accept: text/event-stream",
             )));
         }
+        let Some(budget) = self.sessions.stream_budget() else {
+            return Some(Outcome::Whole(plain(
+                503,
+                "the server holds as many streams open as it may; try again later",
+            )));
+        };
         let Some((rx, guard)) = session.open_stream() else {
             return Some(Outcome::Whole(plain(
                 409,
@@ -543,7 +554,10 @@ impl Mcp {
         };
         Some(Outcome::Stream(
             head,
-            Box::new(move |out: &mut dyn Write| sse::pump(rx, guard, out)),
+            Box::new(move |out: &mut dyn Write| {
+                sse::pump(rx, guard, out);
+                drop(budget);
+            }),
         ))
     }
 
@@ -576,7 +590,7 @@ mod tests {
 
     /// One POST answered whole (none of these asks for a stream).
     fn http_post(ctx: &Arc<Context>, headers: &[(String, String)], body: &[u8]) -> HttpReply {
-        match Mcp::new(Arc::clone(ctx)).post(headers, body) {
+        match Mcp::new(Arc::clone(ctx), 256).post(headers, body) {
             Outcome::Whole(r) => r,
             Outcome::Stream(..) => panic!("a stream where a whole answer was expected"),
         }

@@ -101,7 +101,7 @@ impl State {
         let openapi = projections::openapi(profile);
         let cockpit_html: &'static str = Box::leak(cockpit_page(profile).into_boxed_str());
         State {
-            mcp: super::mcp::Mcp::new(Arc::clone(&ctx)),
+            mcp: super::mcp::Mcp::new(Arc::clone(&ctx), options.max_connections),
             ctx,
             allowed: Allowed::for_addr(addr),
             max_body: options.max_body,

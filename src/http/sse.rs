@@ -8,7 +8,10 @@
 //! the client's responses to our requests arrive (each on a POST of its own). The table is
 //! bounded: at most [`MAX_SESSIONS`] live at once, one unused for [`IDLE`] expires, and when
 //! the table is full a new `initialize` takes the place of the session unused the longest
-//! that has no stream open and no call in flight (else it is refused, 503).
+//! that has no stream open and no call in flight (else it is refused, 503). Streams (GET
+//! streams and streamed calls) hold a connection each that is never evicted, so at most half
+//! of the server's connections may be streams: past that, a GET is refused (503) and a call
+//! is answered as JSON.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -189,8 +192,21 @@ pub struct Sessions {
     map: Mutex<HashMap<String, Arc<HttpSession>>>,
     cap: usize,
     idle: Duration,
+    /// Streams open now (GET streams and streamed calls), and how many may be: each holds a
+    /// connection that is never evicted, so they may fill only part of the server's slots.
+    streams: Arc<AtomicUsize>,
+    stream_cap: usize,
     /// The feed that tells the sessions' streams of changed resources.
     pub feed: Arc<Feed>,
+}
+
+/// One open stream's place in the server's budget, given back when dropped.
+pub struct Budget(Arc<AtomicUsize>);
+
+impl Drop for Budget {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Why no session was minted.
@@ -198,14 +214,28 @@ pub struct Sessions {
 pub struct Full;
 
 impl Sessions {
-    /// An empty table holding at most `cap` sessions, each expiring after `idle` unused.
-    pub fn new(cap: usize, idle: Duration) -> Sessions {
+    /// An empty table holding at most `cap` sessions, each expiring after `idle` unused, and
+    /// at most `stream_cap` streams open at once.
+    pub fn new(cap: usize, idle: Duration, stream_cap: usize) -> Sessions {
         Sessions {
             map: Mutex::new(HashMap::new()),
             cap,
             idle,
+            streams: Arc::new(AtomicUsize::new(0)),
+            stream_cap,
             feed: Arc::new(Feed::default()),
         }
+    }
+
+    /// A place for one more stream, held until the returned guard drops; `None` when the
+    /// server holds as many as it may.
+    pub fn stream_budget(&self) -> Option<Budget> {
+        self.streams
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.stream_cap).then_some(n + 1)
+            })
+            .ok()?;
+        Some(Budget(Arc::clone(&self.streams)))
     }
 
     /// The live session `id`.
@@ -306,7 +336,7 @@ mod tests {
 
     #[test]
     fn a_full_table_evicts_the_session_unused_longest_and_spares_a_streaming_one() {
-        let t = Sessions::new(2, IDLE);
+        let t = Sessions::new(2, IDLE, 8);
         let first = t.mint(Session::default()).unwrap();
         let second = t.mint(Session::default()).unwrap();
         // The first is the oldest but holds a stream: the second goes.
@@ -327,12 +357,12 @@ mod tests {
 
     #[test]
     fn idle_sessions_expire_and_ended_ones_close_their_streams() {
-        let t = Sessions::new(8, Duration::from_millis(1));
+        let t = Sessions::new(8, Duration::from_millis(1), 8);
         let id = t.mint(Session::default()).unwrap();
         std::thread::sleep(Duration::from_millis(5));
         assert!(t.get(&id).is_none());
 
-        let t = Sessions::new(8, IDLE);
+        let t = Sessions::new(8, IDLE, 8);
         let id = t.mint(Session::default()).unwrap();
         let s = t.get(&id).unwrap();
         let (rx, _guard) = s.open_stream().unwrap();
@@ -345,8 +375,18 @@ mod tests {
     }
 
     #[test]
+    fn the_server_s_streams_are_budgeted() {
+        let t = Sessions::new(8, IDLE, 2);
+        let a = t.stream_budget().unwrap();
+        let _b = t.stream_budget().unwrap();
+        assert!(t.stream_budget().is_none());
+        drop(a);
+        assert!(t.stream_budget().is_some());
+    }
+
+    #[test]
     fn streams_are_capped_per_session() {
-        let t = Sessions::new(8, IDLE);
+        let t = Sessions::new(8, IDLE, 8);
         let s = t.get(&t.mint(Session::default()).unwrap()).unwrap();
         let held: Vec<_> = (0..MAX_STREAMS).map(|_| s.open_stream().unwrap()).collect();
         assert!(s.open_stream().is_none());

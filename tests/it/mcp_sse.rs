@@ -384,3 +384,51 @@ fn the_session_table_is_bounded_and_evicts_the_session_unused_longest() {
     assert_eq!(post(&s, Some(&first), &ping).status, 200);
     assert_eq!(post(&s, Some(&last), &ping).status, 200);
 }
+
+#[test]
+fn streams_fill_at_most_half_the_connections_and_never_lock_a_client_out() {
+    let repo = support::scratch_repo();
+    let s = Serve::start_args(repo.path(), &["--max-connections", "4"], &[]);
+    let id = initialize(&s);
+    let get = || {
+        open(
+            &s,
+            "GET",
+            &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &id)],
+            b"",
+        )
+    };
+    let held = [get(), get()];
+    assert!(held.iter().all(|e| e.status == 200));
+    let refused = get();
+    assert_eq!(refused.status, 503);
+    // The other connections still serve, and a call that would stream answers as JSON.
+    let ping = json!({"jsonrpc": "2.0", "id": 4, "method": "ping"});
+    assert_eq!(post(&s, Some(&id), &ping).status, 200);
+    let call = json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+        "name": "capabilities_list", "arguments": {}, "_meta": {"progressToken": 1}}});
+    let r = post(&s, Some(&id), &call);
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.json()["result"]["isError"], false);
+    // A stream that ends gives its place back.
+    assert_eq!(
+        open(&s, "DELETE", &[("Mcp-Session-Id", &id)], b"").status,
+        204
+    );
+    drop(held);
+    let id = initialize(&s);
+    let until = Instant::now() + DEADLINE;
+    loop {
+        let e = open(
+            &s,
+            "GET",
+            &[("Accept", "text/event-stream"), ("Mcp-Session-Id", &id)],
+            b"",
+        );
+        if e.status == 200 {
+            break;
+        }
+        assert!(Instant::now() < until, "no stream place came back");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
