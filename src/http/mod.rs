@@ -13,14 +13,17 @@
 //! and only then takes one of [`Options::workers`] permits to run `routes::handle`, so a
 //! handler never runs on more threads than that and a slow client never holds one. Answers
 //! leave in request order. At the cap, a new client takes the place of the connection idle
-//! or stuck in an incomplete request the longest. Start-up prints one machine-readable line on
-//! stdout, `listening on http://ADDR`, and the human URLs on stderr.
+//! or stuck in an incomplete request the longest. An answer whose body is produced as it goes
+//! (MCP's SSE streams, `mcp.rs` and `sse.rs`) is produced after the permit is released, on the
+//! connection's thread, so a call waiting for its client holds no worker. Start-up prints one
+//! machine-readable line on stdout, `listening on http://ADDR`, and the human URLs on stderr.
 
 mod guard;
 mod mcp;
 mod problem;
 mod query;
 mod routes;
+mod sse;
 
 use std::io::{IsTerminal, Read, Write};
 use std::net::{SocketAddr, TcpListener};

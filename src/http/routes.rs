@@ -59,6 +59,8 @@ pub struct State {
     /// The cockpit page, with the surface of the process's profile.
     cockpit_html: &'static str,
     docs_html: &'static str,
+    /// MCP at `/mcp`: its sessions and streams.
+    mcp: super::mcp::Mcp,
 }
 
 /// The cockpit page of a profile: the template with the profile's surface at the marker, in
@@ -100,6 +102,7 @@ impl State {
         let openapi = projections::openapi(profile);
         let cockpit_html: &'static str = Box::leak(cockpit_page(profile).into_boxed_str());
         State {
+            mcp: super::mcp::Mcp::new(Arc::clone(&ctx), options.max_connections),
             ctx,
             allowed: Allowed::for_addr(addr),
             max_body: options.max_body,
@@ -128,6 +131,8 @@ struct Reply {
     status: u16,
     headers: Vec<(Cow<'static, str>, Cow<'static, str>)>,
     body: Cow<'static, [u8]>,
+    /// A body produced after the handler returns (an MCP SSE stream), instead of `body`.
+    stream: Option<super::mcp::Produce>,
 }
 
 impl Reply {
@@ -136,6 +141,7 @@ impl Reply {
             status,
             headers: vec![("Content-Type".into(), content_type.into())],
             body: body.into(),
+            stream: None,
         }
     }
 
@@ -274,7 +280,12 @@ pub fn answer_in_memory(
         .into_iter()
         .map(|(n, v)| (n.into_owned(), v.into_owned()))
         .collect();
-    (reply.status, headers, reply.body.into_owned())
+    let mut bytes = reply.body.into_owned();
+    // A POST's stream ends with its answer; a GET's stream would not end: it is not run.
+    if let Some(produce) = reply.stream.filter(|_| method == "POST") {
+        produce(&mut bytes);
+    }
+    (reply.status, headers, bytes)
 }
 
 fn answer(
@@ -336,21 +347,19 @@ fn answer(
         }),
         p if p == MCP_HTTP_PATH => match method {
             "POST" => match read_body(request, state.max_body) {
-                Ok(body) => {
-                    let r = super::mcp::post(&state.ctx, headers, &body);
-                    Reply {
-                        status: r.status,
-                        headers: r
-                            .headers
-                            .into_iter()
-                            .map(|(n, v)| (n.into(), v.into()))
-                            .collect(),
-                        body: r.body.into(),
-                    }
-                }
+                Ok(body) => mcp_reply(state.mcp.post(headers, &body)),
                 Err(reply) => reply,
             },
-            _ => method_not_allowed(method, path, "POST"),
+            // GET and DELETE are a session's: without its id, only POST is served.
+            "GET" => match state.mcp.get(headers) {
+                Some(outcome) => mcp_reply(outcome),
+                None => method_not_allowed(method, path, "POST"),
+            },
+            "DELETE" => match state.mcp.delete(headers) {
+                Some(r) => mcp_reply(super::mcp::Outcome::Whole(r)),
+                None => method_not_allowed(method, path, "POST"),
+            },
+            _ => method_not_allowed(method, path, "GET, POST, DELETE"),
         },
         p if p.starts_with(DOCS_ASSETS) => {
             let name = &p[DOCS_ASSETS.len()..];
@@ -366,6 +375,24 @@ fn answer(
             }
         }
         _ => capability(state, method, path, query, headers, request),
+    }
+}
+
+/// The reply of an MCP outcome.
+fn mcp_reply(outcome: super::mcp::Outcome) -> Reply {
+    let (r, stream) = match outcome {
+        super::mcp::Outcome::Whole(r) => (r, None),
+        super::mcp::Outcome::Stream(r, produce) => (r, Some(produce)),
+    };
+    Reply {
+        status: r.status,
+        headers: r
+            .headers
+            .into_iter()
+            .map(|(n, v)| (n.into(), v.into()))
+            .collect(),
+        body: r.body.into(),
+        stream,
     }
 }
 
@@ -473,6 +500,11 @@ fn send(request: Request, reply: Reply) {
         if let Ok(h) = Header::from_bytes(n.as_bytes(), v.as_bytes()) {
             headers.push(h);
         }
+    }
+    if let Some(produce) = reply.stream {
+        // A client that went away is not our error.
+        let _ = request.respond_streaming(StatusCode(reply.status), headers, produce);
+        return;
     }
     let len = reply.body.len();
     let response = Response::new(

@@ -96,3 +96,63 @@ impl Watcher {
         true
     }
 }
+
+/// What the live-resources feed saw at its last look at an index: the snapshot and each
+/// object's digest, by URI.
+#[derive(Debug, Default)]
+pub struct Seen {
+    snapshot: Option<std::sync::Arc<super::Snapshot>>,
+    digests: std::collections::BTreeMap<String, String>,
+}
+
+impl Seen {
+    /// Whether a first look was taken.
+    pub fn primed(&self) -> bool {
+        self.snapshot.is_some()
+    }
+}
+
+/// What changed between two looks.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// The URIs whose object changed, appeared or vanished, sorted.
+    pub updated: Vec<String>,
+    /// Whether the set of URIs changed.
+    pub listed: bool,
+}
+
+/// Looks at `index` (refreshing it as every access does) and says what changed since `seen`,
+/// which it then updates; the first look reports nothing. An unchanged tree is the very same
+/// snapshot, compared without reading an object.
+pub fn changes(index: &super::Index, root: &Path, seen: &mut Seen) -> Changes {
+    let now = index.snapshot(root);
+    if seen
+        .snapshot
+        .as_ref()
+        .is_some_and(|s| std::sync::Arc::ptr_eq(s, &now))
+    {
+        return Changes::default();
+    }
+    let digests: std::collections::BTreeMap<String, String> = now
+        .objects
+        .iter()
+        .map(|o| (o.uri.clone(), o.digest.clone()))
+        .collect();
+    let first = seen.snapshot.is_none();
+    let mut out = Changes::default();
+    if !first {
+        let before = &seen.digests;
+        out.updated = before
+            .keys()
+            .chain(digests.keys())
+            .filter(|u| before.get(*u) != digests.get(*u))
+            .cloned()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        out.listed = !before.keys().eq(digests.keys());
+    }
+    seen.snapshot = Some(now);
+    seen.digests = digests;
+    out
+}

@@ -410,6 +410,19 @@ fn request(
     let era = era.expect("a request that passes its checks has an era");
     #[cfg(debug_assertions)]
     debug_panic(method);
+    #[cfg(debug_assertions)]
+    if let Some(body) = (method == "tools/call").then_some(()).and_then(|()| {
+        debug_ask(&mut Call {
+            ctx,
+            session,
+            era,
+            params,
+            id,
+            link,
+        })
+    }) {
+        return (Some(era), Ok(body));
+    }
     let body = match find(method) {
         Some(m) => (m.answer)(&mut Call {
             ctx,
@@ -440,6 +453,41 @@ fn debug_panic(method: &str) {
     if target.as_deref() == Some(method) {
         panic!("SENESCHAL_MCP_DEBUG_PANIC asked `{method}` to panic");
     }
+}
+
+/// In debug builds (the tests'), `SENESCHAL_MCP_DEBUG_ASK=<tool>` makes a `tools/call` of
+/// that tool, inside the peer of the call, report progress 1 of 2, ask the client
+/// `elicitation/create`, report progress 2 of 2, and answer with what the asking gave
+/// (`structuredContent.asked`): the way back to the client is exercised through the real
+/// binary without a capability that needs it.
+#[cfg(debug_assertions)]
+fn debug_ask(call: &mut Call<'_>) -> Option<Body> {
+    static TARGET: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let target = TARGET.get_or_init(|| std::env::var("SENESCHAL_MCP_DEBUG_ASK").ok());
+    let name = call.params.get("name").and_then(Value::as_str);
+    if target.is_none() || name != target.as_deref() {
+        return None;
+    }
+    use crate::interact::{self, Asked};
+    let _peer = interact::Scope::enter(std::sync::Arc::new(super::peer::McpPeer::of(call)));
+    interact::progress(1.0, Some(2.0), Some("asking"));
+    let asked = interact::ask(
+        "debug",
+        "elicitation/create",
+        json!({"mode": "form", "message": "Go on?", "requestedSchema": {"type": "object", "properties": {"go": {"type": "boolean"}}}}),
+    );
+    interact::progress(2.0, Some(2.0), Some("asked"));
+    let asked = match asked {
+        Asked::Answered(v) => json!({"answered": v}),
+        Asked::Deferred => json!({"deferred": true}),
+        Asked::Unavailable(why) => json!({"unavailable": why}),
+        Asked::Failed(why) => json!({"failed": why}),
+    };
+    Some(Body::Value(json!({
+        "content": [{"type": "text", "text": asked.to_string()}],
+        "structuredContent": {"asked": asked},
+        "isError": false,
+    })))
 }
 
 /// Adds the modern fields every result carries: `resultType`, the server in `_meta`, and
@@ -501,7 +549,7 @@ mod tests {
             announced,
             json!({
                 "tools": {"listChanged": false},
-                "resources": {"subscribe": false, "listChanged": false},
+                "resources": {"subscribe": true, "listChanged": true},
                 "prompts": {"listChanged": false},
                 "completions": {},
                 "extensions": {"io.modelcontextprotocol/tasks": {}},

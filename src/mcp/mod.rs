@@ -10,6 +10,7 @@
 pub mod dispatch;
 pub mod inspect;
 pub mod link;
+pub mod live;
 pub mod methods;
 pub mod model;
 pub mod mrtr;

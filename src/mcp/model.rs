@@ -32,6 +32,8 @@ pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 /// MCP 2025-11-25 and earlier: resource not found (2026-07-28 uses -32602).
 pub const RESOURCE_NOT_FOUND_LEGACY: i64 = -32002;
+/// Streamable HTTP: the `Mcp-Session-Id` names no session (never minted, ended or expired).
+pub const SESSION_NOT_FOUND: i64 = -32001;
 
 /// The `_meta` key of the per-request protocol version (modern era).
 pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -73,6 +75,9 @@ pub struct Session {
     pub log_level: Option<crate::interact::LogLevel>,
     /// The capabilities approved for the rest of the session (`session`-level approval).
     pub approved: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// The resources the client subscribed to and where their notifications go
+    /// (`resources/subscribe`).
+    pub live: std::sync::Arc<super::live::Subscriptions>,
 }
 
 impl Session {
@@ -299,6 +304,13 @@ pub struct CallToolError {
 /// `resources/read` params.
 #[derive(Debug, Clone, Deserialize)]
 pub struct ReadResourceParams {
+    /// The resource.
+    pub uri: String,
+}
+
+/// `resources/subscribe` and `resources/unsubscribe` params.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SubscribeParams {
     /// The resource.
     pub uri: String,
 }

@@ -1,15 +1,18 @@
 //! Resources: the registry's resources and queries, and the knowledge objects (through the
-//! executor's `knowledge_*` functions, which redact them), listed in pages and read.
+//! executor's `knowledge_*` functions, which redact them), listed in pages and read; and
+//! subscriptions to them (initialize era), whose notifications [`super::super::live`] sends.
 
 use serde_json::json;
 
 use super::super::dispatch::{Call, Capability, Feature, Method};
+use super::super::live::MAX_SUBSCRIPTIONS;
 use super::super::model::{
-    default_json, parse, Body, Era, ListParams, ListResourcesResult, ListTemplatesResult,
-    ReadResourceParams, ReadResourceResult, Resource, ResourceBody, ResourceContents,
-    ResourceTemplate, ResourcesCapability, RpcError, INTERNAL_ERROR, INVALID_PARAMS,
-    RESOURCE_NOT_FOUND_LEGACY, TTL_STATIC_MS,
+    parse, Body, Era, ListParams, ListResourcesResult, ListTemplatesResult, ReadResourceParams,
+    ReadResourceResult, Resource, ResourceBody, ResourceContents, ResourceTemplate,
+    ResourcesCapability, RpcError, INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND_LEGACY,
+    TTL_STATIC_MS,
 };
+use super::super::model::{EmptyResult, SubscribeParams};
 use super::page;
 use crate::error::{CapabilityError, ErrorCode};
 use crate::execute::{execute_index, knowledge_read, knowledge_resources, knowledge_templates};
@@ -17,11 +20,18 @@ use crate::policy::{Determinism, Disclosure};
 use crate::registry::{self, Kind};
 use crate::transport::Transport;
 
-/// Resources: read on demand, neither subscribed to nor announced when they change.
+/// Resources: read on demand; subscribed to by a connection that can hear notifications
+/// (stdio, a Streamable HTTP session), which then hears of their changes.
 pub const FEATURE: Feature = Feature {
     capability: Some(Capability {
         name: "resources",
-        value: default_json::<ResourcesCapability>,
+        value: || {
+            serde_json::to_value(ResourcesCapability {
+                subscribe: true,
+                list_changed: true,
+            })
+            .expect("capabilities serialize")
+        },
     }),
     methods: &[
         Method {
@@ -36,12 +46,22 @@ pub const FEATURE: Feature = Feature {
             name: "resources/templates/list",
             answer: templates,
         },
+        Method {
+            name: "resources/subscribe",
+            answer: subscribe,
+        },
+        Method {
+            name: "resources/unsubscribe",
+            answer: unsubscribe,
+        },
     ],
     notifications: &[],
 };
 
 fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let params = ListParams::of(call.params);
+    // A client that listed the resources hears when the list changes.
+    call.session.live.interest(call.ctx);
     let mut items: Vec<Resource> = registry::served(call.ctx.max_effect)
         .filter_map(|(_, d)| {
             d.mcp_resource
@@ -61,6 +81,39 @@ fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
         resources,
         next_cursor,
     }))
+}
+
+/// `resources/subscribe`: any URI may be subscribed to (one that is not an object yet hears
+/// of its creation); the connection must be one that notifications can reach.
+fn subscribe(call: &mut Call<'_>) -> Result<Body, RpcError> {
+    let SubscribeParams { uri } = parse(
+        call.params,
+        "invalid params: `resources/subscribe` needs `params.uri`, a string",
+    )?;
+    let live = &call.session.live;
+    if !live.can_hear() {
+        return Err(RpcError::invalid_params(
+            "invalid params: this connection cannot receive notifications: subscribe over \
+             stdio, or in a Streamable HTTP session (the `Mcp-Session-Id` that `initialize` \
+             answers)",
+        ));
+    }
+    if !live.subscribe(call.ctx, &uri) {
+        return Err(RpcError::invalid_params(format!(
+            "invalid params: this connection holds {MAX_SUBSCRIPTIONS} subscriptions already"
+        )));
+    }
+    Ok(Body::of(&EmptyResult {}))
+}
+
+/// `resources/unsubscribe`: idempotent.
+fn unsubscribe(call: &mut Call<'_>) -> Result<Body, RpcError> {
+    let SubscribeParams { uri } = parse(
+        call.params,
+        "invalid params: `resources/unsubscribe` needs `params.uri`, a string",
+    )?;
+    call.session.live.unsubscribe(&uri);
+    Ok(Body::of(&EmptyResult {}))
 }
 
 fn templates(call: &mut Call<'_>) -> Result<Body, RpcError> {

@@ -74,6 +74,40 @@ pub struct Request {
 
     // If Some, a message must be sent after responding
     notify_when_responded: Option<Sender<()>>,
+
+    // seneschal patch 9: where a streamed body's producer is left for the connection
+    stream_slot: Option<StreamSlot>,
+}
+
+/// seneschal patch 9: what produces a streamed body, after the handler has returned and
+/// without a worker permit. Each `write` to the writer it is given leaves at once as one chunk
+/// (within the request timeout); an `Err` means the client is gone or too slow, and the
+/// producer should stop.
+pub type Produce = Box<dyn FnOnce(&mut dyn Write) + Send + 'static>;
+
+/// seneschal patch 9: the connection's place for a streamed body's producer.
+pub(crate) type StreamSlot = std::sync::Arc<std::sync::Mutex<Option<Produce>>>;
+
+/// seneschal patch 9: a writer that sends each `write` as one HTTP/1.1 chunk.
+struct Chunked<'w>(&'w mut dyn Write);
+
+impl Write for Chunked<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let mut framed = Vec::with_capacity(buf.len() + 12);
+        framed.extend_from_slice(format!("{:x}\r\n", buf.len()).as_bytes());
+        framed.extend_from_slice(buf);
+        framed.extend_from_slice(b"\r\n");
+        self.0.write_all(&framed)?;
+        self.0.flush()?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
 }
 
 struct NotifyOnDrop<R> {
@@ -243,6 +277,7 @@ where
         body_length: content_length,
         must_send_continue: expects_continue,
         notify_when_responded: None,
+        stream_slot: None,
     })
 }
 
@@ -287,6 +322,7 @@ pub(crate) fn complete_request(
     body: Vec<u8>,
     body_length: Option<usize>,
     writer: Box<dyn Write + Send + 'static>,
+    stream_slot: StreamSlot,
 ) -> Request {
     Request {
         data_reader: Some(Box::new(Cursor::new(body))),
@@ -300,6 +336,7 @@ pub(crate) fn complete_request(
         body_length,
         must_send_continue: false,
         notify_when_responded: None,
+        stream_slot: Some(stream_slot),
     }
 }
 
@@ -519,6 +556,63 @@ impl Request {
         ))?;
 
         Self::ignore_client_closing_errors(writer.flush())
+    }
+
+    /// seneschal patch 9: answers with `status` and `headers` and a body that `produce` writes
+    /// as it goes (HTTP/1.1: chunked; HTTP/1.0: until the connection closes). Under
+    /// [`crate::serve`] the head leaves with the handler's answer and `produce` runs after the
+    /// handler has returned, on the connection's thread, holding no worker permit; elsewhere
+    /// it runs at once, on the request's writer.
+    pub fn respond_streaming(
+        mut self,
+        status: StatusCode,
+        headers: Vec<Header>,
+        produce: Produce,
+    ) -> Result<(), IoError> {
+        let mut writer = self.extract_writer_impl();
+        let chunked = self.http_version >= HTTPVersion(1, 1);
+        let mut head = format!(
+            "HTTP/{}.{} {} {}\r\nDate: {}\r\n",
+            self.http_version.0,
+            self.http_version.1,
+            status.0,
+            status.default_reason_phrase(),
+            crate::response::http_date()
+        );
+        for h in &headers {
+            let name = h.field.as_str().as_str();
+            if name.eq_ignore_ascii_case("content-length")
+                || name.eq_ignore_ascii_case("transfer-encoding")
+                || name.eq_ignore_ascii_case("connection")
+            {
+                continue;
+            }
+            head.push_str(&format!("{}: {}\r\n", name, h.value.as_str()));
+        }
+        head.push_str(if chunked {
+            "Transfer-Encoding: chunked\r\n\r\n"
+        } else {
+            "Connection: close\r\n\r\n"
+        });
+        writer.write_all(head.as_bytes())?;
+        writer.flush()?;
+        let framed: Produce = if chunked {
+            Box::new(move |w: &mut dyn Write| {
+                produce(&mut Chunked(&mut *w));
+                let _ = w.write_all(b"0\r\n\r\n");
+                let _ = w.flush();
+            })
+        } else {
+            produce
+        };
+        match &self.stream_slot {
+            Some(slot) => *slot.lock().expect("stream slot") = Some(framed),
+            None => framed(&mut writer),
+        }
+        if let Some(sender) = self.notify_when_responded.take() {
+            let _ = sender.send(());
+        }
+        Ok(())
     }
 
     fn ignore_client_closing_errors(result: io::Result<()>) -> io::Result<()> {

@@ -410,6 +410,38 @@ struct Client<'a> {
     /// The write timeout now set on the socket (`None`: the inherited one).
     write_timeout: Option<Duration>,
     answer: Answer,
+    /// seneschal patch 9: the producer of a streamed answer, left by the handler.
+    stream: crate::request::StreamSlot,
+}
+
+/// seneschal patch 9: the socket as a streamed body's writer: each write leaves whole within
+/// the request timeout, or fails, and after a failure every write fails.
+struct Streamed<'c, 'a> {
+    client: &'c mut Client<'a>,
+    failed: bool,
+}
+
+impl Write for Streamed<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> IoResult<usize> {
+        if self.failed {
+            return Err(IoError::new(ErrorKind::BrokenPipe, "the stream has ended"));
+        }
+        let deadline = Instant::now() + self.client.shared.limits.request_timeout;
+        match self.client.write_all(buf, deadline) {
+            Ok(()) => Ok(buf.len()),
+            Err(e) => {
+                self.failed = true;
+                Err(e)
+            }
+        }
+    }
+
+    fn flush(&mut self) -> IoResult<()> {
+        if self.failed {
+            return Err(IoError::new(ErrorKind::BrokenPipe, "the stream has ended"));
+        }
+        Ok(())
+    }
 }
 
 /// A request head, parsed.
@@ -438,6 +470,7 @@ impl<'a> Client<'a> {
             read_timeout: shared.limits.idle_timeout,
             write_timeout: None,
             answer: Answer(Arc::new(Mutex::new(Vec::with_capacity(4096)))),
+            stream: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -568,6 +601,7 @@ impl<'a> Client<'a> {
             return Err(Stop::Closed);
         }
         let writer = Box::new(self.answer.clone());
+        let http10 = head.version < HTTPVersion(1, 1);
         let request = complete_request(
             head.method,
             head.path,
@@ -577,6 +611,7 @@ impl<'a> Client<'a> {
             body,
             length,
             writer,
+            Arc::clone(&self.stream),
         );
         {
             let _permit = self.shared.permits.acquire();
@@ -584,6 +619,23 @@ impl<'a> Client<'a> {
         }
         let bytes = std::mem::take(&mut *self.answer.0.lock().expect("answer lock"));
         let written = self.write_all(&bytes, Instant::now() + self.shared.limits.request_timeout);
+        // seneschal patch 9: a streamed body, produced now, without a permit.
+        let produce = self.stream.lock().expect("stream slot").take();
+        if let Some(produce) = produce {
+            if written.is_err() {
+                return Err(Stop::Closed);
+            }
+            let mut out = Streamed {
+                client: self,
+                failed: false,
+            };
+            produce(&mut out);
+            let failed = out.failed;
+            // HTTP/1.0 streams end with the connection.
+            if failed || http10 {
+                return Err(Stop::Closed);
+            }
+        }
         // Keep the buffer for the next answer, unless a large answer grew it: an idle
         // connection holds no more than [`ANSWER_KEPT`].
         let mut bytes = bytes;
