@@ -252,10 +252,21 @@ pub fn handle_value(
         }
         return None;
     };
+    // A request the client cancelled is not served, or not answered when it was cancelled
+    // while it ran (the receiver of a cancellation should not respond).
+    link.pending.begin(&id);
+    if link.pending.is_cancelled(&id) {
+        link.pending.finished(&id);
+        return None;
+    }
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         request(ctx, session, link, &id, method, params)
     }));
+    let cancelled = link.pending.is_cancelled(&id);
     link.pending.finished(&id);
+    if cancelled {
+        return None;
+    }
     let (era, body) = match outcome {
         Ok((era, body)) => (era, body),
         Err(panic) => {

@@ -9,7 +9,7 @@
 //! reach a call that is still running.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -38,13 +38,19 @@ impl Sink for Closed {
 /// What one server-to-client request got back.
 type Response = Result<Value, String>;
 
-/// The requests of one connection (or HTTP session) that wait for the client, and the ids of
-/// the client's requests it cancelled.
+/// The requests of one connection (or HTTP session) that wait for the client, the client's
+/// requests in flight, and those of them it cancelled.
+///
+/// A cancellation is recorded only for a request in flight (between [`Pending::begin`] and
+/// [`Pending::finished`]), so the table never holds more than the requests being served, and
+/// a cancellation that arrives after its answer cannot touch a later request reusing its id.
 #[derive(Default)]
 pub struct Pending {
     waiters: Mutex<HashMap<String, mpsc::Sender<Response>>>,
     next: AtomicU64,
+    live: Mutex<HashSet<String>>,
     cancelled: Mutex<HashSet<String>>,
+    closed: AtomicBool,
 }
 
 /// The key of a JSON-RPC id in the tables.
@@ -61,7 +67,10 @@ impl Pending {
         };
         if obj.get("method").and_then(Value::as_str) == Some("notifications/cancelled") {
             if let Some(id) = obj.get("params").and_then(|p| p.get("requestId")) {
-                self.cancelled.lock().expect("not poisoned").insert(key(id));
+                let id = key(id);
+                if self.live.lock().expect("not poisoned").contains(&id) {
+                    self.cancelled.lock().expect("not poisoned").insert(id);
+                }
             }
             return true;
         }
@@ -97,12 +106,29 @@ impl Pending {
             .contains(&key(id))
     }
 
-    /// Forgets the cancellation of a request that has been answered.
+    /// Notes that the client's request `id` is in flight (read, queued or being served): from
+    /// now on it can be cancelled.
+    pub fn begin(&self, id: &Value) {
+        self.live.lock().expect("not poisoned").insert(key(id));
+    }
+
+    /// Forgets a request that has been answered (or dropped), and its cancellation.
     pub fn finished(&self, id: &Value) {
-        self.cancelled
-            .lock()
-            .expect("not poisoned")
-            .remove(&key(id));
+        let id = key(id);
+        self.live.lock().expect("not poisoned").remove(&id);
+        self.cancelled.lock().expect("not poisoned").remove(&id);
+    }
+
+    /// Whether a request of ours waits for the client's response.
+    pub fn waiting(&self) -> bool {
+        !self.waiters.lock().expect("not poisoned").is_empty()
+    }
+
+    /// The client can answer no more (its input ended): every waiting request fails now, and
+    /// every later one at once.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.waiters.lock().expect("not poisoned").clear();
     }
 }
 
@@ -134,6 +160,11 @@ impl Link {
     /// Sends the request `method` and waits up to `timeout` for its response: the `result`,
     /// or why there is none.
     pub fn request(&self, method: &str, params: Value, timeout: Duration) -> Response {
+        let closed = || {
+            Err(format!(
+                "`{method}` got no answer: the client closed the connection"
+            ))
+        };
         let n = self.pending.next.fetch_add(1, Ordering::Relaxed);
         let id = Value::String(format!("seneschal-{n}"));
         let (tx, rx) = mpsc::channel();
@@ -142,6 +173,16 @@ impl Link {
             .lock()
             .expect("not poisoned")
             .insert(key(&id), tx);
+        // Checked after the waiter is in the table: a close either saw it (and dropped it) or
+        // happened before this load.
+        if self.pending.closed.load(Ordering::SeqCst) {
+            self.pending
+                .waiters
+                .lock()
+                .expect("not poisoned")
+                .remove(&key(&id));
+            return closed();
+        }
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         if !self
             .sink
@@ -162,12 +203,14 @@ impl Link {
             .lock()
             .expect("not poisoned")
             .remove(&key(&id));
-        got.unwrap_or_else(|_| {
-            Err(format!(
+        match got {
+            Ok(response) => response,
+            Err(mpsc::RecvTimeoutError::Disconnected) => closed(),
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
                 "the client did not answer `{method}` within {} s",
                 timeout.as_secs()
-            ))
-        })
+            )),
+        }
     }
 }
 
@@ -212,12 +255,50 @@ mod tests {
     #[test]
     fn cancellations_and_stray_responses_are_taken_and_requests_are_not() {
         let p = Pending::default();
-        assert!(p.take(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}})));
+        let cancel_4 = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}});
+        // Not in flight: taken and forgotten.
+        assert!(p.take(&cancel_4));
+        assert!(!p.is_cancelled(&json!(4)));
+        p.begin(&json!(4));
+        assert!(p.take(&cancel_4));
         assert!(p.is_cancelled(&json!(4)));
         assert!(!p.is_cancelled(&json!("4")));
         p.finished(&json!(4));
         assert!(!p.is_cancelled(&json!(4)));
         assert!(p.take(&json!({"jsonrpc": "2.0", "id": "x", "result": {}})));
         assert!(!p.take(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})));
+        // A cancellation after the answer is not kept for a later request with the same id.
+        assert!(p.take(&cancel_4));
+        p.begin(&json!(4));
+        assert!(!p.is_cancelled(&json!(4)));
+    }
+
+    #[test]
+    fn a_closed_table_fails_waiting_and_later_requests() {
+        struct Quiet;
+        impl Sink for Quiet {
+            fn send(&self, _: &[u8]) -> bool {
+                true
+            }
+        }
+        let pending = Arc::new(Pending::default());
+        let link = Link {
+            sink: Arc::new(Quiet),
+            pending: Arc::clone(&pending),
+        };
+        let waiting = {
+            let link = link.clone();
+            std::thread::spawn(move || link.request("roots/list", json!({}), ANSWER_TIMEOUT))
+        };
+        while !pending.waiting() {
+            std::thread::yield_now();
+        }
+        pending.close();
+        let err = waiting.join().unwrap().unwrap_err();
+        assert!(err.contains("closed the connection"), "{err}");
+        let err = link
+            .request("roots/list", json!({}), ANSWER_TIMEOUT)
+            .unwrap_err();
+        assert!(err.contains("closed the connection"), "{err}");
     }
 }

@@ -1,14 +1,26 @@
 //! The stdio transport: newline-delimited JSON-RPC on stdin/stdout, logs on stderr.
 //!
-//! One line is read, answered and written before the next is read, so the reader never
-//! queues ahead of the writer: memory stays bounded by the longest accepted line
-//! ([`MAX_LINE`]). Output is flushed whenever no further input is already buffered, so a
-//! pipelining client gets batched writes and an interactive one gets every answer at once.
+//! Two threads: a reader takes lines from stdin, parses them, hands the client's responses
+//! and `notifications/cancelled` to the connection's [`Pending`] table at once (so they reach
+//! a request still running: an elicitation waiting for its answer, a long search checking
+//! whether it was cancelled), and queues everything else; the serving thread (the caller's)
+//! answers the queue in order. Memory stays bounded: at most [`QUEUE`] parsed messages wait,
+//! each from a line of at most [`MAX_LINE`] bytes. Every line out — answers, notifications,
+//! requests to the client — goes through one locked writer, so lines never interleave.
+//! Output is flushed whenever no further input is waiting, so a pipelining client gets
+//! batched writes and an interactive one gets every answer at once. At end of input the
+//! requests read are answered, then the server exits; a request to the client still waiting
+//! then fails at once.
 
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, BufWriter, ErrorKind, Read, Write};
+use std::sync::{Arc, Condvar, Mutex};
+
+use serde_json::Value;
 
 use super::dispatch;
-use super::model::{Session, INVALID_REQUEST};
+use super::link::{Link, Pending, Sink};
+use super::model::{Session, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
 use crate::context::Context;
 
 /// The longest request line accepted; a longer one is answered with -32600 and skipped.
@@ -74,49 +86,297 @@ fn read_line<R: Read>(
 /// Answers at least this long are written to the output directly, not copied into its buffer.
 const DIRECT_WRITE: usize = 16 * 1024;
 
-/// Serves `input` until end of input, writing answers to `output`.
-pub fn serve<R: Read, W: Write>(
-    ctx: &Context,
+/// The most messages read and not yet served.
+pub const QUEUE: usize = 32;
+
+/// What the reader hands the serving thread.
+enum Kind {
+    /// A parsed message for the dispatcher, and the id of a request (registered in flight).
+    Message(Value, Option<Value>),
+    /// A line longer than the cap was skipped.
+    TooLong,
+    /// A line that is not JSON, and why.
+    Unparsable(String),
+    /// Nothing to serve: a line was consumed by the reader (a response, a cancellation, a
+    /// blank line) and no more input is buffered, so the output should be flushed.
+    Idle,
+    /// Reading failed.
+    Failed(std::io::Error),
+}
+
+/// One queued item and whether more input was already buffered when it was read.
+struct Item {
+    kind: Kind,
+    more: bool,
+}
+
+/// The queue between the reader and the serving thread.
+#[derive(Default)]
+struct Queue {
+    state: Mutex<QueueState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct QueueState {
+    items: VecDeque<Item>,
+    /// No more items will come (end of input, or the server stopped).
+    closed: bool,
+}
+
+impl Queue {
+    /// Queues `item`, waiting while the queue is full — unless the server waits for the
+    /// client (then the client's answer may be behind this line, and the item is returned).
+    fn push(&self, item: Item, pending: &Pending) -> Result<(), Item> {
+        let mut st = self.state.lock().expect("not poisoned");
+        while st.items.len() >= QUEUE && !st.closed {
+            if pending.waiting() {
+                return Err(item);
+            }
+            st = self.changed.wait(st).expect("not poisoned");
+        }
+        if !st.closed {
+            st.items.push_back(item);
+            self.changed.notify_all();
+        }
+        Ok(())
+    }
+
+    /// Takes every queued item, waiting for one; `flush` runs before waiting. None when the
+    /// queue is closed and empty.
+    fn take_all(
+        &self,
+        batch: &mut VecDeque<Item>,
+        mut flush: impl FnMut() -> std::io::Result<()>,
+    ) -> std::io::Result<bool> {
+        let mut st = self.state.lock().expect("not poisoned");
+        if st.items.is_empty() && !st.closed {
+            drop(st);
+            flush()?;
+            st = self.state.lock().expect("not poisoned");
+        }
+        while st.items.is_empty() && !st.closed {
+            st = self.changed.wait(st).expect("not poisoned");
+        }
+        if st.items.is_empty() {
+            return Ok(false);
+        }
+        std::mem::swap(&mut st.items, batch);
+        self.changed.notify_all();
+        Ok(true)
+    }
+
+    fn close(&self) {
+        self.state.lock().expect("not poisoned").closed = true;
+        self.changed.notify_all();
+    }
+
+    /// Wakes a reader waiting for room, so that it notices the server now waits for the client.
+    fn wake(&self) {
+        let _guard = self.state.lock().expect("not poisoned");
+        self.changed.notify_all();
+    }
+}
+
+/// The output: one buffered writer behind a lock.
+struct Out<W: Write> {
+    w: Mutex<BufWriter<W>>,
+}
+
+impl<W: Write> Out<W> {
+    /// Writes one line; a large one goes straight to the pipe rather than through the buffer.
+    fn line(&self, bytes: &[u8]) -> std::io::Result<()> {
+        let mut w = self.w.lock().expect("not poisoned");
+        if bytes.len() >= DIRECT_WRITE {
+            w.flush()?;
+            w.get_mut().write_all(bytes)?;
+            w.get_mut().write_all(b"\n")
+        } else {
+            w.write_all(bytes)?;
+            w.write_all(b"\n")
+        }
+    }
+
+    fn flush(&self) -> std::io::Result<()> {
+        self.w.lock().expect("not poisoned").flush()
+    }
+}
+
+/// Where a request's notifications and requests to the client go: a line of stdout, at once.
+struct StdoutSink<W: Write> {
+    out: Arc<Out<W>>,
+    queue: Arc<Queue>,
+}
+
+impl<W: Write + Send> Sink for StdoutSink<W> {
+    fn send(&self, message: &[u8]) -> bool {
+        let sent = self
+            .out
+            .line(message)
+            .and_then(|()| self.out.flush())
+            .is_ok();
+        if sent && message.starts_with(br#"{"jsonrpc":"2.0","id""#) {
+            // A request: the server waits for the client from now on.
+            self.queue.wake();
+        }
+        sent
+    }
+}
+
+/// The reader: parses each line, gives responses and cancellations to `pending`, queues the
+/// rest, and closes both at the end of input.
+fn read_all<R: Read, W: Write>(
     input: R,
-    output: W,
     cap: usize,
-) -> std::io::Result<()> {
+    queue: &Queue,
+    pending: &Pending,
+    out: &Out<W>,
+) {
     let mut input = BufReader::with_capacity(64 * 1024, input);
-    let mut output = std::io::BufWriter::with_capacity(64 * 1024, output);
-    let mut session = Session::default();
     let mut line = Vec::with_capacity(4096);
-    let link = super::link::Link::closed();
     loop {
-        let answer = match read_line(&mut input, &mut line, cap)? {
-            Line::Eof => break,
-            Line::TooLong => Some(dispatch::error_answer(
-                INVALID_REQUEST,
-                format!("invalid request: the line exceeds {cap} bytes and was skipped"),
-            )),
-            Line::Complete => {
+        let read = read_line(&mut input, &mut line, cap);
+        let more = !input.buffer().is_empty();
+        let kind = match read {
+            Err(e) => Kind::Failed(e),
+            Ok(Line::Eof) => break,
+            Ok(Line::TooLong) => Kind::TooLong,
+            Ok(Line::Complete) => {
                 let text = line.strip_suffix(b"\r").unwrap_or(&line);
                 if text.iter().all(u8::is_ascii_whitespace) {
-                    None
+                    Kind::Idle
                 } else {
-                    dispatch::handle_bytes(ctx, &mut session, &link, text)
+                    match serde_json::from_slice::<Value>(text) {
+                        Err(e) => Kind::Unparsable(e.to_string()),
+                        Ok(v) if pending.take(&v) => Kind::Idle,
+                        Ok(v) => {
+                            let id = v
+                                .get("id")
+                                .filter(|id| id.is_string() || id.is_number())
+                                .filter(|_| v.get("method").is_some())
+                                .cloned();
+                            if let Some(id) = &id {
+                                pending.begin(id);
+                            }
+                            Kind::Message(v, id)
+                        }
+                    }
                 }
             }
         };
-        if let Some(mut a) = answer {
-            a.bytes.push(b'\n');
-            if a.bytes.len() >= DIRECT_WRITE {
-                // A large answer goes straight to the pipe rather than through the buffer.
-                output.flush()?;
-                output.get_mut().write_all(&a.bytes)?;
-            } else {
-                output.write_all(&a.bytes)?;
-            }
+        if matches!(kind, Kind::Idle) && more {
+            continue;
         }
-        if input.buffer().is_empty() {
-            output.flush()?;
+        let failed = matches!(kind, Kind::Failed(_));
+        if let Err(item) = queue.push(Item { kind, more }, pending) {
+            refuse(item, pending, out);
+        }
+        if failed {
+            break;
         }
     }
-    output.flush()
+    pending.close();
+    queue.close();
+}
+
+/// Answers an item that found the queue full while the server waits for the client.
+fn refuse<W: Write>(item: Item, pending: &Pending, out: &Out<W>) {
+    let answer = match item.kind {
+        Kind::Message(_, Some(id)) => {
+            pending.finished(&id);
+            dispatch::error_for(
+                &id,
+                INTERNAL_ERROR,
+                format!("server busy: {QUEUE} requests wait while the server waits for this client's answer to its own request; send that answer first"),
+            )
+        }
+        Kind::TooLong | Kind::Unparsable(_) => dispatch::error_answer(
+            INVALID_REQUEST,
+            "invalid request: skipped while the server waits for this client's answer",
+        ),
+        _ => {
+            eprintln!(
+                "seneschal mcp: a notification was dropped while the server waited for the client"
+            );
+            return;
+        }
+    };
+    let _ = out.line(&answer.bytes).and_then(|()| out.flush());
+}
+
+/// Serves `input` until end of input, writing answers to `output`.
+pub fn serve<R, W>(ctx: &Context, input: R, output: W, cap: usize) -> std::io::Result<()>
+where
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
+{
+    let out = Arc::new(Out {
+        w: Mutex::new(BufWriter::with_capacity(64 * 1024, output)),
+    });
+    let queue = Arc::new(Queue::default());
+    let pending = Arc::new(Pending::default());
+    let link = Link {
+        sink: Arc::new(StdoutSink {
+            out: Arc::clone(&out),
+            queue: Arc::clone(&queue),
+        }),
+        pending: Arc::clone(&pending),
+    };
+    {
+        let (queue, pending, out) = (Arc::clone(&queue), Arc::clone(&pending), Arc::clone(&out));
+        // Not joined: when serving stops on an error, the reader may be blocked on a read
+        // that nothing will end; the process exits without it.
+        std::thread::Builder::new()
+            .name("mcp-stdin".into())
+            .spawn(move || read_all(input, cap, &queue, &pending, &out))?;
+    }
+    let result = serve_queue(ctx, &queue, &link, &out, cap);
+    // The reader stops at its next line if serving stopped first.
+    queue.close();
+    result?;
+    out.flush()
+}
+
+/// Answers the queued items in order until the queue is closed and empty.
+fn serve_queue<W: Write>(
+    ctx: &Context,
+    queue: &Queue,
+    link: &Link,
+    out: &Out<W>,
+    cap: usize,
+) -> std::io::Result<()> {
+    let mut session = Session::default();
+    let mut batch = VecDeque::with_capacity(QUEUE);
+    // Whether more input was buffered after the last item served.
+    let mut more = false;
+    while queue.take_all(&mut batch, || if more { Ok(()) } else { out.flush() })? {
+        for item in batch.drain(..) {
+            more = item.more;
+            let answer = match item.kind {
+                Kind::Failed(e) => return Err(e),
+                Kind::Idle => None,
+                Kind::TooLong => Some(dispatch::error_answer(
+                    INVALID_REQUEST,
+                    format!("invalid request: the line exceeds {cap} bytes and was skipped"),
+                )),
+                Kind::Unparsable(why) => Some(dispatch::error_answer(
+                    PARSE_ERROR,
+                    format!("parse error: {why}"),
+                )),
+                Kind::Message(v, id) => {
+                    let answer = dispatch::handle_value(ctx, &mut session, link, v);
+                    if let Some(id) = id {
+                        link.pending.finished(&id);
+                    }
+                    answer
+                }
+            };
+            if let Some(a) = answer {
+                out.line(&a.bytes)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -124,11 +384,30 @@ mod tests {
     use super::*;
     use crate::policy::Effect;
 
-    fn run(input: &[u8], cap: usize) -> Vec<serde_json::Value> {
+    /// An output the test keeps a handle on.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn serve_bytes(input: &[u8], cap: usize) -> Vec<u8> {
         let ctx = Context::new(std::env::temp_dir(), Effect::RepositoryWrite);
-        let mut out = Vec::new();
-        serve(&ctx, input, &mut out, cap).unwrap();
-        String::from_utf8(out)
+        let out = Shared::default();
+        serve(&ctx, std::io::Cursor::new(input.to_vec()), out.clone(), cap).unwrap();
+        let bytes = out.0.lock().unwrap().clone();
+        bytes
+    }
+
+    fn run(input: &[u8], cap: usize) -> Vec<serde_json::Value> {
+        String::from_utf8(serve_bytes(input, cap))
             .unwrap()
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
@@ -144,9 +423,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
             r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#
         );
-        let ctx = Context::new(std::env::temp_dir(), Effect::RepositoryWrite);
-        let mut out = Vec::new();
-        serve(&ctx, input.as_bytes(), &mut out, MAX_LINE).unwrap();
+        let out = serve_bytes(input.as_bytes(), MAX_LINE);
         let lines: Vec<&[u8]> = out
             .split(|b| *b == b'\n')
             .filter(|l| !l.is_empty())
