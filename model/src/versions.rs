@@ -39,7 +39,7 @@ pub const MCP_HTTP_PATH: &str = "/mcp";
 /// The server's MCP `capabilities`, as `initialize`, `server/discover` and the server card
 /// announce them: one member per feature served (the MCP server's features are checked
 /// against it, so the card cannot promise what the server does not serve).
-pub const MCP_CAPABILITIES: &str = r#"{"completions":{},"prompts":{"listChanged":false},"resources":{"listChanged":false,"subscribe":false},"tools":{"listChanged":false}}"#;
+pub const MCP_CAPABILITIES: &str = r#"{"completions":{},"logging":{},"prompts":{"listChanged":false},"resources":{"listChanged":false,"subscribe":false},"tools":{"listChanged":false}}"#;
 
 /// The methods of the `initialize` era (2024-11-05 … 2025-11-25).
 pub const LEGACY_METHODS: &[&str] = &[
@@ -55,6 +55,7 @@ pub const LEGACY_METHODS: &[&str] = &[
     "prompts/list",
     "prompts/get",
     "completion/complete",
+    "logging/setLevel",
 ];
 
 /// The methods of the modern era (2026-07-28): no handshake, no ping.
@@ -73,10 +74,6 @@ pub const MODERN_METHODS: &[&str] = &[
 
 /// Methods a client may expect that are deliberately not served, with the reason.
 pub const NOT_SERVED: &[(&str, &str)] = &[
-    (
-        "logging/setLevel",
-        "logs go to stderr only; no log notifications are sent",
-    ),
     (
         "resources/subscribe",
         "resources are read on demand; no update notifications are sent",

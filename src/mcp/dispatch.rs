@@ -12,7 +12,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use serde_json::{json, Map, Value};
 
 use super::link::Link;
-use super::methods::{completion, lifecycle, prompts, resources, tools};
+use super::methods::{completion, lifecycle, logging, prompts, resources, tools};
 use super::model::{
     Body, Era, RpcError, ServerInfo, Session, INTERNAL_ERROR, INVALID_REQUEST, LEGACY_METHODS,
     META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO, METHOD_NOT_FOUND,
@@ -84,6 +84,7 @@ pub const FEATURES: &[&Feature] = &[
     &resources::FEATURE,
     &prompts::FEATURE,
     &completion::FEATURE,
+    &logging::FEATURE,
 ];
 
 /// The request method of this name, if one is served.
@@ -498,6 +499,7 @@ mod tests {
                 "resources": {"subscribe": false, "listChanged": false},
                 "prompts": {"listChanged": false},
                 "completions": {},
+                "logging": {},
             })
         );
     }
