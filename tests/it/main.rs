@@ -23,6 +23,7 @@ mod knowledge_search;
 mod layering;
 mod mcp_annotations;
 mod mcp_digest;
+mod mcp_live;
 mod mcp_projection;
 mod mcp_stdio;
 mod mcp_wire;

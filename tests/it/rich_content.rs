@@ -24,7 +24,7 @@ fn root() -> &'static Path {
 
 /// `seneschal` built with `--features conformance-fixtures`, once per test run, beside the
 /// test's own target folder.
-fn fixture_bin() -> &'static Path {
+pub fn fixture_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let own = PathBuf::from(env!("CARGO_BIN_EXE_seneschal"));
