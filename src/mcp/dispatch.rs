@@ -255,7 +255,6 @@ pub fn handle_value(
     };
     // A request the client cancelled is not served, or not answered when it was cancelled
     // while it ran (the receiver of a cancellation should not respond).
-    link.pending.begin(&id);
     if link.pending.is_cancelled(&id) {
         link.pending.finished(&id);
         return None;

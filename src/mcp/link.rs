@@ -9,7 +9,7 @@
 //! reach a call that is still running.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -38,20 +38,26 @@ impl Sink for Closed {
 /// What one server-to-client request got back.
 type Response = Result<Value, String>;
 
-/// The requests of one connection (or HTTP session) that wait for the client, the client's
-/// requests in flight, and those of them it cancelled.
+/// The requests of one connection (or HTTP session) that wait for the client, and the ids of
+/// the client's requests it cancelled.
 ///
-/// A cancellation is recorded only for a request in flight (between [`Pending::begin`] and
-/// [`Pending::finished`]), so the table never holds more than the requests being served, and
-/// a cancellation that arrives after its answer cannot touch a later request reusing its id.
+/// A cancellation is forgotten when its request is answered ([`Pending::finished`]) or when a
+/// new request reuses its id ([`Pending::begin`]); one that arrives after its answer stays
+/// until then, and the table keeps at most [`MAX_CANCELLED`] of them. While nothing is
+/// cancelled, every question about a request costs an atomic load.
 #[derive(Default)]
 pub struct Pending {
     waiters: Mutex<HashMap<String, mpsc::Sender<Response>>>,
     next: AtomicU64,
-    live: Mutex<HashSet<String>>,
     cancelled: Mutex<HashSet<String>>,
+    /// How many ids `cancelled` holds.
+    n_cancelled: AtomicUsize,
     closed: AtomicBool,
 }
+
+/// The most cancellations remembered at once; a client that cancels more requests than it
+/// has in flight forgets its older cancellations.
+pub const MAX_CANCELLED: usize = 1024;
 
 /// The key of a JSON-RPC id in the tables.
 fn key(id: &Value) -> String {
@@ -67,10 +73,12 @@ impl Pending {
         };
         if obj.get("method").and_then(Value::as_str) == Some("notifications/cancelled") {
             if let Some(id) = obj.get("params").and_then(|p| p.get("requestId")) {
-                let id = key(id);
-                if self.live.lock().expect("not poisoned").contains(&id) {
-                    self.cancelled.lock().expect("not poisoned").insert(id);
+                let mut cancelled = self.cancelled.lock().expect("not poisoned");
+                if cancelled.len() >= MAX_CANCELLED {
+                    cancelled.clear();
                 }
+                cancelled.insert(key(id));
+                self.n_cancelled.store(cancelled.len(), Ordering::SeqCst);
             }
             return true;
         }
@@ -100,23 +108,32 @@ impl Pending {
 
     /// Whether the client cancelled its request `id`.
     pub fn is_cancelled(&self, id: &Value) -> bool {
-        self.cancelled
-            .lock()
-            .expect("not poisoned")
-            .contains(&key(id))
+        self.n_cancelled.load(Ordering::SeqCst) > 0
+            && self
+                .cancelled
+                .lock()
+                .expect("not poisoned")
+                .contains(&key(id))
     }
 
-    /// Notes that the client's request `id` is in flight (read, queued or being served): from
-    /// now on it can be cancelled.
+    /// Forgets the cancellation of `id`, if any.
+    fn forget(&self, id: &Value) {
+        if self.n_cancelled.load(Ordering::SeqCst) > 0 {
+            let mut cancelled = self.cancelled.lock().expect("not poisoned");
+            cancelled.remove(&key(id));
+            self.n_cancelled.store(cancelled.len(), Ordering::SeqCst);
+        }
+    }
+
+    /// Notes a new request `id` as it is read, before it is served: a cancellation left from
+    /// an earlier request with the same id no longer applies.
     pub fn begin(&self, id: &Value) {
-        self.live.lock().expect("not poisoned").insert(key(id));
+        self.forget(id);
     }
 
     /// Forgets a request that has been answered (or dropped), and its cancellation.
     pub fn finished(&self, id: &Value) {
-        let id = key(id);
-        self.live.lock().expect("not poisoned").remove(&id);
-        self.cancelled.lock().expect("not poisoned").remove(&id);
+        self.forget(id);
     }
 
     /// Whether a request of ours waits for the client's response.
@@ -256,10 +273,8 @@ mod tests {
     fn cancellations_and_stray_responses_are_taken_and_requests_are_not() {
         let p = Pending::default();
         let cancel_4 = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}});
-        // Not in flight: taken and forgotten.
-        assert!(p.take(&cancel_4));
-        assert!(!p.is_cancelled(&json!(4)));
         p.begin(&json!(4));
+        assert!(!p.is_cancelled(&json!(4)));
         assert!(p.take(&cancel_4));
         assert!(p.is_cancelled(&json!(4)));
         assert!(!p.is_cancelled(&json!("4")));
@@ -271,6 +286,11 @@ mod tests {
         assert!(p.take(&cancel_4));
         p.begin(&json!(4));
         assert!(!p.is_cancelled(&json!(4)));
+        // Cancellations of requests never seen are bounded.
+        for i in 0..MAX_CANCELLED + 5 {
+            p.take(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": i}}));
+        }
+        assert!(p.cancelled.lock().unwrap().len() <= MAX_CANCELLED);
     }
 
     #[test]

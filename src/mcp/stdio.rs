@@ -122,6 +122,10 @@ struct QueueState {
     items: VecDeque<Item>,
     /// No more items will come (end of input, or the server stopped).
     closed: bool,
+    /// The reader waits for room; the server waits for an item (a wake-up is a system call,
+    /// made only for a thread that waits).
+    reader_waits: bool,
+    server_waits: bool,
 }
 
 impl Queue {
@@ -133,11 +137,15 @@ impl Queue {
             if pending.waiting() {
                 return Err(item);
             }
+            st.reader_waits = true;
             st = self.changed.wait(st).expect("not poisoned");
+            st.reader_waits = false;
         }
         if !st.closed {
             st.items.push_back(item);
-            self.changed.notify_all();
+            if st.server_waits {
+                self.changed.notify_all();
+            }
         }
         Ok(())
     }
@@ -156,13 +164,17 @@ impl Queue {
             st = self.state.lock().expect("not poisoned");
         }
         while st.items.is_empty() && !st.closed {
+            st.server_waits = true;
             st = self.changed.wait(st).expect("not poisoned");
+            st.server_waits = false;
         }
         if st.items.is_empty() {
             return Ok(false);
         }
         std::mem::swap(&mut st.items, batch);
-        self.changed.notify_all();
+        if st.reader_waits {
+            self.changed.notify_all();
+        }
         Ok(true)
     }
 
@@ -173,8 +185,10 @@ impl Queue {
 
     /// Wakes a reader waiting for room, so that it notices the server now waits for the client.
     fn wake(&self) {
-        let _guard = self.state.lock().expect("not poisoned");
-        self.changed.notify_all();
+        let st = self.state.lock().expect("not poisoned");
+        if st.reader_waits {
+            self.changed.notify_all();
+        }
     }
 }
 
