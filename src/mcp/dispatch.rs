@@ -254,17 +254,19 @@ pub fn handle_value(
         return None;
     };
     // A request the client cancelled is not served, or not answered when it was cancelled
-    // while it ran (the receiver of a cancellation should not respond).
-    if link.pending.is_cancelled(&id) {
+    // while it ran (the receiver of a cancellation should not respond); `initialize` cannot
+    // be cancelled.
+    let cancelled = |id: &Value| method != "initialize" && link.pending.is_cancelled(id);
+    if cancelled(&id) {
         link.pending.finished(&id);
         return None;
     }
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         request(ctx, session, link, &id, method, params)
     }));
-    let cancelled = link.pending.is_cancelled(&id);
+    let was_cancelled = cancelled(&id);
     link.pending.finished(&id);
-    if cancelled {
+    if was_cancelled {
         return None;
     }
     let (era, body) = match outcome {

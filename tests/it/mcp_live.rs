@@ -327,3 +327,15 @@ fn end_of_input_while_the_server_waits_for_the_client_ends_the_call_and_the_proc
         "{a}"
     );
 }
+
+#[test]
+fn initialize_is_answered_even_when_the_client_cancels_it() {
+    let mut mcp = Mcp::start(&[]);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    let cancel =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}});
+    mcp.send_raw(format!("{init}\n{cancel}\n").as_bytes());
+    let a = mcp.recv();
+    assert_eq!(a["id"], 1, "{a}");
+    assert_eq!(a["result"]["protocolVersion"], "2025-11-25", "{a}");
+}
