@@ -339,3 +339,22 @@ fn initialize_is_answered_even_when_the_client_cancels_it() {
     assert_eq!(a["id"], 1, "{a}");
     assert_eq!(a["result"]["protocolVersion"], "2025-11-25", "{a}");
 }
+
+#[test]
+fn a_modern_request_gets_log_messages_at_the_level_its_meta_names() {
+    let mut mcp = Mcp::start(&[]);
+    let mut meta = crate::support::mcp::modern_meta(crate::support::mcp::MODERN);
+    call(&mut mcp, 1, "files_search", json!({}), Some(meta.clone()));
+    let (before, _) = until_answer(&mut mcp, &json!(1));
+    assert!(before.is_empty(), "{before:?}");
+    meta["io.modelcontextprotocol/logLevel"] = json!("info");
+    call(&mut mcp, 2, "files_search", json!({}), Some(meta.clone()));
+    let (before, answer) = until_answer(&mut mcp, &json!(2));
+    assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert_eq!(before[0]["params"]["level"], "warning", "{before:?}");
+    meta["io.modelcontextprotocol/logLevel"] = json!("critical");
+    call(&mut mcp, 3, "files_search", json!({}), Some(meta));
+    let (before, _) = until_answer(&mut mcp, &json!(3));
+    assert!(before.is_empty(), "{before:?}");
+}
