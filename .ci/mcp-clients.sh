@@ -5,7 +5,8 @@
 #
 # 1. The Python SDK (PyPI `mcp`, pinned) in a throwaway virtualenv runs tests/python/client.py:
 #    it connects in both eras (the SDK probes server/discover; then a forced initialize),
-#    lists tools, calls tools, reads a resource, lists and gets prompts and completes their
+#    lists tools, calls tools (a failed call logged to it at warning), reads a resource, lists
+#    and gets prompts and completes their
 #    arguments, in a git copy of the fixture repository tests/fixtures/mcp-conformance/repo.
 # 2. The MCP Inspector CLI (npm, pinned) lists the tools, calls one, reads a resource, lists the
 #    prompts and gets one with its arguments. It
