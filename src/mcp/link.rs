@@ -24,6 +24,11 @@ pub trait Sink: Send + Sync {
     /// Sends one JSON-RPC message (compact JSON, no newline); false when nobody can receive
     /// it any more (the stream or the pipe is closed) or the sink cannot carry it.
     fn send(&self, message: &[u8]) -> bool;
+
+    /// The request needs the client's messages while it runs (the answer to a request it
+    /// sends, a cancellation): a transport that reads its client only between requests
+    /// starts reading now.
+    fn listen(&self) {}
 }
 
 /// A sink that carries nothing: the request cannot reach its client until it answers.
@@ -200,6 +205,7 @@ impl Link {
                 .remove(&key(&id));
             return closed();
         }
+        self.sink.listen();
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         if !self
             .sink

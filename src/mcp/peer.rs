@@ -85,6 +85,8 @@ impl Peer for McpPeer {
     }
 
     fn cancelled(&self) -> bool {
+        // Asking means listening: a cancellation reaches only a request the reader serves.
+        self.link.sink.listen();
         self.link.pending.is_cancelled(&self.id)
     }
 

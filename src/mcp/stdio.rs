@@ -1,20 +1,23 @@
 //! The stdio transport: newline-delimited JSON-RPC on stdin/stdout, logs on stderr.
 //!
-//! Two threads: a reader takes lines from stdin, parses them, hands the client's responses
-//! and `notifications/cancelled` to the connection's [`Pending`] table at once (so they reach
-//! a request still running: an elicitation waiting for its answer, a long search checking
-//! whether it was cancelled), and queues everything else; the serving thread (the caller's)
-//! answers the queue in order. Memory stays bounded: at most [`QUEUE`] parsed messages wait,
-//! each from a line of at most [`MAX_LINE`] bytes. Every line out — answers, notifications,
-//! requests to the client — goes through one locked writer, so lines never interleave.
-//! Output is flushed whenever no further input is waiting, so a pipelining client gets
-//! batched writes and an interactive one gets every answer at once. At end of input the
-//! requests read are answered, then the server exits; a request to the client still waiting
-//! then fails at once.
+//! The serving thread (the caller's) reads a line, answers it and writes the answer before
+//! it reads the next. While a request needs the client's messages — it waits for the answer
+//! to its own request (`elicitation/create`, `sampling/createMessage`), or checks whether it
+//! was cancelled — a listener thread reads on: it hands the client's responses and
+//! `notifications/cancelled` to the connection's [`Pending`] table at once, and queues any
+//! other message, to be served in order when the request is done. A request that needs none
+//! of that costs no hand-over between threads. Memory stays bounded: at most [`QUEUE`] parsed
+//! messages wait, each from a line of at most [`MAX_LINE`] bytes. Every line out — answers,
+//! notifications, requests to the client — goes through one locked writer, so lines never
+//! interleave. Output is flushed whenever no further input is buffered, so a pipelining
+//! client gets batched writes and an interactive one gets every answer at once. At end of
+//! input the requests read are answered, then the server exits; a request to the client
+//! still waiting then fails at once.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, BufWriter, ErrorKind, Read, Write};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, TryLockError};
 
 use serde_json::Value;
 
@@ -86,109 +89,93 @@ fn read_line<R: Read>(
 /// Answers at least this long are written to the output directly, not copied into its buffer.
 const DIRECT_WRITE: usize = 16 * 1024;
 
-/// The most messages read and not yet served.
+/// The most messages the listener queues while a request runs.
 pub const QUEUE: usize = 32;
 
-/// What the reader hands the serving thread.
+/// What one line of input is for the serving thread.
 enum Kind {
-    /// A parsed message for the dispatcher, and the id of a request (registered in flight).
+    /// A parsed message for the dispatcher, and the id of a request.
     Message(Value, Option<Value>),
     /// A line longer than the cap was skipped.
     TooLong,
     /// A line that is not JSON, and why.
     Unparsable(String),
-    /// Nothing to serve: a line was consumed by the reader (a response, a cancellation, a
-    /// blank line) and no more input is buffered, so the output should be flushed.
-    Idle,
     /// Reading failed.
     Failed(std::io::Error),
 }
 
-/// One queued item and whether more input was already buffered when it was read.
-struct Item {
-    kind: Kind,
-    more: bool,
+/// The input, read by one thread at a time.
+struct Input<R> {
+    reader: BufReader<R>,
+    line: Vec<u8>,
+    /// End of input was read.
+    eof: bool,
 }
 
-/// The queue between the reader and the serving thread.
-#[derive(Default)]
-struct Queue {
-    state: Mutex<QueueState>,
-    changed: Condvar,
-}
-
-#[derive(Default)]
-struct QueueState {
-    items: VecDeque<Item>,
-    /// No more items will come (end of input, or the server stopped).
-    closed: bool,
-    /// The reader waits for room; the server waits for an item (a wake-up is a system call,
-    /// made only for a thread that waits).
-    reader_waits: bool,
-    server_waits: bool,
-}
-
-impl Queue {
-    /// Queues `item`, waiting while the queue is full — unless the server waits for the
-    /// client (then the client's answer may be behind this line, and the item is returned).
-    fn push(&self, item: Item, pending: &Pending) -> Result<(), Item> {
-        let mut st = self.state.lock().expect("not poisoned");
-        while st.items.len() >= QUEUE && !st.closed {
-            if pending.waiting() {
-                return Err(item);
+impl<R: Read> Input<R> {
+    /// Reads the next line for the serving thread: None for a line consumed here (a response
+    /// or a cancellation, given to `pending`; a blank line) and at end of input.
+    fn next(&mut self, cap: usize, pending: &Pending) -> Option<Kind> {
+        let read = read_line(&mut self.reader, &mut self.line, cap);
+        match read {
+            Err(e) => Some(Kind::Failed(e)),
+            Ok(Line::Eof) => {
+                self.eof = true;
+                pending.close();
+                None
             }
-            st.reader_waits = true;
-            st = self.changed.wait(st).expect("not poisoned");
-            st.reader_waits = false;
-        }
-        if !st.closed {
-            st.items.push_back(item);
-            if st.server_waits {
-                self.changed.notify_all();
+            Ok(Line::TooLong) => Some(Kind::TooLong),
+            Ok(Line::Complete) => {
+                let text = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
+                if text.iter().all(u8::is_ascii_whitespace) {
+                    return None;
+                }
+                match serde_json::from_slice::<Value>(text) {
+                    Err(e) => Some(Kind::Unparsable(e.to_string())),
+                    Ok(v) if pending.take(&v) => None,
+                    Ok(v) => {
+                        let id = v
+                            .get("id")
+                            .filter(|id| id.is_string() || id.is_number())
+                            .filter(|_| v.get("method").is_some())
+                            .cloned();
+                        if let Some(id) = &id {
+                            pending.begin(id);
+                        }
+                        Some(Kind::Message(v, id))
+                    }
+                }
             }
         }
-        Ok(())
+    }
+}
+
+/// What the serving thread and the listener share.
+struct Shared<R, W: Write> {
+    input: Mutex<Input<R>>,
+    /// The messages the listener read, in order, not yet served.
+    queue: Mutex<VecDeque<Kind>>,
+    /// The listener should read (a request needs the client's messages).
+    listening: AtomicBool,
+    /// The serving thread stopped: the listener stops too.
+    stopped: AtomicBool,
+    /// Signals the listener: it should read, or the queue has room again, or serving stopped.
+    wake: Condvar,
+    /// The lock `wake` waits with.
+    idle: Mutex<()>,
+    pending: Arc<Pending>,
+    out: Arc<Out<W>>,
+    cap: usize,
+}
+
+impl<R, W: Write> Shared<R, W> {
+    fn signal(&self) {
+        let _idle = self.idle.lock().expect("not poisoned");
+        self.wake.notify_all();
     }
 
-    /// Takes every queued item, waiting for one; `flush` runs before waiting. None when the
-    /// queue is closed and empty.
-    fn take_all(
-        &self,
-        batch: &mut VecDeque<Item>,
-        mut flush: impl FnMut() -> std::io::Result<()>,
-    ) -> std::io::Result<bool> {
-        let mut st = self.state.lock().expect("not poisoned");
-        if st.items.is_empty() && !st.closed {
-            drop(st);
-            flush()?;
-            st = self.state.lock().expect("not poisoned");
-        }
-        while st.items.is_empty() && !st.closed {
-            st.server_waits = true;
-            st = self.changed.wait(st).expect("not poisoned");
-            st.server_waits = false;
-        }
-        if st.items.is_empty() {
-            return Ok(false);
-        }
-        std::mem::swap(&mut st.items, batch);
-        if st.reader_waits {
-            self.changed.notify_all();
-        }
-        Ok(true)
-    }
-
-    fn close(&self) {
-        self.state.lock().expect("not poisoned").closed = true;
-        self.changed.notify_all();
-    }
-
-    /// Wakes a reader waiting for room, so that it notices the server now waits for the client.
-    fn wake(&self) {
-        let st = self.state.lock().expect("not poisoned");
-        if st.reader_waits {
-            self.changed.notify_all();
-        }
+    fn queued(&self) -> usize {
+        self.queue.lock().expect("not poisoned").len()
     }
 }
 
@@ -217,87 +204,70 @@ impl<W: Write> Out<W> {
 }
 
 /// Where a request's notifications and requests to the client go: a line of stdout, at once.
-struct StdoutSink<W: Write> {
-    out: Arc<Out<W>>,
-    queue: Arc<Queue>,
+struct StdoutSink<R, W: Write> {
+    shared: Arc<Shared<R, W>>,
 }
 
-impl<W: Write + Send> Sink for StdoutSink<W> {
+impl<R: Send, W: Write + Send> Sink for StdoutSink<R, W> {
     fn send(&self, message: &[u8]) -> bool {
-        let sent = self
-            .out
-            .line(message)
-            .and_then(|()| self.out.flush())
-            .is_ok();
-        if sent && message.starts_with(br#"{"jsonrpc":"2.0","id""#) {
-            // A request: the server waits for the client from now on.
-            self.queue.wake();
+        let out = &self.shared.out;
+        let sent = out.line(message).and_then(|()| out.flush()).is_ok();
+        if sent && self.shared.pending.waiting() {
+            // The server now waits for the client, so a listener held back by a full queue
+            // reads on (see `listen`).
+            self.shared.signal();
         }
         sent
     }
-}
 
-/// The reader: parses each line, gives responses and cancellations to `pending`, queues the
-/// rest, and closes both at the end of input.
-fn read_all<R: Read, W: Write>(
-    input: R,
-    cap: usize,
-    queue: &Queue,
-    pending: &Pending,
-    out: &Out<W>,
-) {
-    let mut input = BufReader::with_capacity(64 * 1024, input);
-    let mut line = Vec::with_capacity(4096);
-    loop {
-        let read = read_line(&mut input, &mut line, cap);
-        let more = !input.buffer().is_empty();
-        let kind = match read {
-            Err(e) => Kind::Failed(e),
-            Ok(Line::Eof) => break,
-            Ok(Line::TooLong) => Kind::TooLong,
-            Ok(Line::Complete) => {
-                let text = line.strip_suffix(b"\r").unwrap_or(&line);
-                if text.iter().all(u8::is_ascii_whitespace) {
-                    Kind::Idle
-                } else {
-                    match serde_json::from_slice::<Value>(text) {
-                        Err(e) => Kind::Unparsable(e.to_string()),
-                        Ok(v) if pending.take(&v) => Kind::Idle,
-                        Ok(v) => {
-                            let id = v
-                                .get("id")
-                                .filter(|id| id.is_string() || id.is_number())
-                                .filter(|_| v.get("method").is_some())
-                                .cloned();
-                            if let Some(id) = &id {
-                                pending.begin(id);
-                            }
-                            Kind::Message(v, id)
-                        }
-                    }
-                }
-            }
-        };
-        if matches!(kind, Kind::Idle) && more {
-            continue;
-        }
-        let failed = matches!(kind, Kind::Failed(_));
-        if let Err(item) = queue.push(Item { kind, more }, pending) {
-            refuse(item, pending, out);
-        }
-        if failed {
-            break;
+    fn listen(&self) {
+        if !self.shared.listening.swap(true, Ordering::SeqCst) {
+            self.shared.signal();
         }
     }
-    pending.close();
-    queue.close();
 }
 
-/// Answers an item that found the queue full while the server waits for the client.
-fn refuse<W: Write>(item: Item, pending: &Pending, out: &Out<W>) {
-    let answer = match item.kind {
+/// The listener: reads while a request needs the client's messages, queueing what is not for
+/// [`Pending`]; when the queue is full while the server waits for the client (whose answer
+/// may be behind those lines), answers each further request with an error instead.
+fn listen<R: Read, W: Write>(shared: &Shared<R, W>) {
+    loop {
+        {
+            let mut idle = shared.idle.lock().expect("not poisoned");
+            while !shared.stopped.load(Ordering::SeqCst)
+                && (!shared.listening.load(Ordering::SeqCst)
+                    || (shared.queued() >= QUEUE && !shared.pending.waiting()))
+            {
+                idle = shared.wake.wait(idle).expect("not poisoned");
+            }
+        }
+        if shared.stopped.load(Ordering::SeqCst) {
+            return;
+        }
+        // The item is queued while the input is held, so the serving thread, which takes the
+        // input after looking at the queue, never reads past a line not yet queued.
+        let mut input = shared.input.lock().expect("not poisoned");
+        if input.eof {
+            return;
+        }
+        let Some(kind) = input.next(shared.cap, &shared.pending) else {
+            continue;
+        };
+        let mut queue = shared.queue.lock().expect("not poisoned");
+        if queue.len() >= QUEUE {
+            drop(queue);
+            refuse(kind, shared);
+        } else {
+            queue.push_back(kind);
+        }
+    }
+}
+
+/// Answers a message that found the queue full while the server waits for the client.
+fn refuse<R, W: Write>(kind: Kind, shared: &Shared<R, W>) {
+    let answer = match kind {
         Kind::Message(_, Some(id)) => {
-            pending.finished(&id);
+            shared.pending.finished(&id);
             dispatch::error_for(
                 &id,
                 INTERNAL_ERROR,
@@ -315,7 +285,10 @@ fn refuse<W: Write>(item: Item, pending: &Pending, out: &Out<W>) {
             return;
         }
     };
-    let _ = out.line(&answer.bytes).and_then(|()| out.flush());
+    let _ = shared
+        .out
+        .line(&answer.bytes)
+        .and_then(|()| shared.out.flush());
 }
 
 /// Serves `input` until end of input, writing answers to `output`.
@@ -324,73 +297,111 @@ where
     R: Read + Send + 'static,
     W: Write + Send + 'static,
 {
-    let out = Arc::new(Out {
-        w: Mutex::new(BufWriter::with_capacity(64 * 1024, output)),
+    let shared = Arc::new(Shared {
+        input: Mutex::new(Input {
+            reader: BufReader::with_capacity(64 * 1024, input),
+            line: Vec::with_capacity(4096),
+            eof: false,
+        }),
+        queue: Mutex::new(VecDeque::with_capacity(QUEUE)),
+        listening: AtomicBool::new(false),
+        stopped: AtomicBool::new(false),
+        wake: Condvar::new(),
+        idle: Mutex::new(()),
+        pending: Arc::new(Pending::default()),
+        out: Arc::new(Out {
+            w: Mutex::new(BufWriter::with_capacity(64 * 1024, output)),
+        }),
+        cap,
     });
-    let queue = Arc::new(Queue::default());
-    let pending = Arc::new(Pending::default());
     let link = Link {
         sink: Arc::new(StdoutSink {
-            out: Arc::clone(&out),
-            queue: Arc::clone(&queue),
+            shared: Arc::clone(&shared),
         }),
-        pending: Arc::clone(&pending),
+        pending: Arc::clone(&shared.pending),
     };
     {
-        let (queue, pending, out) = (Arc::clone(&queue), Arc::clone(&pending), Arc::clone(&out));
-        // Not joined: when serving stops on an error, the reader may be blocked on a read
-        // that nothing will end; the process exits without it.
+        let shared = Arc::clone(&shared);
+        // Not joined: when serving stops, the listener may be blocked on a read that nothing
+        // will end; the process exits without it.
         std::thread::Builder::new()
             .name("mcp-stdin".into())
-            .spawn(move || read_all(input, cap, &queue, &pending, &out))?;
+            .spawn(move || listen(&shared))?;
     }
-    let result = serve_queue(ctx, &queue, &link, &out, cap);
-    // The reader stops at its next line if serving stopped first.
-    queue.close();
+    let result = serve_lines(ctx, &shared, &link);
+    shared.stopped.store(true, Ordering::SeqCst);
+    shared.signal();
     result?;
-    out.flush()
+    shared.out.flush()
 }
 
-/// Answers the queued items in order until the queue is closed and empty.
-fn serve_queue<W: Write>(
+/// Answers every line in order until end of input: those the listener queued first, then
+/// those read here.
+fn serve_lines<R: Read, W: Write>(
     ctx: &Context,
-    queue: &Queue,
+    shared: &Shared<R, W>,
     link: &Link,
-    out: &Out<W>,
-    cap: usize,
 ) -> std::io::Result<()> {
     let mut session = Session::default();
-    let mut batch = VecDeque::with_capacity(QUEUE);
-    // Whether more input was buffered after the last item served.
-    let mut more = false;
-    while queue.take_all(&mut batch, || if more { Ok(()) } else { out.flush() })? {
-        for item in batch.drain(..) {
-            more = item.more;
-            let answer = match item.kind {
-                Kind::Failed(e) => return Err(e),
-                Kind::Idle => None,
-                Kind::TooLong => Some(dispatch::error_answer(
-                    INVALID_REQUEST,
-                    format!("invalid request: the line exceeds {cap} bytes and was skipped"),
-                )),
-                Kind::Unparsable(why) => Some(dispatch::error_answer(
-                    PARSE_ERROR,
-                    format!("parse error: {why}"),
-                )),
-                Kind::Message(v, id) => {
-                    let answer = dispatch::handle_value(ctx, &mut session, link, v);
-                    if let Some(id) = id {
-                        link.pending.finished(&id);
-                    }
-                    answer
-                }
-            };
-            if let Some(a) = answer {
-                out.line(&a.bytes)?;
+    loop {
+        let queued = shared.queue.lock().expect("not poisoned").pop_front();
+        let kind = match queued {
+            Some(kind) => {
+                // Room again for a listener that waits for it.
+                shared.signal();
+                kind
             }
+            None => {
+                let mut input = match shared.input.try_lock() {
+                    Ok(input) => input,
+                    Err(TryLockError::WouldBlock) => {
+                        // The listener waits for input: nothing more is buffered.
+                        shared.out.flush()?;
+                        shared.input.lock().expect("not poisoned")
+                    }
+                    Err(TryLockError::Poisoned(p)) => p.into_inner(),
+                };
+                if shared.queued() > 0 {
+                    continue;
+                }
+                if input.eof {
+                    return Ok(());
+                }
+                if input.reader.buffer().is_empty() {
+                    shared.out.flush()?;
+                }
+                match input.next(shared.cap, &shared.pending) {
+                    Some(kind) => kind,
+                    None => continue,
+                }
+            }
+        };
+        let answer = match kind {
+            Kind::Failed(e) => return Err(e),
+            Kind::TooLong => Some(dispatch::error_answer(
+                INVALID_REQUEST,
+                format!(
+                    "invalid request: the line exceeds {} bytes and was skipped",
+                    shared.cap
+                ),
+            )),
+            Kind::Unparsable(why) => Some(dispatch::error_answer(
+                PARSE_ERROR,
+                format!("parse error: {why}"),
+            )),
+            Kind::Message(v, id) => {
+                let answer = dispatch::handle_value(ctx, &mut session, link, v);
+                shared.listening.store(false, Ordering::SeqCst);
+                if let Some(id) = id {
+                    link.pending.finished(&id);
+                }
+                answer
+            }
+        };
+        if let Some(a) = answer {
+            shared.out.line(&a.bytes)?;
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -358,3 +358,49 @@ fn a_modern_request_gets_log_messages_at_the_level_its_meta_names() {
     let (before, _) = until_answer(&mut mcp, &json!(3));
     assert!(before.is_empty(), "{before:?}");
 }
+
+#[test]
+fn requests_beyond_the_queue_while_the_server_waits_for_the_client_are_refused_not_stuck() {
+    let mut mcp = fixtures();
+    open(&mut mcp, json!({"elicitation": {}}));
+    call(
+        &mut mcp,
+        1,
+        "test_elicitation",
+        json!({"message": "?"}),
+        None,
+    );
+    let asked = mcp.recv();
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    // 32 requests wait in the queue; the 33rd is refused at once, and the answer behind them
+    // still reaches the waiting call.
+    let pings: String = (100..133)
+        .map(|i| format!("{}\n", json!({"jsonrpc": "2.0", "id": i, "method": "ping"})))
+        .collect();
+    mcp.send_raw(pings.as_bytes());
+    let busy = mcp.recv();
+    assert_eq!(busy["id"], 132, "{busy}");
+    assert_eq!(code(&busy), Some(-32603), "{busy}");
+    assert!(
+        busy["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("server busy"),
+        "{busy}"
+    );
+    mcp.send(&json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "decline"}}));
+    let a = mcp.recv();
+    assert_eq!(a["id"], 1, "{a}");
+    assert!(
+        a["result"]["structuredContent"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("action=decline"),
+        "{a}"
+    );
+    for i in 100..132 {
+        let p = mcp.recv();
+        assert_eq!(p["id"], i, "{p}");
+        assert_eq!(p["result"], json!({}), "{p}");
+    }
+}
