@@ -5,7 +5,7 @@
 #
 # 1. The Python SDK (PyPI `mcp`, pinned) in a throwaway virtualenv runs tests/python/client.py:
 #    it connects in both eras (the SDK probes server/discover; then a forced initialize),
-#    lists tools, calls tools, reads a resource, lists and gets prompts and completes their
+#    lists tools, calls tools (a failed call logged to it at warning), reads a resource, lists and gets prompts and completes their
 #    arguments, in a git copy of the fixture repository tests/fixtures/mcp-conformance/repo;
 #    then tests/python/input_required.py gets a prompt whose missing argument the server asks
 #    through an MCP 2026-07-28 input-required result, answered by the SDK's elicitation callback.

@@ -39,7 +39,7 @@ pub const MCP_HTTP_PATH: &str = "/mcp";
 /// The server's MCP `capabilities`, as `initialize`, `server/discover` and the server card
 /// announce them: one member per feature served (the MCP server's features are checked
 /// against it, so the card cannot promise what the server does not serve).
-pub const MCP_CAPABILITIES: &str = r#"{"completions":{},"extensions":{"io.modelcontextprotocol/tasks":{}},"prompts":{"listChanged":false},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":false}}"#;
+pub const MCP_CAPABILITIES: &str = r#"{"completions":{},"extensions":{"io.modelcontextprotocol/tasks":{}},"logging":{},"prompts":{"listChanged":false},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":false}}"#;
 
 /// The methods of the `initialize` era (2024-11-05 … 2025-11-25).
 pub const LEGACY_METHODS: &[&str] = &[
@@ -57,6 +57,7 @@ pub const LEGACY_METHODS: &[&str] = &[
     "prompts/list",
     "prompts/get",
     "completion/complete",
+    "logging/setLevel",
 ];
 
 /// The methods of the modern era (2026-07-28): no handshake, no ping.
@@ -85,10 +86,6 @@ pub const NOT_SERVED: &[(&str, &str)] = &[
     (
         "tasks/list",
         "the tasks extension (io.modelcontextprotocol/tasks) lists no tasks: a task is known to whoever created it",
-    ),
-    (
-        "logging/setLevel",
-        "logs go to stderr only; no log notifications are sent",
     ),
     (
         "subscriptions/listen",

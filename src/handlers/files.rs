@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use grep_matcher::Matcher;
@@ -292,6 +292,20 @@ fn read_rules(base: &Path, opened: Result<crate::rootfs::File, Denied>) -> Optio
     builder.build().ok()
 }
 
+/// A search reports its progress each time it has searched this many more files.
+const PROGRESS_EVERY: u64 = 500;
+
+/// Reports `searched` files to the caller of the search from a walker thread; the walker's
+/// threads report in turn, each figure above the last.
+fn report(peer: &Arc<dyn crate::interact::Peer>, last: &Mutex<u64>, searched: u64) {
+    let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
+    if searched > *last {
+        *last = searched;
+        let _scope = crate::interact::Scope::enter(Arc::clone(peer));
+        crate::interact::progress(searched as f64, None, Some("files searched"));
+    }
+}
+
 /// True for a walked entry the search must never enter or open, by name.
 fn excluded(name: &std::ffi::OsStr) -> bool {
     confine::name_rule(name).is_some()
@@ -403,6 +417,12 @@ pub fn search(
 
     let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     let tally = Tally::default();
+    // The walker's threads reach the call's peer through this handle (progress, cancellation).
+    let (peer, reported, stopped) = (
+        crate::interact::current(),
+        Mutex::new(0),
+        AtomicBool::new(false),
+    );
     walk.build_parallel().run(|| {
         let matcher = matcher.clone();
         let mut searcher = SearcherBuilder::new()
@@ -410,8 +430,13 @@ pub fn search(
             .line_number(true)
             .build();
         let (hits, tally, root, root_path) = (&hits, &tally, &*root, &root_path);
+        let (peer, reported, stopped) = (&peer, &reported, &stopped);
         let mut buf: Vec<u8> = Vec::new();
         Box::new(move |entry| {
+            if peer.cancelled() {
+                stopped.store(true, Ordering::Relaxed);
+                return WalkState::Quit;
+            }
             let Ok(entry) = entry else {
                 return WalkState::Continue;
             };
@@ -437,7 +462,10 @@ pub fn search(
                 tally.secret.fetch_add(1, Ordering::Relaxed);
                 return WalkState::Continue;
             }
-            tally.searched.fetch_add(1, Ordering::Relaxed);
+            let searched = tally.searched.fetch_add(1, Ordering::Relaxed) + 1;
+            if searched % PROGRESS_EVERY == 0 {
+                report(peer, reported, searched);
+            }
             if memchr::memchr(0, &buf).is_some() {
                 return WalkState::Continue;
             }
@@ -480,6 +508,9 @@ pub fn search(
             WalkState::Continue
         })
     });
+    if stopped.into_inner() {
+        return Err(CapabilityError::refused("the client cancelled the search"));
+    }
     let mut files = hits.into_inner().unwrap_or_else(|p| p.into_inner());
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let files_matched = files.len();

@@ -27,6 +27,10 @@ pub mod writes;
 #[cfg(feature = "conformance-fixtures")]
 #[path = "../../tests/fixtures/mcp-conformance/handlers/conformance.rs"]
 pub mod conformance;
+/// The conformance fixtures of the live scenarios (logging, progress, requests to the client).
+#[cfg(feature = "conformance-fixtures")]
+#[path = "../../tests/fixtures/mcp-conformance/handlers/live.rs"]
+pub mod live;
 
 /// Maps an enum of the policy model onto a generated output enum with the same variants, by
 /// name and exhaustively: a variant of the model that the output schema lacks is a compile

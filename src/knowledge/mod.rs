@@ -478,6 +478,12 @@ fn build(
                 if start >= todo.len() {
                     break out;
                 }
+                // Reaches the caller only from the calling thread (the one in its scope).
+                crate::interact::progress(
+                    start as f64,
+                    Some(todo.len() as f64),
+                    Some("knowledge files read"),
+                );
                 for &i in &todo[start..(start + BATCH).min(todo.len())] {
                     out.push((i, read(&listed[i])));
                 }

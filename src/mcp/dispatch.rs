@@ -12,7 +12,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use serde_json::{json, Map, Value};
 
 use super::link::Link;
-use super::methods::{completion, lifecycle, prompts, resources, tasks, tools};
+use super::methods::{completion, lifecycle, logging, prompts, resources, tasks, tools};
 use super::model::{
     Body, Era, RpcError, ServerInfo, Session, INTERNAL_ERROR, INVALID_REQUEST, LEGACY_METHODS,
     META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO, METHOD_NOT_FOUND,
@@ -85,6 +85,7 @@ pub const FEATURES: &[&Feature] = &[
     &prompts::FEATURE,
     &completion::FEATURE,
     &tasks::FEATURE,
+    &logging::FEATURE,
 ];
 
 /// The server's `capabilities` as one era announces them: the members of the features whose
@@ -269,10 +270,22 @@ pub fn handle_value(
         }
         return None;
     };
+    // A request the client cancelled is not served, or not answered when it was cancelled
+    // while it ran (the receiver of a cancellation should not respond); `initialize` cannot
+    // be cancelled.
+    let cancelled = |id: &Value| method != "initialize" && link.pending.is_cancelled(id);
+    if cancelled(&id) {
+        link.pending.finished(&id);
+        return None;
+    }
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         request(ctx, session, link, &id, method, params)
     }));
+    let was_cancelled = cancelled(&id);
     link.pending.finished(&id);
+    if was_cancelled {
+        return None;
+    }
     let (era, body) = match outcome {
         Ok((era, body)) => (era, body),
         Err(panic) => {
@@ -553,6 +566,7 @@ mod tests {
                 "prompts": {"listChanged": false},
                 "completions": {},
                 "extensions": {"io.modelcontextprotocol/tasks": {}},
+                "logging": {},
             })
         );
     }

@@ -9,7 +9,7 @@
 //! reach a call that is still running.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -24,6 +24,11 @@ pub trait Sink: Send + Sync {
     /// Sends one JSON-RPC message (compact JSON, no newline); false when nobody can receive
     /// it any more (the stream or the pipe is closed) or the sink cannot carry it.
     fn send(&self, message: &[u8]) -> bool;
+
+    /// The request needs the client's messages while it runs (the answer to a request it
+    /// sends, a cancellation): a transport that reads its client only between requests
+    /// starts reading now.
+    fn listen(&self) {}
 }
 
 /// A sink that carries nothing: the request cannot reach its client until it answers.
@@ -40,12 +45,24 @@ type Response = Result<Value, String>;
 
 /// The requests of one connection (or HTTP session) that wait for the client, and the ids of
 /// the client's requests it cancelled.
+///
+/// A cancellation is forgotten when its request is answered ([`Pending::finished`]) or when a
+/// new request reuses its id ([`Pending::begin`]); one that arrives after its answer stays
+/// until then, and the table keeps at most [`MAX_CANCELLED`] of them. While nothing is
+/// cancelled, every question about a request costs an atomic load.
 #[derive(Default)]
 pub struct Pending {
     waiters: Mutex<HashMap<String, mpsc::Sender<Response>>>,
     next: AtomicU64,
     cancelled: Mutex<HashSet<String>>,
+    /// How many ids `cancelled` holds.
+    n_cancelled: AtomicUsize,
+    closed: AtomicBool,
 }
+
+/// The most cancellations remembered at once; a client that cancels more requests than it
+/// has in flight forgets its older cancellations.
+pub const MAX_CANCELLED: usize = 1024;
 
 /// The key of a JSON-RPC id in the tables.
 fn key(id: &Value) -> String {
@@ -61,7 +78,12 @@ impl Pending {
         };
         if obj.get("method").and_then(Value::as_str) == Some("notifications/cancelled") {
             if let Some(id) = obj.get("params").and_then(|p| p.get("requestId")) {
-                self.cancelled.lock().expect("not poisoned").insert(key(id));
+                let mut cancelled = self.cancelled.lock().expect("not poisoned");
+                if cancelled.len() >= MAX_CANCELLED {
+                    cancelled.clear();
+                }
+                cancelled.insert(key(id));
+                self.n_cancelled.store(cancelled.len(), Ordering::SeqCst);
             }
             return true;
         }
@@ -91,18 +113,44 @@ impl Pending {
 
     /// Whether the client cancelled its request `id`.
     pub fn is_cancelled(&self, id: &Value) -> bool {
-        self.cancelled
-            .lock()
-            .expect("not poisoned")
-            .contains(&key(id))
+        self.n_cancelled.load(Ordering::SeqCst) > 0
+            && self
+                .cancelled
+                .lock()
+                .expect("not poisoned")
+                .contains(&key(id))
     }
 
-    /// Forgets the cancellation of a request that has been answered.
+    /// Forgets the cancellation of `id`, if any.
+    fn forget(&self, id: &Value) {
+        if self.n_cancelled.load(Ordering::SeqCst) > 0 {
+            let mut cancelled = self.cancelled.lock().expect("not poisoned");
+            cancelled.remove(&key(id));
+            self.n_cancelled.store(cancelled.len(), Ordering::SeqCst);
+        }
+    }
+
+    /// Notes a new request `id` as it is read, before it is served: a cancellation left from
+    /// an earlier request with the same id no longer applies.
+    pub fn begin(&self, id: &Value) {
+        self.forget(id);
+    }
+
+    /// Forgets a request that has been answered (or dropped), and its cancellation.
     pub fn finished(&self, id: &Value) {
-        self.cancelled
-            .lock()
-            .expect("not poisoned")
-            .remove(&key(id));
+        self.forget(id);
+    }
+
+    /// Whether a request of ours waits for the client's response.
+    pub fn waiting(&self) -> bool {
+        !self.waiters.lock().expect("not poisoned").is_empty()
+    }
+
+    /// The client can answer no more (its input ended): every waiting request fails now, and
+    /// every later one at once.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.waiters.lock().expect("not poisoned").clear();
     }
 }
 
@@ -134,6 +182,11 @@ impl Link {
     /// Sends the request `method` and waits up to `timeout` for its response: the `result`,
     /// or why there is none.
     pub fn request(&self, method: &str, params: Value, timeout: Duration) -> Response {
+        let closed = || {
+            Err(format!(
+                "`{method}` got no answer: the client closed the connection"
+            ))
+        };
         let n = self.pending.next.fetch_add(1, Ordering::Relaxed);
         let id = Value::String(format!("seneschal-{n}"));
         let (tx, rx) = mpsc::channel();
@@ -142,6 +195,17 @@ impl Link {
             .lock()
             .expect("not poisoned")
             .insert(key(&id), tx);
+        // Checked after the waiter is in the table: a close either saw it (and dropped it) or
+        // happened before this load.
+        if self.pending.closed.load(Ordering::SeqCst) {
+            self.pending
+                .waiters
+                .lock()
+                .expect("not poisoned")
+                .remove(&key(&id));
+            return closed();
+        }
+        self.sink.listen();
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         if !self
             .sink
@@ -162,12 +226,14 @@ impl Link {
             .lock()
             .expect("not poisoned")
             .remove(&key(&id));
-        got.unwrap_or_else(|_| {
-            Err(format!(
+        match got {
+            Ok(response) => response,
+            Err(mpsc::RecvTimeoutError::Disconnected) => closed(),
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
                 "the client did not answer `{method}` within {} s",
                 timeout.as_secs()
-            ))
-        })
+            )),
+        }
     }
 }
 
@@ -212,12 +278,53 @@ mod tests {
     #[test]
     fn cancellations_and_stray_responses_are_taken_and_requests_are_not() {
         let p = Pending::default();
-        assert!(p.take(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}})));
+        let cancel_4 = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}});
+        p.begin(&json!(4));
+        assert!(!p.is_cancelled(&json!(4)));
+        assert!(p.take(&cancel_4));
         assert!(p.is_cancelled(&json!(4)));
         assert!(!p.is_cancelled(&json!("4")));
         p.finished(&json!(4));
         assert!(!p.is_cancelled(&json!(4)));
         assert!(p.take(&json!({"jsonrpc": "2.0", "id": "x", "result": {}})));
         assert!(!p.take(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})));
+        // A cancellation after the answer is not kept for a later request with the same id.
+        assert!(p.take(&cancel_4));
+        p.begin(&json!(4));
+        assert!(!p.is_cancelled(&json!(4)));
+        // Cancellations of requests never seen are bounded.
+        for i in 0..MAX_CANCELLED + 5 {
+            p.take(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": i}}));
+        }
+        assert!(p.cancelled.lock().unwrap().len() <= MAX_CANCELLED);
+    }
+
+    #[test]
+    fn a_closed_table_fails_waiting_and_later_requests() {
+        struct Quiet;
+        impl Sink for Quiet {
+            fn send(&self, _: &[u8]) -> bool {
+                true
+            }
+        }
+        let pending = Arc::new(Pending::default());
+        let link = Link {
+            sink: Arc::new(Quiet),
+            pending: Arc::clone(&pending),
+        };
+        let waiting = {
+            let link = link.clone();
+            std::thread::spawn(move || link.request("roots/list", json!({}), ANSWER_TIMEOUT))
+        };
+        while !pending.waiting() {
+            std::thread::yield_now();
+        }
+        pending.close();
+        let err = waiting.join().unwrap().unwrap_err();
+        assert!(err.contains("closed the connection"), "{err}");
+        let err = link
+            .request("roots/list", json!({}), ANSWER_TIMEOUT)
+            .unwrap_err();
+        assert!(err.contains("closed the connection"), "{err}");
     }
 }

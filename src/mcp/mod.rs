@@ -45,12 +45,7 @@ pub fn serve_stdio(repo: PathBuf, options: &Options) -> ExitCode {
         options.max_effect.as_str(),
         options.approval.as_str()
     );
-    match stdio::serve(
-        &ctx,
-        std::io::stdin().lock(),
-        std::io::stdout().lock(),
-        stdio::MAX_LINE,
-    ) {
+    match stdio::serve(&ctx, std::io::stdin(), std::io::stdout(), stdio::MAX_LINE) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {

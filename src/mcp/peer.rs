@@ -14,6 +14,10 @@ use super::model::{Era, META_CLIENT_CAPABILITIES};
 use super::mrtr::Round;
 use crate::interact::{capability_of, Asked, LogLevel, Peer};
 
+/// The `_meta` key of a 2026-07-28 request's log level: the least severe log message the
+/// client wants about that request.
+pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+
 /// The peer of one MCP request.
 pub struct McpPeer {
     era: Era,
@@ -44,7 +48,15 @@ impl McpPeer {
             id: call.id.clone(),
             client,
             progress_token: meta.and_then(|m| m.get("progressToken")).cloned(),
-            log_level: call.session.log_level,
+            // The initialize era sets it per connection (`logging/setLevel`); 2026-07-28 per
+            // request, in `_meta`.
+            log_level: match call.era {
+                Era::Legacy => call.session.log_level,
+                Era::Modern => meta
+                    .and_then(|m| m.get(META_LOG_LEVEL))
+                    .and_then(Value::as_str)
+                    .and_then(LogLevel::parse),
+            },
             approved: Arc::clone(&call.session.approved),
             round: None,
         }
@@ -109,6 +121,8 @@ impl Peer for McpPeer {
     }
 
     fn cancelled(&self) -> bool {
+        // Asking means listening: a cancellation reaches only a request the reader serves.
+        self.link.sink.listen();
         self.link.pending.is_cancelled(&self.id)
     }
 

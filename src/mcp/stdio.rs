@@ -1,14 +1,29 @@
 //! The stdio transport: newline-delimited JSON-RPC on stdin/stdout, logs on stderr.
 //!
-//! One line is read, answered and written before the next is read, so the reader never
-//! queues ahead of the writer: memory stays bounded by the longest accepted line
-//! ([`MAX_LINE`]). Output is flushed whenever no further input is already buffered, so a
-//! pipelining client gets batched writes and an interactive one gets every answer at once.
+//! The serving thread (the caller's) reads a line, answers it and writes the answer before
+//! it reads the next. While a request needs the client's messages — it waits for the answer
+//! to its own request (`elicitation/create`, `sampling/createMessage`), or checks whether it
+//! was cancelled — a listener thread reads on: it hands the client's responses and
+//! `notifications/cancelled` to the connection's [`Pending`] table at once, and queues any
+//! other message, to be served in order when the request is done. A request that needs none
+//! of that costs no hand-over between threads. Memory stays bounded: at most [`QUEUE`] parsed
+//! messages wait, each from a line of at most [`MAX_LINE`] bytes. Every line out — answers,
+//! notifications, requests to the client — goes through one locked writer, so lines never
+//! interleave. Output is flushed whenever no further input is buffered, so a pipelining
+//! client gets batched writes and an interactive one gets every answer at once. At end of
+//! input the requests read are answered, then the server exits; a request to the client
+//! still waiting then fails at once.
 
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, BufWriter, ErrorKind, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, TryLockError};
+
+use serde_json::Value;
 
 use super::dispatch;
-use super::model::{Session, INVALID_REQUEST};
+use super::link::{Link, Pending, Sink};
+use super::model::{Session, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
 use crate::context::Context;
 
 /// The longest request line accepted; a longer one is answered with -32600 and skipped.
@@ -74,49 +89,333 @@ fn read_line<R: Read>(
 /// Answers at least this long are written to the output directly, not copied into its buffer.
 const DIRECT_WRITE: usize = 16 * 1024;
 
-/// Serves `input` until end of input, writing answers to `output`.
-pub fn serve<R: Read, W: Write>(
-    ctx: &Context,
-    input: R,
-    output: W,
-    cap: usize,
-) -> std::io::Result<()> {
-    let mut input = BufReader::with_capacity(64 * 1024, input);
-    let mut output = std::io::BufWriter::with_capacity(64 * 1024, output);
-    let mut session = Session::default();
-    let mut line = Vec::with_capacity(4096);
-    let link = super::link::Link::closed();
-    loop {
-        let answer = match read_line(&mut input, &mut line, cap)? {
-            Line::Eof => break,
-            Line::TooLong => Some(dispatch::error_answer(
-                INVALID_REQUEST,
-                format!("invalid request: the line exceeds {cap} bytes and was skipped"),
-            )),
-            Line::Complete => {
-                let text = line.strip_suffix(b"\r").unwrap_or(&line);
+/// The most messages the listener queues while a request runs.
+pub const QUEUE: usize = 32;
+
+/// What one line of input is for the serving thread.
+enum Kind {
+    /// A parsed message for the dispatcher, and the id of a request.
+    Message(Value, Option<Value>),
+    /// A line longer than the cap was skipped.
+    TooLong,
+    /// A line that is not JSON, and why.
+    Unparsable(String),
+    /// Reading failed.
+    Failed(std::io::Error),
+}
+
+/// The input, read by one thread at a time.
+struct Input<R> {
+    reader: BufReader<R>,
+    line: Vec<u8>,
+    /// End of input was read.
+    eof: bool,
+}
+
+impl<R: Read> Input<R> {
+    /// Reads the next line for the serving thread: None for a line consumed here (a response
+    /// or a cancellation, given to `pending`; a blank line) and at end of input.
+    fn next(&mut self, cap: usize, pending: &Pending) -> Option<Kind> {
+        let read = read_line(&mut self.reader, &mut self.line, cap);
+        match read {
+            Err(e) => Some(Kind::Failed(e)),
+            Ok(Line::Eof) => {
+                self.eof = true;
+                pending.close();
+                None
+            }
+            Ok(Line::TooLong) => Some(Kind::TooLong),
+            Ok(Line::Complete) => {
+                let text = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
                 if text.iter().all(u8::is_ascii_whitespace) {
-                    None
-                } else {
-                    dispatch::handle_bytes(ctx, &mut session, &link, text)
+                    return None;
+                }
+                match serde_json::from_slice::<Value>(text) {
+                    Err(e) => Some(Kind::Unparsable(e.to_string())),
+                    Ok(v) if pending.take(&v) => None,
+                    Ok(v) => {
+                        let id = v
+                            .get("id")
+                            .filter(|id| id.is_string() || id.is_number())
+                            .filter(|_| v.get("method").is_some())
+                            .cloned();
+                        if let Some(id) = &id {
+                            pending.begin(id);
+                        }
+                        Some(Kind::Message(v, id))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What the serving thread and the listener share.
+struct Shared<R, W: Write> {
+    input: Mutex<Input<R>>,
+    /// The messages the listener read, in order, not yet served.
+    queue: Mutex<VecDeque<Kind>>,
+    /// The listener should read (a request needs the client's messages).
+    listening: AtomicBool,
+    /// The serving thread stopped: the listener stops too.
+    stopped: AtomicBool,
+    /// Signals the listener: it should read, or the queue has room again, or serving stopped.
+    wake: Condvar,
+    /// The lock `wake` waits with.
+    idle: Mutex<()>,
+    pending: Arc<Pending>,
+    out: Arc<Out<W>>,
+    cap: usize,
+}
+
+impl<R, W: Write> Shared<R, W> {
+    fn signal(&self) {
+        let _idle = self.idle.lock().expect("not poisoned");
+        self.wake.notify_all();
+    }
+
+    fn queued(&self) -> usize {
+        self.queue.lock().expect("not poisoned").len()
+    }
+}
+
+/// The output: one buffered writer behind a lock.
+struct Out<W: Write> {
+    w: Mutex<BufWriter<W>>,
+}
+
+impl<W: Write> Out<W> {
+    /// Writes one line; a large one goes straight to the pipe rather than through the buffer.
+    fn line(&self, bytes: &[u8]) -> std::io::Result<()> {
+        let mut w = self.w.lock().expect("not poisoned");
+        if bytes.len() >= DIRECT_WRITE {
+            w.flush()?;
+            w.get_mut().write_all(bytes)?;
+            w.get_mut().write_all(b"\n")
+        } else {
+            w.write_all(bytes)?;
+            w.write_all(b"\n")
+        }
+    }
+
+    fn flush(&self) -> std::io::Result<()> {
+        self.w.lock().expect("not poisoned").flush()
+    }
+}
+
+/// Where a request's notifications and requests to the client go: a line of stdout, at once.
+struct StdoutSink<R, W: Write> {
+    shared: Arc<Shared<R, W>>,
+}
+
+impl<R: Send, W: Write + Send> Sink for StdoutSink<R, W> {
+    fn send(&self, message: &[u8]) -> bool {
+        let out = &self.shared.out;
+        let sent = out.line(message).and_then(|()| out.flush()).is_ok();
+        if sent && self.shared.pending.waiting() {
+            // The server now waits for the client, so a listener held back by a full queue
+            // reads on (see `listen`).
+            self.shared.signal();
+        }
+        sent
+    }
+
+    fn listen(&self) {
+        if !self.shared.listening.swap(true, Ordering::SeqCst) {
+            self.shared.signal();
+        }
+    }
+}
+
+/// The listener: reads while a request needs the client's messages, queueing what is not for
+/// [`Pending`]; when the queue is full while the server waits for the client (whose answer
+/// may be behind those lines), answers each further request with an error instead.
+fn listen<R: Read, W: Write>(shared: &Shared<R, W>) {
+    loop {
+        {
+            let mut idle = shared.idle.lock().expect("not poisoned");
+            while !shared.stopped.load(Ordering::SeqCst)
+                && (!shared.listening.load(Ordering::SeqCst)
+                    || (shared.queued() >= QUEUE && !shared.pending.waiting()))
+            {
+                idle = shared.wake.wait(idle).expect("not poisoned");
+            }
+        }
+        if shared.stopped.load(Ordering::SeqCst) {
+            return;
+        }
+        // The item is queued while the input is held, so the serving thread, which takes the
+        // input after looking at the queue, never reads past a line not yet queued.
+        let mut input = shared.input.lock().expect("not poisoned");
+        if input.eof {
+            return;
+        }
+        let Some(kind) = input.next(shared.cap, &shared.pending) else {
+            continue;
+        };
+        let mut queue = shared.queue.lock().expect("not poisoned");
+        if queue.len() >= QUEUE {
+            drop(queue);
+            refuse(kind, shared);
+        } else {
+            queue.push_back(kind);
+        }
+    }
+}
+
+/// Answers a message that found the queue full while the server waits for the client.
+fn refuse<R, W: Write>(kind: Kind, shared: &Shared<R, W>) {
+    let answer = match kind {
+        Kind::Message(_, Some(id)) => {
+            shared.pending.finished(&id);
+            dispatch::error_for(
+                &id,
+                INTERNAL_ERROR,
+                format!("server busy: {QUEUE} requests wait while the server waits for this client's answer to its own request; send that answer first"),
+            )
+        }
+        Kind::TooLong | Kind::Unparsable(_) => dispatch::error_answer(
+            INVALID_REQUEST,
+            "invalid request: skipped while the server waits for this client's answer",
+        ),
+        _ => {
+            eprintln!(
+                "seneschal mcp: a notification was dropped while the server waited for the client"
+            );
+            return;
+        }
+    };
+    let _ = shared
+        .out
+        .line(&answer.bytes)
+        .and_then(|()| shared.out.flush());
+}
+
+/// Serves `input` until end of input, writing answers to `output`.
+pub fn serve<R, W>(ctx: &Context, input: R, output: W, cap: usize) -> std::io::Result<()>
+where
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
+{
+    let shared = Arc::new(Shared {
+        input: Mutex::new(Input {
+            reader: BufReader::with_capacity(64 * 1024, input),
+            line: Vec::with_capacity(4096),
+            eof: false,
+        }),
+        queue: Mutex::new(VecDeque::with_capacity(QUEUE)),
+        listening: AtomicBool::new(false),
+        stopped: AtomicBool::new(false),
+        wake: Condvar::new(),
+        idle: Mutex::new(()),
+        pending: Arc::new(Pending::default()),
+        out: Arc::new(Out {
+            w: Mutex::new(BufWriter::with_capacity(64 * 1024, output)),
+        }),
+        cap,
+    });
+    let link = Link {
+        sink: Arc::new(StdoutSink {
+            shared: Arc::clone(&shared),
+        }),
+        pending: Arc::clone(&shared.pending),
+    };
+    {
+        let shared = Arc::clone(&shared);
+        // Not joined: when serving stops, the listener may be blocked on a read that nothing
+        // will end; the process exits without it.
+        std::thread::Builder::new()
+            .name("mcp-stdin".into())
+            .spawn(move || listen(&shared))?;
+    }
+    let result = serve_lines(ctx, &shared, &link);
+    shared.stopped.store(true, Ordering::SeqCst);
+    shared.signal();
+    result?;
+    shared.out.flush()
+}
+
+/// Answers every line in order until end of input: those the listener queued first, then
+/// those read here.
+fn serve_lines<R: Read, W: Write>(
+    ctx: &Context,
+    shared: &Shared<R, W>,
+    link: &Link,
+) -> std::io::Result<()> {
+    let mut session = Session::default();
+    // The connection's subscriptions hear the knowledge feed on stdout while lines are served.
+    let live = std::sync::Arc::clone(&session.live);
+    super::live::Feed::with_feed(ctx, &live, std::sync::Arc::clone(&link.sink), || {
+        serve_session(ctx, shared, link, &mut session)
+    })
+}
+
+/// The loop of [`serve_lines`], for one session.
+fn serve_session<R: Read, W: Write>(
+    ctx: &Context,
+    shared: &Shared<R, W>,
+    link: &Link,
+    session: &mut Session,
+) -> std::io::Result<()> {
+    loop {
+        let queued = shared.queue.lock().expect("not poisoned").pop_front();
+        let kind = match queued {
+            Some(kind) => {
+                // Room again for a listener that waits for it.
+                shared.signal();
+                kind
+            }
+            None => {
+                let mut input = match shared.input.try_lock() {
+                    Ok(input) => input,
+                    Err(TryLockError::WouldBlock) => {
+                        // The listener waits for input: nothing more is buffered.
+                        shared.out.flush()?;
+                        shared.input.lock().expect("not poisoned")
+                    }
+                    Err(TryLockError::Poisoned(p)) => p.into_inner(),
+                };
+                if shared.queued() > 0 {
+                    continue;
+                }
+                if input.eof {
+                    return Ok(());
+                }
+                if input.reader.buffer().is_empty() {
+                    shared.out.flush()?;
+                }
+                match input.next(shared.cap, &shared.pending) {
+                    Some(kind) => kind,
+                    None => continue,
                 }
             }
         };
-        if let Some(mut a) = answer {
-            a.bytes.push(b'\n');
-            if a.bytes.len() >= DIRECT_WRITE {
-                // A large answer goes straight to the pipe rather than through the buffer.
-                output.flush()?;
-                output.get_mut().write_all(&a.bytes)?;
-            } else {
-                output.write_all(&a.bytes)?;
+        let answer = match kind {
+            Kind::Failed(e) => return Err(e),
+            Kind::TooLong => Some(dispatch::error_answer(
+                INVALID_REQUEST,
+                format!(
+                    "invalid request: the line exceeds {} bytes and was skipped",
+                    shared.cap
+                ),
+            )),
+            Kind::Unparsable(why) => Some(dispatch::error_answer(
+                PARSE_ERROR,
+                format!("parse error: {why}"),
+            )),
+            Kind::Message(v, id) => {
+                let answer = dispatch::handle_value(ctx, session, link, v);
+                shared.listening.store(false, Ordering::SeqCst);
+                if let Some(id) = id {
+                    link.pending.finished(&id);
+                }
+                answer
             }
-        }
-        if input.buffer().is_empty() {
-            output.flush()?;
+        };
+        if let Some(a) = answer {
+            shared.out.line(&a.bytes)?;
         }
     }
-    output.flush()
 }
 
 #[cfg(test)]
@@ -124,11 +423,30 @@ mod tests {
     use super::*;
     use crate::policy::Effect;
 
-    fn run(input: &[u8], cap: usize) -> Vec<serde_json::Value> {
+    /// An output the test keeps a handle on.
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn serve_bytes(input: &[u8], cap: usize) -> Vec<u8> {
         let ctx = Context::new(std::env::temp_dir(), Effect::RepositoryWrite);
-        let mut out = Vec::new();
-        serve(&ctx, input, &mut out, cap).unwrap();
-        String::from_utf8(out)
+        let out = Shared::default();
+        serve(&ctx, std::io::Cursor::new(input.to_vec()), out.clone(), cap).unwrap();
+        let bytes = out.0.lock().unwrap().clone();
+        bytes
+    }
+
+    fn run(input: &[u8], cap: usize) -> Vec<serde_json::Value> {
+        String::from_utf8(serve_bytes(input, cap))
             .unwrap()
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
@@ -144,9 +462,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
             r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#
         );
-        let ctx = Context::new(std::env::temp_dir(), Effect::RepositoryWrite);
-        let mut out = Vec::new();
-        serve(&ctx, input.as_bytes(), &mut out, MAX_LINE).unwrap();
+        let out = serve_bytes(input.as_bytes(), MAX_LINE);
         let lines: Vec<&[u8]> = out
             .split(|b| *b == b'\n')
             .filter(|l| !l.is_empty())

@@ -25,6 +25,7 @@ mod layering;
 mod mcp_annotations;
 mod mcp_digest;
 mod mcp_input;
+mod mcp_live;
 mod mcp_projection;
 mod mcp_sse;
 mod mcp_stdio;

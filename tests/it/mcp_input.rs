@@ -533,8 +533,14 @@ fn a_modern_write_is_approved_or_declined_through_an_input_required_result() {
         let r = input_required(&first).clone();
         let ask = &r["inputRequests"]["approval"];
         assert_eq!(ask["method"], "elicitation/create", "{first}");
-        assert_eq!(ask["params"]["_meta"]["seneschal/capability"], "knowledge.create");
-        assert!(ask["params"]["message"].as_str().unwrap().contains(id), "{first}");
+        assert_eq!(
+            ask["params"]["_meta"]["seneschal/capability"],
+            "knowledge.create"
+        );
+        assert!(
+            ask["params"]["message"].as_str().unwrap().contains(id),
+            "{first}"
+        );
         assert!(!dir.join(format!("docs/guides/{id}.md")).exists());
         let mut again = create(id);
         again["inputResponses"] = json!({"approval": {"action": action}});
@@ -545,7 +551,10 @@ fn a_modern_write_is_approved_or_declined_through_an_input_required_result() {
             assert_eq!(result["isError"], false, "{second}");
             assert!(dir.join("docs/guides/releasing.md").is_file());
         } else {
-            assert_eq!(result["_meta"]["seneschal/error"]["code"], "not_approved", "{second}");
+            assert_eq!(
+                result["_meta"]["seneschal/error"]["code"], "not_approved",
+                "{second}"
+            );
             assert!(!dir.join("docs/guides/declined.md").exists());
         }
     }

@@ -104,7 +104,7 @@ fn the_projection_describes_the_served_surface() {
         .iter()
         .map(|n| n["method"].as_str().unwrap())
         .collect();
-    assert!(not_served.contains(&"logging/setLevel"));
+    assert!(!not_served.contains(&"logging/setLevel"));
     assert!(!not_served.contains(&"prompts/list"));
     let writers: Vec<&str> = seneschal::registry::CAPABILITIES
         .iter()

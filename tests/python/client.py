@@ -7,7 +7,8 @@ REPO_DIR is a git copy of tests/fixtures/mcp-conformance/repo (its prompts are t
 kind `fixture-prompt`). Connects twice, once letting the SDK negotiate (it probes
 `server/discover`, so a dual-era server is served in the 2026-07-28 era) and once forcing the
 `initialize` handshake. Each time it lists the tools, calls `capabilities_list` and a failing
-`capabilities_show`, reads the resource `seneschal://capabilities`, lists the prompts, gets one
+`capabilities_show` (logged to the client at warning: set per request in 2026-07-28, by
+`logging/setLevel` in the initialize era), reads the resource `seneschal://capabilities`, lists the prompts, gets one
 rendered with its arguments and one with an image, sees a missing argument refused, and
 completes a prompt argument and a resource template's variable. Exits 0 when every assertion
 holds; prints what it checked.
@@ -27,7 +28,17 @@ HINTS = ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hi
 
 async def exercise(binary: str, repo: str, mode: str, expected_version: str) -> None:
     params = StdioServerParameters(command=binary, args=["mcp"], cwd=repo)
-    async with Client(params, mode=mode, read_timeout_seconds=30) as client:
+    logs: list = []
+
+    async def on_log(message) -> None:
+        logs.append(message)
+
+    # The modern era names the log level in each request's _meta; the initialize era sets it
+    # once (logging/setLevel, below).
+    level = None if mode == "legacy" else "warning"
+    async with Client(
+        params, mode=mode, read_timeout_seconds=30, logging_callback=on_log, log_level=level
+    ) as client:
         assert client.protocol_version == expected_version, (mode, client.protocol_version)
         assert client.server_info is not None and client.server_info.name == "seneschal", client.server_info
         assert client.instructions and "seneschal" in client.instructions
@@ -52,8 +63,17 @@ async def exercise(binary: str, repo: str, mode: str, expected_version: str) -> 
         assert caps and all(c["effect"] == "read" for c in caps)
         assert json.loads(ok.content[0].text) == ok.structured_content
 
+        if mode == "legacy":
+            await client.set_logging_level("warning")
         failed = await client.call_tool("capabilities_show", {"id": "no.such"})
         assert failed.is_error is True, failed
+        # The failed call was logged to the client, at warning.
+        for _ in range(50):
+            if logs:
+                break
+            await asyncio.sleep(0.02)
+        assert [m.level for m in logs] == ["warning"], logs
+        assert logs[0].data["tool"] == "capabilities_show" and logs[0].data["code"] == "not_found", logs
         assert failed.structured_content is None
         assert (failed.meta or {}).get("seneschal/error", {}).get("code") == "not_found", failed.meta
 
@@ -88,7 +108,7 @@ async def exercise(binary: str, repo: str, mode: str, expected_version: str) -> 
 
         print(
             f"ok {mode}: protocol {client.protocol_version}, {len(tools)} tools, "
-            f"capabilities_list returned {len(caps)} reads, not_found as isError, "
+            f"capabilities_list returned {len(caps)} reads, not_found as isError and logged at warning, "
             f"resource read, {len(prompts)} prompts listed, rendered with arguments and an image, "
             f"a missing argument -32602, completions"
         )

@@ -42,8 +42,8 @@ pub const FEATURE: Feature = Feature {
                 }
             },
         },
-        // Taken and ignored: every request runs to its answer (over stdio, by the time a
-        // cancellation is read its request has been answered).
+        // Taken by the transport's reader before dispatch (`link::Pending::take`), so that
+        // it reaches a request still running; nothing is left to do here.
         Notification {
             name: "notifications/cancelled",
             note: |_, _| {},

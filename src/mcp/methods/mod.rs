@@ -5,6 +5,7 @@
 
 pub mod completion;
 pub mod lifecycle;
+pub mod logging;
 pub mod prompts;
 pub mod resources;
 pub mod tasks;

@@ -106,7 +106,10 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
                 .flatten();
             Ok(Body::Owned(success_bytes(&v, blocks, call.era)))
         }
-        Err(e) => Ok(Body::of(&error_result(e))),
+        Err(e) => {
+            super::logging::call_failed(&params.name, &e);
+            Ok(Body::of(&error_result(e)))
+        }
     }
 }
 
