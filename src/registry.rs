@@ -73,6 +73,9 @@ pub struct Descriptor {
     /// Whether an MCP call may run as a task of the tasks extension: `optional`, `required`,
     /// or `None` (never).
     pub task: Option<&'static str>,
+    /// With `task`: the call's questions are asked through input-required rounds before its
+    /// task is created (a 2026-07-28 client answers them, then gets the task).
+    pub task_asks_first: bool,
 }
 
 impl std::ops::Deref for Descriptor {

@@ -328,6 +328,13 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
             )
         }
     };
+    if manifest.task_asks_first && manifest.task.is_none() {
+        diags.push(diag(
+            line_of(text, "/task_asks_first"),
+            "/task_asks_first",
+            "`task_asks_first` needs `task`: remove it or declare the task support".into(),
+        ));
+    }
     // A task is a way to run a tool call: only a query exposed as an MCP tool has one.
     if manifest.task.is_some() && (kind != Kind::Query || manifest.expose.mcp_tool.is_none()) {
         diags.push(diag(
@@ -429,6 +436,7 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
         content: manifest.content,
         content_blocks: manifest.content_blocks,
         task: manifest.task,
+        task_asks_first: manifest.task_asks_first,
         mime_type: manifest
             .mime_type
             .unwrap_or_else(|| "text/markdown".to_string()),

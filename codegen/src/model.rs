@@ -32,6 +32,10 @@ pub struct Manifest {
     /// tasks extension); never a task when absent.
     #[serde(default)]
     pub task: Option<String>,
+    /// With `task` only: the call's questions are asked through MCP 2026-07-28 input-required
+    /// rounds before its task is created, and the task runs with the answers.
+    #[serde(default)]
+    pub task_asks_first: bool,
     pub effect: String,
     /// Only with `effect: repository_write`: the capability adds files and never changes an
     /// existing byte (a create that refuses to overwrite), so it is not destructive.
@@ -112,6 +116,8 @@ pub struct Capability {
     pub content_blocks: Vec<String>,
     /// Task support over MCP (`optional` or `required`); `None`: never a task.
     pub task: Option<String>,
+    /// The call's questions come before its task (`task_asks_first`).
+    pub task_asks_first: bool,
     /// What the manifest declares about the capability's behaviour.
     pub class: Class,
     pub tags: Vec<String>,
@@ -204,6 +210,9 @@ impl Capability {
         }
         if let Some(t) = &self.task {
             d["task"] = serde_json::json!(t);
+        }
+        if self.task_asks_first {
+            d["task_asks_first"] = serde_json::json!(true);
         }
         d
     }

@@ -146,6 +146,7 @@ mod tests {
         mime_type: "",
         content_blocks: &[],
         task: None,
+        task_asks_first: false,
     };
 
     fn parse(args: &[&str]) -> Result<Value, String> {

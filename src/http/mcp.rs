@@ -302,14 +302,21 @@ impl Sink for CallStream {
         if id.is_some() && !self.requests {
             return false;
         }
+        // Noted before it leaves: once sent, the stream may be abandoned at any moment.
+        if let Some(id) = &id {
+            self.asked.lock().expect("not poisoned").push(id.clone());
+        }
         let sent = self
             .tx
             .lock()
             .expect("not poisoned")
             .send(Some(message.to_vec()))
             .is_ok();
-        if let (true, Some(id)) = (sent, id) {
-            self.asked.lock().expect("not poisoned").push(id);
+        if let (false, Some(id)) = (sent, id) {
+            self.asked
+                .lock()
+                .expect("not poisoned")
+                .retain(|a| *a != id);
         }
         sent
     }

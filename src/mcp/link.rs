@@ -19,6 +19,19 @@ use serde_json::{json, Value};
 /// How long a server-to-client request waits for its response.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// One message the server starts (a request to the client or a notification), serialized
+/// with its params redacted: a sampling request can quote a repository file and a log line
+/// or a progress message can name one, and no secret leaves the process. Every message a
+/// [`Link`] sends passes here.
+pub(super) fn outgoing(id: Option<&Value>, method: &str, mut params: Value) -> Vec<u8> {
+    crate::redact::redact_value(&mut params);
+    let message = match id {
+        Some(id) => json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        None => json!({"jsonrpc": "2.0", "method": method, "params": params}),
+    };
+    serde_json::to_vec(&message).expect("values serialize")
+}
+
 /// Where a request's outgoing messages go.
 pub trait Sink: Send + Sync {
     /// Sends one JSON-RPC message (compact JSON, no newline); false when nobody can receive
@@ -174,9 +187,7 @@ impl Link {
 
     /// Sends a notification; false when it could not be sent.
     pub fn notify(&self, method: &str, params: Value) -> bool {
-        let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        self.sink
-            .send(&serde_json::to_vec(&message).expect("values serialize"))
+        self.sink.send(&outgoing(None, method, params))
     }
 
     /// Sends the request `method` and waits up to `timeout` for its response: the `result`,
@@ -206,11 +217,7 @@ impl Link {
             return closed();
         }
         self.sink.listen();
-        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        if !self
-            .sink
-            .send(&serde_json::to_vec(&message).expect("values serialize"))
-        {
+        if !self.sink.send(&outgoing(Some(&id), method, params)) {
             self.pending
                 .waiters
                 .lock()
@@ -240,6 +247,26 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_the_server_sends_its_client_is_redacted() {
+        let key = "AKIA".to_string() + "ABCDEFGHIJKLMNOP";
+        let params = json!({"messages": [{"content": {"type": "text", "text": format!("aws_key = {key}")}}]});
+        let sent = String::from_utf8(outgoing(
+            Some(&json!("s-1")),
+            "sampling/createMessage",
+            params,
+        ))
+        .unwrap();
+        assert!(!sent.contains(&key), "{sent}");
+        let sent = String::from_utf8(outgoing(
+            None,
+            "notifications/message",
+            json!({"data": key}),
+        ))
+        .unwrap();
+        assert!(!sent.contains(&key), "{sent}");
+    }
 
     /// A sink that answers every request it carries through the pending table.
     struct Echo(Arc<Pending>, Mutex<Vec<Value>>);

@@ -124,8 +124,7 @@ impl Subscriptions {
 
     fn send(&self, method: &str, params: serde_json::Value) -> bool {
         let sink = self.sink.lock().expect("not poisoned").clone();
-        let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        sink.is_some_and(|s| s.send(&serde_json::to_vec(&message).expect("values serialize")))
+        sink.is_some_and(|s| s.send(&super::link::outgoing(None, method, params)))
     }
 }
 

@@ -121,6 +121,16 @@ impl Round {
         })
     }
 
+    /// Every answer the client gave, now or in an earlier round.
+    pub fn answers(&self) -> &Map<String, Value> {
+        &self.known
+    }
+
+    /// Whether the request continues a round: it carries answers or a state.
+    pub fn continues(params: &Value) -> bool {
+        params.get(INPUT_RESPONSES).is_some() || params.get(REQUEST_STATE).is_some()
+    }
+
     /// The client's answer to the request `key`, if it gave one (now or in an earlier round).
     pub fn answer(&self, key: &str) -> Option<Value> {
         let v = self.known.get(key)?.clone();

@@ -361,17 +361,32 @@ pub struct TaskPeer {
     task: Arc<Task>,
     /// The client capabilities the creating request declared.
     client: Map<String, Value>,
+    /// The answers the client gave before the task existed (`task_asks_first`).
+    answered: Map<String, Value>,
 }
 
 impl TaskPeer {
     /// The peer of `task`, created by a request that declared `client`.
     pub fn new(task: Arc<Task>, client: Map<String, Value>) -> TaskPeer {
-        TaskPeer { task, client }
+        TaskPeer {
+            task,
+            client,
+            answered: Map::new(),
+        }
+    }
+
+    /// The peer of a task whose questions were answered before it was created.
+    pub fn answered(mut self, answers: Map<String, Value>) -> TaskPeer {
+        self.answered = answers;
+        self
     }
 }
 
 impl Peer for TaskPeer {
     fn ask(&self, key: &str, method: &str, params: Value) -> Asked {
+        if let Some(v) = self.answered.get(key) {
+            return Asked::Answered(v.clone());
+        }
         if let Some(cap) = capability_of(method) {
             if !self.offers(cap) {
                 return Asked::Unavailable(format!(

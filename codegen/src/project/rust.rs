@@ -239,6 +239,7 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
     let (content, blob) = (embed(false), embed(true));
     let blocks = &c.content_blocks;
     let task = opt_str(&c.task);
+    let asks_first = c.task_asks_first;
     let handler = opt_str(&c.handler.as_ref().map(|(m, f)| format!("{m}::{f}")));
     quote! {
         crate::registry::Descriptor {
@@ -270,6 +271,7 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
             mime_type: #mime,
             content_blocks: &[#(#blocks),*],
             task: #task,
+            task_asks_first: #asks_first,
         }
     }
 }

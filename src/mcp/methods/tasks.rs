@@ -18,6 +18,7 @@ use super::super::model::{
     Body, Era, RpcError, ServerInfo, INTERNAL_ERROR, META_CLIENT_CAPABILITIES, META_SERVER_INFO,
     MISSING_CLIENT_CAPABILITY,
 };
+use super::super::mrtr::Round;
 use super::super::tasks::{Outcome, Table, Task, TaskPeer, MAX_TASKS};
 use super::tools;
 use crate::context::Context;
@@ -99,6 +100,19 @@ pub fn intercept(
             )))
         });
     }
+    // A tool whose questions come first asks them in input-required rounds (the plain
+    // tools/call path); the round that brings the answers creates the task, which keeps them.
+    let answers = match (d.task_asks_first, Round::continues(call.params)) {
+        (false, _) => Map::new(),
+        (true, false) => return None,
+        (true, true) => {
+            let name = d.mcp_tool.unwrap_or(d.id);
+            match Round::open("tools/call", name, args, call.params) {
+                Ok(round) => round.answers().clone(),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    };
     let Some(task) = Table::global().create() else {
         // A full table creates no task: an optional one is answered now.
         return (support == "required").then(|| {
@@ -109,7 +123,7 @@ pub fn intercept(
         });
     };
     let ctx = shared_context(call.ctx);
-    let peer = Arc::new(TaskPeer::new(Arc::clone(&task), client));
+    let peer = Arc::new(TaskPeer::new(Arc::clone(&task), client).answered(answers));
     let running = Arc::clone(&task);
     let args = args.clone();
     let blocks = !d.content_blocks.is_empty();

@@ -81,10 +81,9 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
         None => McpPeer::of(call),
         Some(r) => McpPeer::of(call).asking_through(Arc::clone(r)),
     };
-    let outcome = {
-        let _peer = crate::interact::Scope::enter(Arc::new(peer));
-        execute_index(call.ctx, index, args, Transport::Mcp)
-    };
+    // The scope lasts to the answer: a failure is logged to the client through it.
+    let _peer = crate::interact::Scope::enter(Arc::new(peer));
+    let outcome = execute_index(call.ctx, index, args, Transport::Mcp);
     // Whatever the call made of an answer it lacks, the client is asked for it.
     if let Some(round) = round.as_deref() {
         if let Some(asking) = round.input_required() {
@@ -132,11 +131,22 @@ pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> Stri
         out.push_str(&serde_json::to_string(&ServerInfo::THIS).expect("serializes"));
         out.push_str("},");
     }
-    out.push_str("\"content\":[{\"type\":\"text\",\"text\":");
-    out.push_str(&escaped);
-    out.push('}');
-    for block in blocks.and_then(Value::as_array).into_iter().flatten() {
-        out.push(',');
+    let blocks: &[Value] = blocks.and_then(Value::as_array).map_or(&[], Vec::as_slice);
+    // A capability whose declared blocks open with text speaks for itself: its blocks are the
+    // content, and its JSON is the structured content alone.
+    let own_text = blocks
+        .first()
+        .is_some_and(|b| b.get("type").and_then(Value::as_str) == Some("text"));
+    out.push_str("\"content\":[");
+    if !own_text {
+        out.push_str("{\"type\":\"text\",\"text\":");
+        out.push_str(&escaped);
+        out.push('}');
+    }
+    for (i, block) in blocks.iter().enumerate() {
+        if i > 0 || !own_text {
+            out.push(',');
+        }
         out.push_str(&serde_json::to_string(block).expect("values serialize"));
     }
     out.push_str("],\"structuredContent\":");
@@ -186,6 +196,18 @@ mod tests {
         assert_eq!(legacy, value_form);
         let modern: Value = serde_json::from_str(&success_bytes(&v, None, Era::Modern)).unwrap();
         assert_eq!(modern, modern_result("tools/call", value_form));
+    }
+
+    #[test]
+    fn declared_blocks_that_open_with_text_stand_for_the_json_text_block() {
+        let v = json!({"content": [{"type": "text", "text": "Hello, World!"}], "n": 1});
+        let r: Value =
+            serde_json::from_str(&success_bytes(&v, v.get("content"), Era::Legacy)).unwrap();
+        assert_eq!(
+            r["content"],
+            json!([{"type": "text", "text": "Hello, World!"}])
+        );
+        assert_eq!(r["structuredContent"], v);
     }
 
     #[test]
