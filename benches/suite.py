@@ -3,7 +3,7 @@
 
 Run it through `scripts/bench.sh` (the one command), or directly:
 
-    python3 benches/suite.py [--quick] [--only mcp,memory,http,build,growth,knowledge,files] [--no-write]
+    python3 benches/suite.py [--quick] [--only mcp,memory,http,build,growth,knowledge,files,diff] [--no-write]
 
 Standard library only; Linux (reads /proc). Needs `wrk`, `ss`, `rg` and `perf` from Debian
 for their sections (a missing tool marks its figures "not measured" instead of failing).
@@ -474,7 +474,9 @@ def cargo_time(args: list[str], cwd: Path = ROOT, env: dict | None = None, timeo
     r = subprocess.run(["cargo", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
     dt = time.perf_counter() - t0
     if r.returncode != 0:
-        raise RuntimeError(f"cargo {' '.join(args)} failed:\n{r.stderr[-3000:]}")
+        # The first error line heads the message: the report shows only a failure's first line.
+        first = next((l for l in r.stderr.splitlines() if l.startswith("error")), "no error line")
+        raise RuntimeError(f"cargo {' '.join(args)} failed: {first}\n{r.stderr[-3000:]}")
     return dt, r.stderr
 
 
@@ -798,7 +800,7 @@ def write_report(args, sections: list[str], started: str) -> str:
         "```sh",
         "scripts/bench.sh                 # release build, every section, rewrites docs/PERFORMANCE.md",
         "scripts/bench.sh --quick         # fewer repetitions",
-        "scripts/bench.sh --only mcp,http # some sections: mcp, memory, http, build, growth, knowledge, files",
+        "scripts/bench.sh --only mcp,http # some sections: mcp, memory, http, build, growth, knowledge, files, diff",
         "```",
         "",
         "Needs `wrk`, `ss`, `rg` (Debian: `apt-get install wrk iproute2 ripgrep`) and Python 3",

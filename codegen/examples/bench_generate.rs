@@ -86,11 +86,14 @@ fn write_registry(root: &Path, n: usize) {
         .unwrap();
     }
     std::fs::write(root.join("src/handlers/synth.rs"), handler(n)).unwrap();
-    std::fs::write(
-        root.join("src/handlers/mod.rs"),
-        "//! Synthetic handler modules.\npub mod synth;\n",
-    )
-    .unwrap();
+    // Into a workspace copy (`--write`), the synthetic module joins the real ones.
+    let modules = root.join("src/handlers/mod.rs");
+    let mut text = std::fs::read_to_string(&modules)
+        .unwrap_or_else(|_| "//! Synthetic handler modules.\n".to_string());
+    if !text.lines().any(|l| l == "pub mod synth;") {
+        text.push_str("pub mod synth;\n");
+    }
+    std::fs::write(modules, text).unwrap();
 }
 
 fn main() {

@@ -102,9 +102,10 @@ fn root() -> Command {
         )
 }
 
-/// The whole command tree: built-in commands plus one subcommand per capability CLI path.
-pub fn command() -> Command {
-    let mut cmd = root()
+/// The root with the built-in commands (every one named in [`BUILT_IN`]), without the
+/// capabilities' subcommands.
+fn built_in() -> Command {
+    root()
         .about("A repository steward for AI agents: knowledge, queries and writes over MCP, HTTP and this command line")
         .after_help(exit_codes_help())
         .subcommand(
@@ -174,17 +175,66 @@ pub fn command() -> Command {
         )
         .subcommand(scaffold::command())
         .subcommand(servers::mcp())
-        .subcommand(servers::serve());
-    // One subcommand per capability CLI path, grouped by its leading words.
+        .subcommand(servers::serve())
+}
+
+/// The names of the root's built-in subcommands ([`built_in`]) and of clap's `help`: an argv
+/// whose first word is one of them is parsed by the whole tree (a capability path may begin
+/// with one of them: `contract digest`). A test holds this list to [`built_in`].
+const BUILT_IN: &[&str] = &[
+    "call",
+    "generate",
+    "completions",
+    "man",
+    "audit",
+    "contract",
+    "conformance",
+    "new",
+    "mcp",
+    "serve",
+    "help",
+];
+
+/// The capabilities that have a CLI path, in the order of their paths.
+fn cli_capabilities() -> Vec<&'static Descriptor> {
     let mut paths: Vec<&'static Descriptor> = CAPABILITIES
         .iter()
         .filter(|d| d.executable() && !d.cli.is_empty())
         .collect();
     paths.sort_by_key(|d| d.cli);
-    for d in paths {
+    paths
+}
+
+/// The whole command tree: built-in commands plus one subcommand per capability CLI path.
+pub fn command() -> Command {
+    let mut cmd = built_in();
+    // One subcommand per capability CLI path, grouped by its leading words.
+    for d in cli_capabilities() {
         cmd = insert(cmd, d, d.cli);
     }
     cmd
+}
+
+/// Where the first word of `args` (argv, program name first) stands when only the global
+/// `--json` and `--repo DIR` come before it; `None` for any other shape of argv.
+fn first_word(args: &[OsString]) -> Option<usize> {
+    let mut i = 1;
+    while let Some(arg) = args.get(i) {
+        match arg.to_str()? {
+            "--json" => {}
+            "--repo" => {
+                // A missing value or one that looks like a flag is the whole tree's error.
+                i += 1;
+                if args.get(i)?.to_str()?.starts_with('-') {
+                    return None;
+                }
+            }
+            s if s.starts_with("--repo=") => {}
+            _ => return Some(i),
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The server subcommand (`mcp` or `serve`) that `args` (argv, program name first) names
@@ -195,32 +245,58 @@ pub fn command() -> Command {
 /// resident for the life of the server (docs/PERFORMANCE.md, Memory). Any other shape of argv
 /// answers `None` and is parsed by the whole tree.
 fn server_subcommand(args: &[OsString]) -> Option<&'static str> {
-    let mut rest = args.iter().skip(1);
-    while let Some(arg) = rest.next() {
-        match arg.to_str()? {
-            "--json" => {}
-            "--repo" => {
-                // A missing value or one that looks like a flag is the whole tree's error.
-                if rest.next()?.to_str()?.starts_with('-') {
-                    return None;
-                }
-            }
-            s if s.starts_with("--repo=") => {}
-            "mcp" => return Some("mcp"),
-            "serve" => return Some("serve"),
-            _ => return None,
-        }
+    match args[first_word(args)?].to_str()? {
+        "mcp" => Some("mcp"),
+        "serve" => Some("serve"),
+        _ => None,
     }
-    None
+}
+
+/// The capabilities a reduced tree holds when `args` names a capability's whole CLI path
+/// right after the global arguments (`seneschal --repo . repo diff --stat`): that capability,
+/// any whose path is a prefix of it, and any below it. `None` (the whole tree) when argv
+/// begins otherwise, with a built-in command ([`BUILT_IN`]) or with no capability's whole
+/// path.
+///
+/// A one-shot call then builds one capability's flags instead of every capability's (each
+/// parses its input schema): about a sixth of the instructions of a small call.
+fn named_capabilities(args: &[OsString]) -> Option<Vec<&'static Descriptor>> {
+    let start = first_word(args)?;
+    if BUILT_IN.contains(&args[start].to_str()?) {
+        return None;
+    }
+    let words: Vec<&str> = args[start..]
+        .iter()
+        .map_while(|a| a.to_str())
+        .take_while(|w| !w.starts_with('-'))
+        .collect();
+    let all = cli_capabilities();
+    let named = all
+        .iter()
+        .filter(|d| words.starts_with(d.cli))
+        .max_by_key(|d| d.cli.len())?;
+    Some(
+        all.iter()
+            .copied()
+            .filter(|d| named.cli.starts_with(d.cli) || d.cli.starts_with(named.cli))
+            .collect(),
+    )
 }
 
 /// The command tree that parses `args`: the root with only the server subcommand when argv
-/// names one ([`server_subcommand`]), the whole tree otherwise. Both parse such an argv
-/// to the same matches, help and errors (checked by the tests below).
+/// names one ([`server_subcommand`]), the root with only the named capability when argv names
+/// one ([`named_capabilities`]), the whole tree otherwise. Each parses such an argv to the
+/// same matches, help and errors as the whole tree (checked by the tests below).
 fn command_for_args(args: &[OsString]) -> Command {
     match server_subcommand(args) {
-        Some("mcp") => root().subcommand(servers::mcp()),
-        Some(_) => root().subcommand(servers::serve()),
+        Some("mcp") => return root().subcommand(servers::mcp()),
+        Some(_) => return root().subcommand(servers::serve()),
+        None => {}
+    }
+    match named_capabilities(args) {
+        Some(named) => named
+            .into_iter()
+            .fold(root(), |cmd, d| insert(cmd, d, d.cli)),
         None => command(),
     }
 }
@@ -698,6 +774,100 @@ mod tests {
         assert_eq!(server_subcommand(&argv(&["--repo"])), None);
         assert_eq!(server_subcommand(&argv(&["-V", "mcp"])), None);
         assert_eq!(server_subcommand(&argv(&["call", "mcp"])), None);
+    }
+
+    #[test]
+    fn the_built_in_list_names_every_built_in_command() {
+        let tree = built_in();
+        let mut names: Vec<&str> = tree
+            .get_subcommands()
+            .map(|c| c.get_name())
+            .chain(["help"])
+            .collect();
+        names.sort_unstable();
+        let mut listed = BUILT_IN.to_vec();
+        listed.sort_unstable();
+        assert_eq!(names, listed);
+    }
+
+    #[test]
+    fn a_capability_is_found_only_by_its_whole_path_after_the_globals() {
+        let ids = |words: &[&str]| {
+            named_capabilities(&argv(words)).map(|v| v.iter().map(|d| d.id).collect::<Vec<_>>())
+        };
+        assert_eq!(ids(&["repo", "diff"]), Some(vec!["repo.diff"]));
+        assert_eq!(
+            ids(&[
+                "--repo",
+                "/x",
+                "--json",
+                "files",
+                "search",
+                "--pattern",
+                "p"
+            ]),
+            Some(vec!["files.search"])
+        );
+        assert_eq!(
+            ids(&["session", "note", "add"]),
+            Some(vec!["session.note.add"])
+        );
+        assert_eq!(ids(&["repo"]), None);
+        assert_eq!(ids(&["repo", "dif"]), None);
+        assert_eq!(ids(&["repo", "--json", "diff"]), None);
+        assert_eq!(ids(&["contract", "digest"]), None);
+        assert_eq!(ids(&["help", "repo", "diff"]), None);
+        assert_eq!(ids(&["-V", "repo", "diff"]), None);
+        assert_eq!(ids(&["--repo", "--json", "repo", "diff"]), None);
+        assert_eq!(ids(&[]), None);
+    }
+
+    #[test]
+    fn the_reduced_tree_parses_capability_argv_exactly_as_the_whole_tree() {
+        let cases: &[&[&str]] = &[
+            &["repo", "diff"],
+            &["repo", "diff", "--help"],
+            &["repo", "diff", "-h"],
+            &[
+                "--repo", "/tmp", "repo", "diff", "--from", "HEAD~1", "--to", "HEAD",
+            ],
+            &["--json", "repo", "diff", "--stat", "--max-bytes", "1024"],
+            &["repo", "diff", "--stat=maybe"],
+            &["repo", "diff", "--max-bytes", "x"],
+            &["repo", "diff", "--bogus"],
+            &["repo", "diff", "--form", "HEAD"],
+            &["repo", "diff", "extra"],
+            &["repo", "diff", "--repo"],
+            &["repo", "diff", "-V"],
+            &["repo", "diff", "--allow-effects", "read"],
+            &[
+                "files",
+                "search",
+                "--pattern",
+                "fn [a-z_]+\\(",
+                "--limit",
+                "10000",
+            ],
+            &["files", "search"],
+            &[
+                "--repo=/tmp",
+                "session",
+                "note",
+                "add",
+                "--text",
+                "hi",
+                "--json",
+            ],
+            &["knowledge", "search", "--query", "a b"],
+            &["capabilities", "show", "--id", "repo.diff"],
+        ];
+        for words in cases {
+            let args = argv(words);
+            assert!(named_capabilities(&args).is_some(), "{words:?}");
+            let whole = outcome(command(), &args);
+            let reduced = outcome(command_for_args(&args), &args);
+            assert_eq!(reduced, whole, "{words:?}");
+        }
     }
 
     #[test]
