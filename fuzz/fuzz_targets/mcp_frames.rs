@@ -32,7 +32,7 @@ const CAP: usize = 4096;
 
 /// The error codes the MCP projection documents.
 const CODES: &[i64] = &[
-    -32700, -32600, -32601, -32602, -32603, -32020, -32022, -32002,
+    -32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022, -32002,
 ];
 
 /// A small scratch repository (not a git one): a text file, a binary one, a secret, a dir.

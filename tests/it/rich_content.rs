@@ -108,7 +108,8 @@ fn image_and_embedded_resource_blocks_over_mcp_stdio_in_both_eras() {
         json!({"name": "test_embedded_resource", "arguments": {}}),
     );
     assert_embedded_result(&r["result"]);
-    // The mixed answer: the JSON, then text, image and resource blocks in the handler's order.
+    // The mixed answer opens with its own text, which speaks for it: its text, image and
+    // resource blocks in the handler's order, and the JSON as the structured content only.
     let r = m.request("tools/call", json!({"name": "test_multiple_content_types"}));
     let kinds: Vec<&str> = r["result"]["content"]
         .as_array()
@@ -116,7 +117,15 @@ fn image_and_embedded_resource_blocks_over_mcp_stdio_in_both_eras() {
         .iter()
         .map(|b| b["type"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["text", "text", "image", "resource"]);
+    assert_eq!(kinds, ["text", "image", "resource"]);
+    assert_eq!(
+        r["result"]["content"][0]["text"],
+        "Multiple content types test:"
+    );
+    assert_eq!(
+        r["result"]["structuredContent"]["content"],
+        r["result"]["content"]
+    );
     // tools/list publishes the declared blocks in the output schema.
     let list = m.request("tools/list", json!({}));
     let tool = list["result"]["tools"]
