@@ -61,7 +61,8 @@ pub struct Capability {
     /// The member's name (`tools`, `resources`, ...).
     pub name: &'static str,
     /// Its value.
-    pub value: fn() -> Value,
+    /// Its value in an era.
+    pub value: fn(Era) -> Value,
 }
 
 /// One feature of the protocol: the member it adds to the server's `capabilities` (in
@@ -100,7 +101,7 @@ pub fn capabilities_in(era: Era) -> Map<String, Value> {
         .iter()
         .filter(|f| f.methods.is_empty() || f.methods.iter().any(|m| table.contains(&m.name)))
         .filter_map(|f| f.capability.as_ref())
-        .map(|c| (c.name.to_string(), (c.value)()))
+        .map(|c| (c.name.to_string(), (c.value)(era)))
         .collect()
 }
 
@@ -112,12 +113,13 @@ fn find(name: &str) -> Option<&'static Method> {
         .find(|m| m.name == name)
 }
 
-/// The server's `capabilities`: each feature's member.
+/// The server's `capabilities`: each feature's member, as the initialize era, which serves
+/// the most, announces it (the server card's).
 pub fn capabilities() -> Map<String, Value> {
     FEATURES
         .iter()
         .filter_map(|f| f.capability.as_ref())
-        .map(|c| (c.name.to_string(), (c.value)()))
+        .map(|c| (c.name.to_string(), (c.value)(Era::Legacy)))
         .collect()
 }
 
@@ -577,6 +579,11 @@ mod tests {
         // its own `_meta`.
         let mut modern = capabilities();
         modern.remove("logging");
+        // Subscriptions are the initialize era's (`subscriptions/listen` is not served).
+        modern.insert(
+            "resources".into(),
+            json!({"subscribe": false, "listChanged": false}),
+        );
         assert_eq!(capabilities_in(Era::Modern), modern);
         let mut legacy = capabilities();
         legacy.remove("extensions");

@@ -15,7 +15,7 @@ use crate::execute::{knowledge_prompt_completion, knowledge_template_completion}
 pub const FEATURE: Feature = Feature {
     capability: Some(Capability {
         name: "completions",
-        value: default_json::<CompletionsCapability>,
+        value: |_| default_json::<CompletionsCapability>(),
     }),
     methods: &[Method {
         name: "completion/complete",

@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use super::super::dispatch::{
-    capabilities, capabilities_in, supported_versions, Call, Feature, Method, Notification,
+    capabilities_in, supported_versions, Call, Feature, Method, Notification,
 };
 use super::super::model::{
     parse, Body, DigestMeta, DiscoverResult, EmptyResult, Era, InitializeParams, InitializeResult,
@@ -78,7 +78,7 @@ fn initialize(call: &mut Call<'_>) -> Result<Body, RpcError> {
 fn discover(max_effect: Effect) -> DiscoverResult {
     DiscoverResult {
         supported_versions: supported_versions(),
-        capabilities: capabilities(),
+        capabilities: capabilities_in(Era::Modern),
         instructions: instructions(max_effect),
         ttl_ms: TTL_STATIC_MS,
         cache_scope: "public",

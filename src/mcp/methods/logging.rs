@@ -13,7 +13,7 @@ use crate::interact::LogLevel;
 pub const FEATURE: Feature = Feature {
     capability: Some(Capability {
         name: "logging",
-        value: || json!({}),
+        value: |_| json!({}),
     }),
     methods: &[Method {
         name: "logging/setLevel",

@@ -23,7 +23,7 @@ use crate::mcp::peer::McpPeer;
 pub const FEATURE: Feature = Feature {
     capability: Some(Capability {
         name: "prompts",
-        value: default_json::<PromptsCapability>,
+        value: |_| default_json::<PromptsCapability>(),
     }),
     methods: &[
         Method {

@@ -25,10 +25,13 @@ use crate::transport::Transport;
 pub const FEATURE: Feature = Feature {
     capability: Some(Capability {
         name: "resources",
-        value: || {
+        // Subscriptions are of the initialize era (`resources/subscribe`); a 2026-07-28 client
+        // would need `subscriptions/listen`, which is not served, so it is promised neither.
+        value: |era| {
+            let live = era == Era::Legacy;
             serde_json::to_value(ResourcesCapability {
-                subscribe: true,
-                list_changed: true,
+                subscribe: live,
+                list_changed: live,
             })
             .expect("capabilities serialize")
         },

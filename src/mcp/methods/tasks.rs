@@ -35,7 +35,7 @@ pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 pub const FEATURE: Feature = Feature {
     capability: Some(Capability {
         name: "extensions",
-        value: || json!({ EXTENSION: {} }),
+        value: |_| json!({ EXTENSION: {} }),
     }),
     methods: &[
         Method {

@@ -23,7 +23,7 @@ use crate::transport::Transport;
 pub const FEATURE: Feature = Feature {
     capability: Some(Capability {
         name: "tools",
-        value: default_json::<ListChanged>,
+        value: |_| default_json::<ListChanged>(),
     }),
     methods: &[
         Method {
