@@ -40,15 +40,15 @@ npm_tools() {
     fi
 }
 
-# serve_in DIR BIN WORK: starts `BIN serve --bind 127.0.0.1:0 --approval trust-client` (the
-# checks exercise the API, not its approval: tests/it/approval.rs does) in DIR with its stdin on a FIFO
+# serve_in DIR BIN WORK [POLICY]: starts `BIN serve --bind 127.0.0.1:0 --approval POLICY`
+# (default trust-client: a check that exercises the API, not its approval) in DIR with its stdin on a FIFO
 # this shell holds (closing it at exit stops the server and removes WORK), and sets BASE to the
 # address it prints. Exits when the server does not start.
 serve_in() {
-    local dir=$1 bin=$2
+    local dir=$1 bin=$2 policy=${4:-trust-client}
     WORK=$3
     mkfifo "$WORK/stdin"
-    (cd "$dir" && exec "$bin" serve --bind 127.0.0.1:0 --approval trust-client) < "$WORK/stdin" > "$WORK/stdout" 2> "$WORK/stderr" &
+    (cd "$dir" && exec "$bin" serve --bind 127.0.0.1:0 --approval "$policy") < "$WORK/stdin" > "$WORK/stdout" 2> "$WORK/stderr" &
     SERVER=$!
     exec 3> "$WORK/stdin"
     trap stop_server EXIT

@@ -872,6 +872,28 @@ mod tests {
     }
 
     #[test]
+    fn the_harness_approves_the_writes_it_runs_and_the_audit_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context::new(dir.path().to_path_buf(), Effect::RepositoryWrite);
+        let (index, _) = crate::registry::find("knowledge.create").expect("registered");
+        let input =
+            json!({"kind": "guide", "id": "h", "front_matter": {"title": "H", "status": "draft"}});
+        // Outside the harness nobody approves the write.
+        let e = execute_index(&ctx, index, input.clone(), Transport::Conformance).unwrap_err();
+        assert_eq!(e.code, crate::codes::ErrorCode::NotApproved);
+        assert!(!dir.path().join("docs/guides/h.md").exists());
+        harness_call(&ctx, index, input).expect("the harness approves what it runs");
+        assert!(dir.path().join("docs/guides/h.md").is_file());
+        let records = crate::store::records(dir.path()).unwrap();
+        let last = records.last().unwrap();
+        assert_eq!(
+            (&last["outcome"], &last["approved_by"]),
+            (&json!("applied"), &json!("harness")),
+            "{last}"
+        );
+    }
+
+    #[test]
     fn an_additive_writer_that_changes_an_existing_file_is_caught() {
         let d = CAPABILITIES
             .iter()

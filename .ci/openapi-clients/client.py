@@ -58,7 +58,19 @@ def main(base):
     front_matter = KnowledgeCreateBodyFrontMatter.from_dict({"title": "Runbook", "status": "draft"})
     body = KnowledgeCreateBody(kind="guide", id="runbook", front_matter=front_matter,
                                body="# Runbook\n\nRestart, then check.\n")
-    created = answer(knowledge_create.sync(client=client, body=body), KnowledgeCreateResponse200)
+    # The write is confirmed by the token of its own dry run; a token of another request is not.
+    dry = knowledge_create.sync_detailed(client=client, body=KnowledgeCreateBody.from_dict(
+        {**body.to_dict(), "dry_run": True}))
+    token = dry.headers.get("Seneschal-Approval-Token")
+    expect(f"knowledge.create dry run: status {dry.status_code}, a token",
+           dry.status_code == 200 and token)
+    other = knowledge_create.sync_detailed(client=client, body=KnowledgeCreateBody.from_dict(
+        {**body.to_dict(), "id": "other"}), seneschal_approval=token)
+    code = getattr(other.parsed, "code", None)
+    expect(f"knowledge.create with another request's token: {other.status_code} {code}",
+           other.status_code == 403 and str(code) == "not_approved")
+    created = answer(knowledge_create.sync(client=client, body=body, seneschal_approval=token),
+                     KnowledgeCreateResponse200)
     expect(f"knowledge.create: {created.uri} ({created.plan.counts.create} created)",
            created.applied and created.digest is not None)
 

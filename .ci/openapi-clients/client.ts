@@ -17,6 +17,7 @@ type Query<O> = O extends { parameters: { query?: infer Q } } ? Q : never;
 type Body<O> = O extends { requestBody: { content: { "application/json": infer B } } }
   ? B
   : never;
+type Header<O> = O extends { parameters: { header?: infer H } } ? H : never;
 type Gets = { [P in keyof paths]: paths[P] extends { get: object } ? P : never }[keyof paths];
 type Posts = { [P in keyof paths]: paths[P] extends { post: object } ? P : never }[keyof paths];
 
@@ -38,14 +39,24 @@ async function get<P extends Gets>(path: P, query?: Query<Op<P, "get">>): Promis
   return answer("GET", url, await fetch(url));
 }
 
-async function post<P extends Posts>(path: P, body: Body<Op<P, "post">>): Promise<Ok<Op<P, "post">>> {
-  const url = `${base}${path}`;
-  const response = await fetch(url, {
+async function send<P extends Posts>(
+  path: P,
+  body: Body<Op<P, "post">>,
+  header?: Header<Op<P, "post">>,
+): Promise<Response> {
+  return fetch(`${base}${path}`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...((header ?? {}) as Record<string, string>) },
     body: JSON.stringify(body),
   });
-  return answer("POST", url, response);
+}
+
+async function post<P extends Posts>(
+  path: P,
+  body: Body<Op<P, "post">>,
+  header?: Header<Op<P, "post">>,
+): Promise<Ok<Op<P, "post">>> {
+  return answer("POST", `${base}${path}`, await send(path, body, header));
 }
 
 function expect(what: string, ok: boolean): void {
@@ -71,12 +82,21 @@ async function main(): Promise<void> {
 
   // The front matter is a free-form object: a Record<string, unknown>, not Record<string, never>.
   const frontMatter: Record<string, unknown> = { title: "Releasing", status: "draft" };
-  const created = await post("/api/v1/knowledge/create", {
+  const guide: Body<Op<"/api/v1/knowledge/create", "post">> = {
     kind: "guide",
     id: "releasing",
     front_matter: frontMatter,
     body: "# Releasing\n\nTag, then publish.\n",
-  });
+  };
+  // The write is confirmed by the token of its own dry run; a token of another request is not.
+  const dry = await send("/api/v1/knowledge/create", { ...guide, dry_run: true });
+  const token = dry.headers.get("Seneschal-Approval-Token");
+  expect(`knowledge.create dry run: status ${dry.status}, a token`, dry.status === 200 && token !== null);
+  const approval: Header<Op<"/api/v1/knowledge/create", "post">> = { "Seneschal-Approval": token ?? "" };
+  const other = await send("/api/v1/knowledge/create", { ...guide, id: "other" }, approval);
+  const problem = (await other.json()) as { code?: string };
+  expect(`knowledge.create with another request's token: ${other.status} ${problem.code}`, other.status === 403 && problem.code === "not_approved");
+  const created = await post("/api/v1/knowledge/create", guide, approval);
   const digest: string | null = created.digest;
   expect(`knowledge.create: ${created.uri} (${created.plan.counts.create} created)`, created.applied && digest !== null);
 

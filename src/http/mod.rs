@@ -202,7 +202,12 @@ pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
         );
     }
     let base = format!("http://{addr}");
-    eprintln!("seneschal serves {}", state.ctx.repo.display());
+    eprintln!(
+        "seneschal serves {} (--allow-effects {}, --approval {})",
+        state.ctx.repo.display(),
+        options.max_effect.as_str(),
+        options.approval.as_str()
+    );
     eprintln!("  cockpit:  {base}/");
     eprintln!("  docs:     {base}/docs");
     eprintln!("  openapi:  {base}/openapi.json");

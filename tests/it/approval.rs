@@ -266,7 +266,11 @@ fn the_http_api_applies_a_write_with_the_token_of_its_own_dry_run_only() {
     let (status, body) = server.json("GET", "/api/v1/server/status", None);
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["approval"], "ask");
-    server.finish();
+    let banner = server.finish();
+    assert!(
+        banner.contains("--approval ask"),
+        "the banner names the policy: {banner}"
+    );
 }
 
 #[test]
