@@ -709,32 +709,48 @@ pub fn counts_from_patch(raw: Vec<FileDiff>, patch: &[u8]) -> Option<Vec<FileDif
 /// The raw records of `git diff --raw -z` (`:modes ids status\0path\0`, a second path for a
 /// rename or copy), in git's order, without line counts.
 pub fn parse_raw(out: &[u8]) -> Result<Vec<FileDiff>, CapabilityError> {
-    let bad = |what: &str| CapabilityError::internal(format!("unexpected git diff record: {what}"));
     let fields = split_z(out);
     let mut it = fields.into_iter();
     let mut files: Vec<FileDiff> = Vec::new();
     while let Some(rec) = it.next() {
-        let raw = rec.strip_prefix(':').ok_or_else(|| bad(&rec))?;
-        let status = raw.rsplit(' ').next().unwrap_or("");
-        let letter = status.bytes().next().ok_or_else(|| bad(&rec))?;
-        let first = it.next().ok_or_else(|| bad("a record without its path"))?;
-        let (path, from) = if matches!(letter, b'R' | b'C') {
-            let to = it
-                .next()
-                .ok_or_else(|| bad("a rename without its target"))?;
-            (to, Some(first))
-        } else {
-            (first, None)
-        };
-        files.push(FileDiff {
-            path,
-            from,
-            change: raw_change(letter),
-            additions: None,
-            deletions: None,
-        });
+        let raw = rec.strip_prefix(':').ok_or_else(|| raw_error(&rec))?;
+        files.push(raw_record(raw, &rec, &mut it)?);
     }
     Ok(files)
+}
+
+/// The error of a `git diff --raw -z` record that is not one.
+fn raw_error(what: &str) -> CapabilityError {
+    CapabilityError::internal(format!("unexpected git diff record: {what}"))
+}
+
+/// One `--raw -z` record (`raw`: `modes ids status`, without its `:`), its path and, for a
+/// rename or copy, its second path taken from `fields`.
+fn raw_record(
+    raw: &str,
+    rec: &str,
+    fields: &mut impl Iterator<Item = String>,
+) -> Result<FileDiff, CapabilityError> {
+    let status = raw.rsplit(' ').next().unwrap_or("");
+    let letter = status.bytes().next().ok_or_else(|| raw_error(rec))?;
+    let first = fields
+        .next()
+        .ok_or_else(|| raw_error("a record without its path"))?;
+    let (path, from) = if matches!(letter, b'R' | b'C') {
+        let to = fields
+            .next()
+            .ok_or_else(|| raw_error("a rename without its target"))?;
+        (to, Some(first))
+    } else {
+        (first, None)
+    };
+    Ok(FileDiff {
+        path,
+        from,
+        change: raw_change(letter),
+        additions: None,
+        deletions: None,
+    })
 }
 
 /// The files sorted by path, a path's repeated record of the same change once.
@@ -842,24 +858,7 @@ pub fn parse_raw_numstat(out: &[u8]) -> Result<Vec<FileDiff>, CapabilityError> {
         Default::default();
     while let Some(rec) = it.next() {
         if let Some(raw) = rec.strip_prefix(':') {
-            let status = raw.rsplit(' ').next().unwrap_or("");
-            let letter = status.bytes().next().ok_or_else(|| bad(&rec))?;
-            let first = it.next().ok_or_else(|| bad("a record without its path"))?;
-            let (path, from) = if matches!(letter, b'R' | b'C') {
-                let to = it
-                    .next()
-                    .ok_or_else(|| bad("a rename without its target"))?;
-                (to, Some(first))
-            } else {
-                (first, None)
-            };
-            files.push(FileDiff {
-                path,
-                from,
-                change: raw_change(letter),
-                additions: None,
-                deletions: None,
-            });
+            files.push(raw_record(raw, &rec, &mut it)?);
             continue;
         }
         let mut parts = rec.splitn(3, '\t');

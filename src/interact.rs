@@ -283,17 +283,7 @@ pub const TOKEN_TTL: Duration = Duration::from_secs(600);
 /// The per-process random key of the confirmation tokens.
 fn token_key() -> &'static [u8; 32] {
     static KEY: OnceLock<[u8; 32]> = OnceLock::new();
-    KEY.get_or_init(|| {
-        let mut k = [0u8; 32];
-        let read = std::fs::File::open("/dev/urandom")
-            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut k));
-        if read.is_err() {
-            // No random device: the time and the process id, hashed (still per process).
-            let seed = format!("{:?}{}", SystemTime::now(), std::process::id());
-            k.copy_from_slice(&Sha256::digest(seed.as_bytes()));
-        }
-        k
-    })
+    KEY.get_or_init(crate::text::random::<32>)
 }
 
 fn unix_now() -> u64 {
@@ -304,10 +294,7 @@ fn unix_now() -> u64 {
 
 fn token_mac(binding: &str, expires: u64) -> String {
     let msg = format!("seneschal-approval\n{expires}\n{binding}");
-    crate::text::hex(&crate::store::audit::hmac_sha256(
-        token_key(),
-        msg.as_bytes(),
-    ))
+    crate::text::hex(&crate::text::hmac_sha256(token_key(), msg.as_bytes()))
 }
 
 /// A confirmation token for the request of `binding` ([`binding`]): `<expiry>.<mac>`, an

@@ -1,5 +1,6 @@
 //! Small text helpers shared by every layer, importing nothing of the crate: lower-case hex,
-//! base64, RFC 3339 UTC times and the text of a panic's payload.
+//! base64, RFC 3339 UTC times, the text of a panic's payload, and the two secrets' pieces —
+//! random bytes from the operating system and HMAC-SHA256.
 
 use std::any::Any;
 
@@ -68,6 +69,31 @@ pub fn rfc3339(secs: u64) -> String {
         (rem / 60) % 60,
         rem % 60
     )
+}
+
+/// `N` random bytes from the operating system (session and task ids, per-process keys).
+pub fn random<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    getrandom::fill(&mut bytes).expect("the operating system provides random bytes");
+    bytes
+}
+
+/// HMAC-SHA256 (RFC 2104) of `msg` under `key`.
+pub fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut k = [0u8; 64];
+    if key.len() > 64 {
+        k[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let mut inner = Sha256::new();
+    inner.update(k.map(|b| b ^ 0x36));
+    inner.update(msg);
+    let mut outer = Sha256::new();
+    outer.update(k.map(|b| b ^ 0x5c));
+    outer.update(inner.finalize());
+    outer.finalize().into()
 }
 
 #[cfg(test)]

@@ -43,24 +43,7 @@ pub fn event(message: &[u8]) -> Vec<u8> {
 
 /// 128 random bits, in hex: a session id no other local process can guess.
 fn fresh_id() -> String {
-    let mut bytes = [0u8; 16];
-    let mut filled = 0;
-    while filled < bytes.len() {
-        // SAFETY: the pointer and length describe the unfilled part of `bytes`, valid for
-        // writes for the duration of the call.
-        let n = unsafe {
-            libc::getrandom(bytes[filled..].as_mut_ptr().cast(), bytes.len() - filled, 0)
-        };
-        if n > 0 {
-            filled += n as usize;
-        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            panic!(
-                "the system's random source fails: {}",
-                std::io::Error::last_os_error()
-            );
-        }
-    }
-    crate::text::hex(&bytes)
+    crate::text::hex(&crate::text::random::<16>())
 }
 
 /// A session's standalone streams: each message goes on exactly one of them (the newest

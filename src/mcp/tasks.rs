@@ -11,8 +11,7 @@
 //! `inputRequests` (status `input_required`) until `tasks/update` answers it.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Read;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -336,24 +335,9 @@ fn now_secs() -> u64 {
         .as_secs()
 }
 
-/// 128 random bits, hex: from the kernel, or (should `/dev/urandom` fail) from the hasher's
-/// per-process random keys and a counter.
+/// 128 random bits, hex.
 fn new_id() -> String {
-    let mut bytes = [0u8; 16];
-    let read = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
-    if read.is_err() {
-        use std::hash::{BuildHasher, Hasher};
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        for (i, chunk) in bytes.chunks_mut(8).enumerate() {
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u64(n);
-            h.write_usize(i);
-            h.write_u128(Instant::now().elapsed().as_nanos() ^ u128::from(now_secs()));
-            chunk.copy_from_slice(&h.finish().to_le_bytes());
-        }
-    }
-    crate::text::hex(&bytes)
+    crate::text::hex(&crate::text::random::<16>())
 }
 
 /// The peer of a call running as a task.

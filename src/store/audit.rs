@@ -20,7 +20,6 @@ use std::os::fd::OwnedFd;
 use std::path::Path;
 
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 use crate::confine::Rule;
 use crate::error::CapabilityError;
@@ -45,22 +44,7 @@ const TAIL_WINDOW: u64 = 256 * 1024;
 const MAC_GENESIS: &str =
     "hmac-sha256:0000000000000000000000000000000000000000000000000000000000000000";
 
-/// HMAC-SHA256 (RFC 2104) over `sha2`.
-pub fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
-    let mut k = [0u8; 64];
-    if key.len() > 64 {
-        k[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        k[..key.len()].copy_from_slice(key);
-    }
-    let mut inner = Sha256::new();
-    inner.update(k.map(|b| b ^ 0x36));
-    inner.update(msg);
-    let mut outer = Sha256::new();
-    outer.update(k.map(|b| b ^ 0x5c));
-    outer.update(inner.finalize());
-    outer.finalize().into()
-}
+pub use crate::text::hmac_sha256;
 
 fn record_mac(key: &[u8], prev_mac: &str, hash: &str) -> String {
     let msg = format!("{prev_mac}\n{hash}");

@@ -598,6 +598,9 @@ const ONE_HOME: &[(&str, &str, &str)] = &[
         "text.rs",
         "a base64 encoder (text::base64)",
     ),
+    ("getrandom", "text.rs", "a random source (text::random)"),
+    ("/dev/urandom", "text.rs", "a random source (text::random)"),
+    ("0x5c", "text.rs", "an HMAC (text::hmac_sha256)"),
 ];
 
 /// Each file of `files` (`(path under src/, raw text)`) that holds a piece outside its home.
