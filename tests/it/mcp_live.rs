@@ -404,3 +404,43 @@ fn requests_beyond_the_queue_while_the_server_waits_for_the_client_are_refused_n
         assert_eq!(p["result"], json!({}), "{p}");
     }
 }
+
+/// What the server asks its client is redacted like an answer: `knowledge.summarize` sends an
+/// ADR holding a planted key to the client's model, and the key never reaches the pipe, while
+/// the rest of the ADR does (a bypass of `link::outgoing` would show the key here).
+#[test]
+fn a_sampling_request_quoting_a_planted_secret_leaves_redacted() {
+    let d = crate::support::adr_repo();
+    let key = format!("AKIA{}", "QWERTYUIOPASDFGH");
+    std::fs::write(
+        d.path().join("docs/adr/0001-first.md"),
+        format!(
+            "---\nid: \"0001\"\ntitle: First\nstatus: accepted\ndate: 2026-11-30\n---\n# First\n\nWe keep aws_key = {key} out of the repository.\n"
+        ),
+    )
+    .expect("plant the key");
+    let mut mcp = Mcp::start_with(d.path(), &[], &[]);
+    open(&mut mcp, json!({"sampling": {}}));
+    call(
+        &mut mcp,
+        1,
+        "knowledge_summarize",
+        json!({"uri": "seneschal://knowledge/adr/0001"}),
+        None,
+    );
+    let asked = answer_request(
+        &mut mcp,
+        "sampling/createMessage",
+        json!({"role": "assistant", "content": {"type": "text", "text": "A decision."}, "model": "m"}),
+    );
+    let sent = asked.to_string();
+    assert!(!sent.contains(&key), "{sent}");
+    assert!(sent.contains("out of the repository"), "{sent}");
+    let (_, a) = until_answer(&mut mcp, &json!(1));
+    assert_eq!(
+        a["result"]["structuredContent"]["summary"], "A decision.",
+        "{a}"
+    );
+    let (status, _, _) = mcp.finish();
+    assert!(status.success());
+}
