@@ -9,7 +9,9 @@
 //! answers and errors of every `repository` capability (see [`crate::execute`]).
 //!
 //! Shelling out costs a process per call; git2 and gix cost 100–190 s of cold build on a
-//! 2-core machine for no gain here.
+//! 2-core machine for no gain here. Naming revisions would cost a second process (`rev-parse`)
+//! per call: a resident `cat-file --batch-check` per repository answers them instead (see
+//! [`resolve_commits`]).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -99,6 +101,9 @@ pub fn split_z(bytes: &[u8]) -> Vec<String> {
 
 /// The commit HEAD names, or `None` before the first commit.
 pub fn head(repo: &Path) -> Result<Option<String>, CapabilityError> {
+    if let Some(id) = resident_commit(repo, "HEAD^{commit}") {
+        return Ok(Some(id));
+    }
     match run(repo, &["rev-parse", "--verify", "-q", "HEAD^{commit}"]) {
         Ok(out) => Ok(Some(String::from_utf8_lossy(&out).trim().to_string())),
         Err(f) if f.status == Some(1) => Ok(None),
@@ -407,12 +412,15 @@ pub fn check_revision(rev: &str, field: &str) -> Result<(), CapabilityError> {
     Ok(())
 }
 
-/// Resolves a client's revision to a commit id: [`check_revision`], then `rev-parse
-/// --verify --end-of-options`, so the text is never read as an option; `not_found` when it
-/// names no commit.
+/// Resolves a client's revision to a commit id: [`check_revision`], then the resident
+/// resolver (below); when it finds no commit, `rev-parse --verify --end-of-options`, so the
+/// text is never read as an option, and `not_found` when it names no commit.
 pub fn resolve_commit(repo: &Path, rev: &str, field: &str) -> Result<String, CapabilityError> {
     check_revision(rev, field)?;
     let spec = format!("{rev}^{{commit}}");
+    if let Some(id) = resident_commit(repo, &spec) {
+        return Ok(id);
+    }
     match run(
         repo,
         &["rev-parse", "--verify", "-q", "--end-of-options", &spec],
@@ -426,17 +434,25 @@ pub fn resolve_commit(repo: &Path, rev: &str, field: &str) -> Result<String, Cap
 }
 
 /// Resolves several revisions at once, as [`resolve_commit`] resolves each (the checks first,
-/// then one `rev-parse` for all); when that run does not answer one commit id per revision,
-/// each is resolved alone, so an error names its own field.
+/// then one question to the resident resolver, else one `rev-parse` for all); when neither
+/// answers one commit id per revision, each is resolved alone, so an error names its own field.
 pub fn resolve_commits(repo: &Path, revs: &[(&str, &str)]) -> Result<Vec<String>, CapabilityError> {
     for (rev, field) in revs {
         check_revision(rev, field)?;
     }
+    if revs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let specs: Vec<String> = revs
+        .iter()
+        .map(|(r, _)| format!("{r}^{{commit}}"))
+        .collect();
+    if let Some(found) = resident_resolve(repo, &specs) {
+        if let Some(ids) = found.into_iter().collect::<Option<Vec<String>>>() {
+            return Ok(ids);
+        }
+    }
     if revs.len() > 1 {
-        let specs: Vec<String> = revs
-            .iter()
-            .map(|(r, _)| format!("{r}^{{commit}}"))
-            .collect();
         let mut args = vec!["rev-parse", "--revs-only", "--end-of-options"];
         args.extend(specs.iter().map(String::as_str));
         if let Ok(out) = run(repo, &args) {
@@ -444,9 +460,7 @@ pub fn resolve_commits(repo: &Path, revs: &[(&str, &str)]) -> Result<Vec<String>
                 .lines()
                 .map(str::to_string)
                 .collect();
-            let is_id =
-                |s: &String| matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit());
-            if ids.len() == revs.len() && ids.iter().all(is_id) {
+            if ids.len() == revs.len() && ids.iter().all(|s| is_object_id(s)) {
                 return Ok(ids);
             }
         }
@@ -454,6 +468,130 @@ pub fn resolve_commits(repo: &Path, revs: &[(&str, &str)]) -> Result<Vec<String>
     revs.iter()
         .map(|(rev, field)| resolve_commit(repo, rev, field))
         .collect()
+}
+
+/// The resident resolvers: one `git cat-file --batch-check` per repository root, started on
+/// the first resolution and kept for the life of the process, so a served call that names
+/// revisions (`repo.diff` with `from`/`to`, `repo.show`, `repo.blame` at a revision) costs one
+/// git process, not two. git reads the refs and the object store afresh for each name it is
+/// given (a loose ref is read from its file, `packed-refs` again when its stat changes, the
+/// packs again when a name is not found in those it knows), so a commit made or a ref moved
+/// between two calls is seen by the second. The resolver answers found commits only: a name
+/// it reports missing or ambiguous, a resolver that cannot be started or stops answering, all
+/// take the `rev-parse` path of [`resolve_commit`], whose errors are the contract. At most
+/// [`RESIDENT_ROOTS`] roots keep one (the oldest is stopped first); a process serves one
+/// repository, so in practice there is one.
+static RESIDENT: std::sync::Mutex<Vec<(std::path::PathBuf, Resident)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The most repository roots that keep a resident resolver at once.
+pub const RESIDENT_ROOTS: usize = 4;
+
+/// A running `git cat-file --batch-check` and its pipes.
+struct Resident {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Resident {
+    fn start(repo: &Path) -> Option<Resident> {
+        let mut child = command(repo)
+            .args(["cat-file", "--batch-check=%(objectname) %(objecttype)"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let stdin = child.stdin.take()?;
+        let stdout = std::io::BufReader::new(child.stdout.take()?);
+        Some(Resident {
+            child,
+            stdin,
+            stdout,
+        })
+    }
+
+    /// The commit each of `specs` (each already `<rev>^{commit}`) names, or `None` for one
+    /// git did not resolve to a commit; `Err` when the resolver failed (it is then stopped).
+    fn ask(&mut self, specs: &[String]) -> std::io::Result<Vec<Option<String>>> {
+        use std::io::{BufRead, Write};
+        let mut question = String::new();
+        for s in specs {
+            question.push_str(s);
+            question.push('\n');
+        }
+        self.stdin.write_all(question.as_bytes())?;
+        self.stdin.flush()?;
+        let mut answers = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let mut line = String::new();
+            if self.stdout.read_line(&mut line)? == 0 || !line.ends_with('\n') {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            answers.push(batch_answer(spec, line.trim_end_matches('\n'))?);
+        }
+        Ok(answers)
+    }
+}
+
+impl Drop for Resident {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One `--batch-check=%(objectname) %(objecttype)` answer about `spec`: the commit id, `None`
+/// when git reports the name missing or ambiguous, an error for anything else (the resolver
+/// is then out of step with its questions and is stopped).
+fn batch_answer(spec: &str, line: &str) -> std::io::Result<Option<String>> {
+    if let Some(rest) = line.strip_prefix(spec) {
+        if rest == " missing" || rest == " ambiguous" {
+            return Ok(None);
+        }
+    }
+    match line.split_once(' ') {
+        Some((id, "commit")) if is_object_id(id) => Ok(Some(id.to_string())),
+        _ => Err(std::io::Error::other(format!(
+            "unexpected resolver answer: {line}"
+        ))),
+    }
+}
+
+/// A full object id: 40 (SHA-1) or 64 (SHA-256) hex digits.
+fn is_object_id(s: &str) -> bool {
+    matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The commit `spec` names, when the resident resolver of `repo` finds one.
+fn resident_commit(repo: &Path, spec: &str) -> Option<String> {
+    resident_resolve(repo, &[spec.to_string()])?.pop().flatten()
+}
+
+/// Asks the resident resolver of `repo` (starting it if need be, once more if it failed)
+/// about `specs`; `None` when no resolver answers.
+fn resident_resolve(repo: &Path, specs: &[String]) -> Option<Vec<Option<String>>> {
+    let mut table = RESIDENT.lock().unwrap_or_else(|e| e.into_inner());
+    for _ in 0..2 {
+        let at = match table.iter().position(|(root, _)| root == repo) {
+            Some(at) => at,
+            None => {
+                if table.len() >= RESIDENT_ROOTS {
+                    table.remove(0);
+                }
+                table.push((repo.to_path_buf(), Resident::start(repo)?));
+                table.len() - 1
+            }
+        };
+        match table[at].1.ask(specs) {
+            Ok(answers) => return Some(answers),
+            Err(_) => {
+                table.remove(at);
+            }
+        }
+    }
+    None
 }
 
 fn is_not_a_repo(f: &Failure) -> bool {

@@ -17,6 +17,7 @@ mod examples;
 mod files_list;
 mod foundation;
 mod freshness;
+mod git_resolver;
 mod hostile;
 mod http_server;
 mod knowledge_objects;

@@ -1,0 +1,125 @@
+//! The resident revision resolver (`src/git.rs`, one `git cat-file --batch-check` per
+//! repository) through the built binary: a served `repo.diff` between revisions runs one git
+//! process per call, not two; a commit made, refs packed, objects repacked between calls are
+//! seen by the next call; a resolver killed under the server is started again; a name that is
+//! no commit still gets `rev-parse`'s `not_found`. git is reached through a logging wrapper
+//! first on the server's `PATH`, so the test sees every git process the server starts.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::support::mcp::Mcp;
+use crate::support::{git, scratch_repo};
+
+/// The git the tests run, found on `PATH`.
+fn real_git() -> PathBuf {
+    let path = std::env::var_os("PATH").expect("PATH is set");
+    std::env::split_paths(&path)
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+        .expect("git is on PATH")
+}
+
+/// A folder holding a `git` that appends `PID ARGS` to `log`, then becomes the real git.
+fn logging_git(dir: &Path, log: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let script = format!(
+        "#!/bin/sh\necho \"$$ $*\" >> '{}'\nexec '{}' \"$@\"\n",
+        log.display(),
+        real_git().display()
+    );
+    let path = dir.join("git");
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// The git runs logged so far whose arguments hold the subcommand `sub`: their pids.
+fn runs(log: &Path, sub: &str) -> Vec<i32> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .filter(|l| l.split(' ').any(|w| w == sub))
+        .map(|l| l.split(' ').next().unwrap().parse().unwrap())
+        .collect()
+}
+
+fn commit(dir: &Path, file: &str, text: &str) -> String {
+    std::fs::write(dir.join(file), text).unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", file]);
+    git(dir, &["rev-parse", "HEAD"]).trim().to_string()
+}
+
+fn diff(mcp: &mut Mcp, from: &str, to: &str) -> Value {
+    let answer = mcp.request(
+        "tools/call",
+        json!({"name": "repo_diff", "arguments": {"from": from, "to": to, "stat": true}}),
+    );
+    answer["result"].clone()
+}
+
+#[test]
+fn a_served_diff_between_revisions_runs_one_git_and_sees_every_ref_move() {
+    let repo = scratch_repo();
+    let dir = repo.path();
+    let first = commit(dir, "a.txt", "one\n");
+    let second = commit(dir, "a.txt", "one\ntwo\n");
+    let wrap = tempfile::tempdir().unwrap();
+    let log = wrap.path().join("git.log");
+    logging_git(wrap.path(), &log);
+    let path = format!(
+        "{}:{}",
+        wrap.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let mut mcp = Mcp::start_with(dir, &[], &[("PATH", &path)]);
+    mcp.initialize("2025-06-18");
+
+    let r = diff(&mut mcp, "HEAD~1", "HEAD");
+    assert_eq!(r["structuredContent"]["from"], first.as_str(), "{r}");
+    assert_eq!(r["structuredContent"]["to"], second.as_str(), "{r}");
+    assert_eq!(r["structuredContent"]["files"][0]["additions"], 1, "{r}");
+
+    // A new commit: HEAD moved, the resident resolver must see it.
+    let third = commit(dir, "b.txt", "three\n");
+    let r = diff(&mut mcp, "HEAD~1", "HEAD");
+    assert_eq!(r["structuredContent"]["from"], second.as_str(), "{r}");
+    assert_eq!(r["structuredContent"]["to"], third.as_str(), "{r}");
+
+    // Refs packed, objects repacked (the loose ones removed), then one more commit.
+    git(dir, &["pack-refs", "--all"]);
+    git(dir, &["gc", "-q", "--prune=now"]);
+    let fourth = commit(dir, "c.txt", "four\n");
+    let r = diff(&mut mcp, "main~2", "main");
+    assert_eq!(r["structuredContent"]["from"], second.as_str(), "{r}");
+    assert_eq!(r["structuredContent"]["to"], fourth.as_str(), "{r}");
+
+    assert_eq!(
+        runs(&log, "rev-parse"),
+        Vec::<i32>::new(),
+        "no second process per call"
+    );
+    assert_eq!(runs(&log, "cat-file").len(), 1, "one resident resolver");
+    assert_eq!(runs(&log, "diff").len(), 3, "one diff per call");
+
+    // The resolver killed under the server: the next call starts another.
+    let resident = runs(&log, "cat-file")[0];
+    assert!(std::process::Command::new("kill")
+        .args(["-9", &resident.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let r = diff(&mut mcp, &first, "HEAD");
+    assert_eq!(r["structuredContent"]["from"], first.as_str(), "{r}");
+    assert_eq!(r["structuredContent"]["to"], fourth.as_str(), "{r}");
+    assert_eq!(runs(&log, "cat-file").len(), 2, "a new resolver");
+
+    // A name that is no commit: `rev-parse` decides, and says which field.
+    let r = diff(&mut mcp, "no-such-branch", "HEAD");
+    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(r["_meta"]["seneschal/error"]["code"], "not_found", "{r}");
+    assert_eq!(r["_meta"]["seneschal/error"]["pointer"], "/from", "{r}");
+    assert!(!runs(&log, "rev-parse").is_empty());
+    let (status, _, _) = mcp.finish();
+    assert!(status.success());
+}
