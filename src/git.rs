@@ -570,9 +570,16 @@ fn resident_commit(repo: &Path, spec: &str) -> Option<String> {
 }
 
 /// Asks the resident resolver of `repo` (starting it if need be, once more if it failed)
-/// about `specs`; `None` when no resolver answers.
+/// about `specs`; `None` when no resolver answers. A resolver busy with another call is not
+/// waited for: that call resolves with `rev-parse`, so calls in parallel never queue behind one
+/// another, and a resolver stuck on the repository (a FIFO planted where a ref should be)
+/// stalls the call that met it, not every later one.
 fn resident_resolve(repo: &Path, specs: &[String]) -> Option<Vec<Option<String>>> {
-    let mut table = RESIDENT.lock().unwrap_or_else(|e| e.into_inner());
+    let mut table = match RESIDENT.try_lock() {
+        Ok(table) => table,
+        Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return None,
+    };
     for _ in 0..2 {
         let at = match table.iter().position(|(root, _)| root == repo) {
             Some(at) => at,
@@ -1250,6 +1257,39 @@ pub fn parse_branches(out: &[u8]) -> Vec<Branch> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_resolver_answer_is_a_commit_a_miss_or_out_of_step() {
+        use super::batch_answer;
+        let id = "0123456789abcdef0123456789abcdef01234567";
+        let commit = format!("{id} commit");
+        assert_eq!(
+            batch_answer("HEAD^{commit}", &commit).unwrap(),
+            Some(id.to_string())
+        );
+        assert_eq!(
+            batch_answer("x^{commit}", "x^{commit} missing").unwrap(),
+            None
+        );
+        assert_eq!(
+            batch_answer("ab^{commit}", "ab^{commit} ambiguous").unwrap(),
+            None
+        );
+        // A name that ends like a verdict is still read as a name.
+        assert_eq!(
+            batch_answer("a missing^{commit}", "a missing^{commit} missing").unwrap(),
+            None
+        );
+        // Anything else means the resolver answers another question: it is stopped.
+        for wrong in [
+            format!("{id} tree"),
+            "HEAD^{commit} missing".to_string(),
+            format!("{} commit", &id[..39]),
+            String::new(),
+        ] {
+            assert!(batch_answer("other^{commit}", &wrong).is_err(), "{wrong}");
+        }
+    }
+
     use super::*;
 
     /// On a repository with every kind of change the counts read from the patch are those of

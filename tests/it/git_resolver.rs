@@ -123,3 +123,64 @@ fn a_served_diff_between_revisions_runs_one_git_and_sees_every_ref_move() {
     let (status, _, _) = mcp.finish();
     assert!(status.success());
 }
+
+/// A FIFO planted where a ref should be stalls the git that reads it. Over HTTP, whose workers
+/// answer calls side by side, a call that meets it must stall alone: the resident resolver it
+/// holds is not waited for by the next call, which resolves with `rev-parse` and answers.
+#[test]
+fn a_resolver_stuck_on_a_planted_fifo_stalls_its_own_call_only() {
+    use crate::support::http::Serve;
+    let repo = scratch_repo();
+    let dir = repo.path();
+    let first = git(dir, &["rev-parse", "HEAD"]).trim().to_string();
+    let second = commit(dir, "a.txt", "one\n");
+    let fifo = dir.join(".git/refs/heads/stuck");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let serve = Serve::start(dir, &[]);
+    // The first call starts the resolver; the second gets it stuck on the FIFO.
+    let (status, ok) = serve.json(
+        "GET",
+        "/api/v1/repo/diff?from=HEAD~1&to=HEAD&stat=true",
+        None,
+    );
+    assert_eq!(status, 200, "{ok}");
+    assert_eq!(ok["to"], second.as_str(), "{ok}");
+    let host = serve.host();
+    let mut stuck = serve.connect();
+    let waiting = std::thread::spawn(move || {
+        stuck.send(
+            &host,
+            "GET",
+            "/api/v1/repo/diff?from=stuck&to=HEAD&stat=true",
+            &[("Connection", "close")],
+            b"",
+        )
+    });
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(!waiting.is_finished(), "git stalls on the FIFO");
+    let (status, ok) = serve.json(
+        "GET",
+        "/api/v1/repo/diff?from=HEAD~1&to=HEAD&stat=true",
+        None,
+    );
+    assert_eq!(status, 200, "{ok}");
+    assert_eq!(ok["from"], first.as_str(), "{ok}");
+    assert_eq!(ok["to"], second.as_str(), "{ok}");
+    // Released: a writer opens the FIFO, the FIFO is removed (so `rev-parse` finds no such
+    // ref), the writer closes; the stalled call ends with its answer.
+    let writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    std::fs::remove_file(&fifo).unwrap();
+    drop(writer);
+    let stalled = waiting.join().unwrap();
+    assert_eq!(
+        stalled.status,
+        404,
+        "{}",
+        String::from_utf8_lossy(&stalled.body)
+    );
+    serve.finish();
+}
