@@ -3,7 +3,9 @@
 //! Every invocation sets `GIT_OPTIONAL_LOCKS=0` and passes `--no-optional-locks`, so no read
 //! ever takes the index lock or rewrites the index behind a running git command; `LC_ALL=C`
 //! keeps messages and dates stable; `core.fsmonitor=false` keeps a repository's configuration
-//! from starting a program of its own choosing; no terminal prompt is ever shown. Machine
+//! from starting a program of its own choosing; no terminal prompt is ever shown. Every run
+//! the server waits for is watched: one that outlasts [`GIT_DEADLINE_SECS`] (a FIFO planted in
+//! `.git` blocks git for ever) is killed, and fails. Machine
 //! output is read in `-z` forms (NUL-separated, never quoted). Nothing here redacts for
 //! disclosure: git's error text and everything read reach the executor, which redacts the
 //! answers and errors of every `repository` capability (see [`crate::execute`]).
@@ -51,6 +53,8 @@ pub struct Failure {
     pub status: Option<i32>,
     /// stderr, trimmed.
     pub stderr: String,
+    /// Whether the run outlasted its deadline and was stopped.
+    pub stopped: bool,
 }
 
 impl Failure {
@@ -65,17 +69,157 @@ impl Failure {
     }
 }
 
-/// Runs git with `args`; stdout on success.
-pub fn run(repo: &Path, args: &[&str]) -> Result<Vec<u8>, Failure> {
-    let out = command(repo).args(args).output().map_err(|e| Failure {
+/// How long one git run may take, in seconds, before it is stopped: a FIFO planted where git
+/// reads a ref or an object, or a file system that stops answering, would otherwise hold the
+/// call (and its HTTP worker, or its stdio connection) for ever. `SENESCHAL_GIT_DEADLINE_MS`
+/// shortens it (the tests of the stop do).
+pub const GIT_DEADLINE_SECS: u64 = 60;
+
+/// The deadline of one git run: [`GIT_DEADLINE_SECS`], or `SENESCHAL_GIT_DEADLINE_MS`.
+fn deadline() -> std::time::Duration {
+    static DEADLINE: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
+    *DEADLINE.get_or_init(|| {
+        std::env::var("SENESCHAL_GIT_DEADLINE_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(std::time::Duration::from_millis)
+            .unwrap_or(std::time::Duration::from_secs(GIT_DEADLINE_SECS))
+    })
+}
+
+/// The watch over one running git: a handle on the process (a pidfd, which names that process
+/// and no later one with the same pid) that one watchdog thread signals when its deadline
+/// passes, unless the run ended first and dropped the watch.
+struct Watch {
+    pidfd: std::sync::Mutex<Option<rustix::fd::OwnedFd>>,
+    fired: std::sync::atomic::AtomicBool,
+}
+
+/// The watches of the runs in flight, each with its deadline, and the watchdog's wake-up.
+static WATCHES: std::sync::Mutex<Vec<(std::time::Instant, std::sync::Weak<Watch>)>> =
+    std::sync::Mutex::new(Vec::new());
+static WATCHDOG: std::sync::Condvar = std::sync::Condvar::new();
+
+impl Watch {
+    /// Watches `child` until the returned watch is dropped; `None` when the process cannot be
+    /// held (a kernel without pidfds), and then it runs unwatched.
+    fn over(child: &std::process::Child) -> Option<std::sync::Arc<Watch>> {
+        static STARTED: std::sync::Once = std::sync::Once::new();
+        let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).ok()?)?;
+        let pidfd = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()?;
+        let watch = std::sync::Arc::new(Watch {
+            pidfd: std::sync::Mutex::new(Some(pidfd)),
+            fired: std::sync::atomic::AtomicBool::new(false),
+        });
+        STARTED.call_once(|| {
+            let _ = std::thread::Builder::new()
+                .name("git-watchdog".into())
+                .spawn(watchdog);
+        });
+        let mut watches = WATCHES.lock().unwrap_or_else(|e| e.into_inner());
+        watches.push((
+            std::time::Instant::now() + deadline(),
+            std::sync::Arc::downgrade(&watch),
+        ));
+        WATCHDOG.notify_one();
+        Some(watch)
+    }
+
+    /// Whether the watchdog stopped the process.
+    fn fired(this: &Option<std::sync::Arc<Watch>>) -> bool {
+        this.as_ref()
+            .is_some_and(|w| w.fired.load(std::sync::atomic::Ordering::Acquire))
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        // The run is over: nothing is signalled through this handle any more.
+        self.pidfd.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+/// The watchdog: sleeps until the earliest deadline, then kills every run past its own.
+fn watchdog() {
+    let mut watches = WATCHES.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        let now = std::time::Instant::now();
+        watches.retain(|(due, watch)| {
+            let Some(watch) = watch.upgrade() else {
+                return false;
+            };
+            if *due > now {
+                return true;
+            }
+            if let Some(fd) = watch
+                .pidfd
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+            {
+                watch
+                    .fired
+                    .store(true, std::sync::atomic::Ordering::Release);
+                let _ = rustix::process::pidfd_send_signal(fd, rustix::process::Signal::KILL);
+            }
+            false
+        });
+        watches = match watches.iter().map(|(due, _)| *due).min() {
+            Some(due) => {
+                let wait = due.saturating_duration_since(std::time::Instant::now());
+                WATCHDOG
+                    .wait_timeout(watches, wait)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+            None => WATCHDOG.wait(watches).unwrap_or_else(|e| e.into_inner()),
+        };
+    }
+}
+
+/// The failure of a run the watchdog stopped.
+fn stopped() -> Failure {
+    Failure {
+        stopped: true,
         status: None,
-        stderr: format!("git cannot be started: {e}"),
+        stderr: format!(
+            "git did not finish within {} s and was stopped (a FIFO or an unanswering file system in the repository?)",
+            deadline().as_secs_f64()
+        ),
+    }
+}
+
+/// Runs git with `args`; stdout on success. The run is watched: one that outlasts the
+/// deadline is stopped and fails.
+pub fn run(repo: &Path, args: &[&str]) -> Result<Vec<u8>, Failure> {
+    let child = command(repo)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Failure {
+            stopped: false,
+            status: None,
+            stderr: format!("git cannot be started: {e}"),
+        })?;
+    let watch = Watch::over(&child);
+    let out = child.wait_with_output();
+    let fired = Watch::fired(&watch);
+    drop(watch);
+    let out = out.map_err(|e| Failure {
+        stopped: false,
+        status: None,
+        stderr: format!("git cannot be read: {e}"),
     })?;
+    if fired {
+        return Err(stopped());
+    }
     if out.status.success() {
         Ok(out.stdout)
     } else {
         let text = String::from_utf8_lossy(&out.stderr);
         Err(Failure {
+            stopped: false,
             status: out.status.code(),
             stderr: text.trim().to_string(),
         })
@@ -421,9 +565,19 @@ pub fn resolve_commit(repo: &Path, rev: &str, field: &str) -> Result<String, Cap
     if let Some(id) = resident_commit(repo, &spec) {
         return Ok(id);
     }
+    rev_parse_commit(repo, rev, &spec, field)
+}
+
+/// [`resolve_commit`]'s `rev-parse` path, for `spec` (`rev^{commit}`).
+fn rev_parse_commit(
+    repo: &Path,
+    rev: &str,
+    spec: &str,
+    field: &str,
+) -> Result<String, CapabilityError> {
     match run(
         repo,
-        &["rev-parse", "--verify", "-q", "--end-of-options", &spec],
+        &["rev-parse", "--verify", "-q", "--end-of-options", spec],
     ) {
         Ok(out) => Ok(String::from_utf8_lossy(&out).trim().to_string()),
         Err(f) if f.status == Some(1) || (f.status == Some(128) && !is_not_a_repo(&f)) => {
@@ -455,18 +609,24 @@ pub fn resolve_commits(repo: &Path, revs: &[(&str, &str)]) -> Result<Vec<String>
     if revs.len() > 1 {
         let mut args = vec!["rev-parse", "--revs-only", "--end-of-options"];
         args.extend(specs.iter().map(String::as_str));
-        if let Ok(out) = run(repo, &args) {
-            let ids: Vec<String> = String::from_utf8_lossy(&out)
-                .lines()
-                .map(str::to_string)
-                .collect();
-            if ids.len() == revs.len() && ids.iter().all(|s| is_object_id(s)) {
-                return Ok(ids);
+        match run(repo, &args) {
+            Ok(out) => {
+                let ids: Vec<String> = String::from_utf8_lossy(&out)
+                    .lines()
+                    .map(str::to_string)
+                    .collect();
+                if ids.len() == revs.len() && ids.iter().all(|s| is_object_id(s)) {
+                    return Ok(ids);
+                }
             }
+            // Stopped at its deadline: a run per revision would only stall again.
+            Err(f) if f.stopped => return Err(f.into_error("the revision")),
+            Err(_) => {}
         }
     }
     revs.iter()
-        .map(|(rev, field)| resolve_commit(repo, rev, field))
+        .zip(&specs)
+        .map(|((rev, field), spec)| rev_parse_commit(repo, rev, spec, field))
         .collect()
 }
 
@@ -515,12 +675,28 @@ impl Resident {
     /// The commit each of `specs` (each already `<rev>^{commit}`) names, or `None` for one
     /// git did not resolve to a commit; `Err` when the resolver failed (it is then stopped).
     fn ask(&mut self, specs: &[String]) -> std::io::Result<Vec<Option<String>>> {
-        use std::io::{BufRead, Write};
         let mut question = String::new();
         for s in specs {
             question.push_str(s);
             question.push('\n');
         }
+        // Watched while it answers: one stalled past the deadline is killed, its pipe ends,
+        // and the caller stops it and asks `rev-parse`.
+        let watch = Watch::over(&self.child);
+        let answers = self.exchange(&question, specs);
+        if answers.is_err() && Watch::fired(&watch) {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        answers
+    }
+
+    /// Writes `question` (the `specs`, a line each) and reads an answer per spec.
+    fn exchange(
+        &mut self,
+        question: &str,
+        specs: &[String],
+    ) -> std::io::Result<Vec<Option<String>>> {
+        use std::io::{BufRead, Write};
         self.stdin.write_all(question.as_bytes())?;
         self.stdin.flush()?;
         let mut answers = Vec::with_capacity(specs.len());
@@ -593,6 +769,12 @@ fn resident_resolve(repo: &Path, specs: &[String]) -> Option<Vec<Option<String>>
         };
         match table[at].1.ask(specs) {
             Ok(answers) => return Some(answers),
+            // Stalled past the deadline: a new resolver would stall on the same name.
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                table.remove(at);
+                return None;
+            }
+            // Dead (stopped from outside, or never answering): one more, once.
             Err(_) => {
                 table.remove(at);
             }
@@ -920,6 +1102,7 @@ fn run_capped_after(
 ) -> Result<(Vec<u8>, bool), Failure> {
     use std::io::Read;
     let started = |e: std::io::Error| Failure {
+        stopped: false,
         status: None,
         stderr: format!("git cannot be started: {e}"),
     };
@@ -929,6 +1112,7 @@ fn run_capped_after(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(started)?;
+    let watch = Watch::over(&child);
     let mut stderr = child.stderr.take();
     let errors = std::thread::spawn(move || {
         let mut text = Vec::new();
@@ -968,10 +1152,14 @@ fn run_capped_after(
     }
     let status = child.wait().map_err(started)?;
     let text = errors.join().unwrap_or_default();
+    if Watch::fired(&watch) {
+        return Err(stopped());
+    }
     if more || status.success() {
         Ok((out, more))
     } else {
         Err(Failure {
+            stopped: false,
             status: status.code(),
             stderr: String::from_utf8_lossy(&text).trim().to_string(),
         })

@@ -219,6 +219,15 @@ pub const TABLE: &[Limit] = &[
         cli: "exit 2 `error[invalid_input]`",
     },
     Limit {
+        what: "one git run (`repo.*` capabilities; the resident revision resolver while it answers)",
+        value: "60 s",
+        amount: Some(crate::git::GIT_DEADLINE_SECS),
+        enforced: "src/git.rs `Watch` (a watchdog thread kills the run through a pidfd; `SENESCHAL_GIT_DEADLINE_MS` shortens it)",
+        mcp: "tool result `isError`, code `internal` (`git did not finish within … s`)",
+        http: "500 problem `internal`",
+        cli: "exit 1 `error[internal]`",
+    },
+    Limit {
         what: "session notes per process",
         value: "1000",
         amount: Some(MAX_NOTES as u64),

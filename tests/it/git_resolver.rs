@@ -124,11 +124,13 @@ fn a_served_diff_between_revisions_runs_one_git_and_sees_every_ref_move() {
     assert!(status.success());
 }
 
-/// A FIFO planted where a ref should be stalls the git that reads it. Over HTTP, whose workers
-/// answer calls side by side, a call that meets it must stall alone: the resident resolver it
-/// holds is not waited for by the next call, which resolves with `rev-parse` and answers.
+/// A FIFO planted where a ref should be stalls the git that reads it, for ever. Every git run
+/// is watched: past its deadline (shortened here to 1.5 s) it is killed and the call fails
+/// with `internal`, over HTTP and on the command line. Over HTTP, whose workers answer calls
+/// side by side, the stalled call also holds up no other: the resident resolver it holds is
+/// not waited for, the next call resolves with `rev-parse` and answers at once.
 #[test]
-fn a_resolver_stuck_on_a_planted_fifo_stalls_its_own_call_only() {
+fn a_git_stalled_on_a_planted_fifo_is_stopped_and_stalls_no_other_call() {
     use crate::support::http::Serve;
     let repo = scratch_repo();
     let dir = repo.path();
@@ -140,47 +142,49 @@ fn a_resolver_stuck_on_a_planted_fifo_stalls_its_own_call_only() {
         .status()
         .unwrap();
     assert!(made.success());
-    let serve = Serve::start(dir, &[]);
+    let deadline = [("SENESCHAL_GIT_DEADLINE_MS", "1500")];
+    let serve = Serve::start(dir, &deadline);
+    let diff = |from: &str| format!("/api/v1/repo/diff?from={from}&to=HEAD&stat=true");
     // The first call starts the resolver; the second gets it stuck on the FIFO.
-    let (status, ok) = serve.json(
-        "GET",
-        "/api/v1/repo/diff?from=HEAD~1&to=HEAD&stat=true",
-        None,
-    );
+    let (status, ok) = serve.json("GET", &diff("HEAD~1"), None);
     assert_eq!(status, 200, "{ok}");
     assert_eq!(ok["to"], second.as_str(), "{ok}");
-    let host = serve.host();
+    let (host, target) = (serve.host(), diff("stuck"));
     let mut stuck = serve.connect();
+    let started = std::time::Instant::now();
     let waiting = std::thread::spawn(move || {
-        stuck.send(
-            &host,
-            "GET",
-            "/api/v1/repo/diff?from=stuck&to=HEAD&stat=true",
-            &[("Connection", "close")],
-            b"",
-        )
+        stuck.send(&host, "GET", &target, &[("Connection", "close")], b"")
     });
     std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(!waiting.is_finished(), "git stalls on the FIFO");
-    let (status, ok) = serve.json(
-        "GET",
-        "/api/v1/repo/diff?from=HEAD~1&to=HEAD&stat=true",
-        None,
-    );
+    let (status, ok) = serve.json("GET", &diff("HEAD~1"), None);
     assert_eq!(status, 200, "{ok}");
     assert_eq!(ok["from"], first.as_str(), "{ok}");
     assert_eq!(ok["to"], second.as_str(), "{ok}");
-    // Released: a writer opens the FIFO, the FIFO is removed (so `rev-parse` finds no such
-    // ref), the writer closes; the stalled call ends with its answer.
-    let writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
-    std::fs::remove_file(&fifo).unwrap();
-    drop(writer);
+    // The resolver is killed at its deadline, `rev-parse` stalls on the FIFO in turn and is
+    // killed at its own: the call answers `internal`, saying why.
     let stalled = waiting.join().unwrap();
-    assert_eq!(
-        stalled.status,
-        404,
-        "{}",
-        String::from_utf8_lossy(&stalled.body)
-    );
+    let took = started.elapsed();
+    let body = String::from_utf8_lossy(&stalled.body).into_owned();
+    assert_eq!(stalled.status, 500, "{body}");
+    assert!(body.contains("\"internal\""), "{body}");
+    assert!(body.contains("did not finish within 1.5 s"), "{body}");
+    assert!(took < std::time::Duration::from_secs(15), "{took:?}");
+    // And the server goes on: a new resolver answers.
+    let (status, ok) = serve.json("GET", &diff("HEAD~1"), None);
+    assert_eq!(status, 200, "{ok}");
     serve.finish();
+
+    // The command line: the same stop, exit 1.
+    let mut cli = std::process::Command::new(crate::support::bin());
+    cli.args(["repo", "diff", "--from", "stuck", "--to", "HEAD", "--stat"])
+        .current_dir(dir)
+        .env("SENESCHAL_GIT_DEADLINE_MS", "1500");
+    let o = crate::support::output_within(cli, std::time::Duration::from_secs(15));
+    assert_eq!(o.status.code(), Some(1), "{}", crate::support::stderr(&o));
+    assert!(
+        crate::support::stderr(&o).contains("error[internal]"),
+        "{}",
+        crate::support::stderr(&o)
+    );
 }
