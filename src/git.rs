@@ -117,11 +117,18 @@ impl Watch {
                 .spawn(watchdog);
         });
         let mut watches = WATCHES.lock().unwrap_or_else(|e| e.into_inner());
+        // Runs that ended are forgotten here, so the list holds the runs in flight. Deadlines
+        // come in order: the watchdog, asleep until an earlier one, is woken only when it has
+        // nothing to wait for.
+        watches.retain(|(_, w)| w.strong_count() > 0);
+        let idle = watches.is_empty();
         watches.push((
             std::time::Instant::now() + deadline(),
             std::sync::Arc::downgrade(&watch),
         ));
-        WATCHDOG.notify_one();
+        if idle {
+            WATCHDOG.notify_one();
+        }
         Some(watch)
     }
 
