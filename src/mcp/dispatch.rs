@@ -7,6 +7,7 @@
 //! feature (its methods, its notifications, the capability it announces) is a module of
 //! [`super::methods`], and tools and resources go through [`crate::execute`].
 
+use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use serde_json::{json, Map, Value};
@@ -135,6 +136,21 @@ pub struct Answer {
 }
 
 fn response(id: &Value, body: Result<Body, RpcError>, era: Option<Era>) -> Answer {
+    // An owned body with room to spare (a tool's result, built with it) becomes the answer in
+    // place: the envelope goes in front of it, and nothing is allocated or copied twice.
+    let body = match body {
+        Ok(Body::Owned(raw)) => match in_place(id, raw) {
+            Ok(bytes) => {
+                return Answer {
+                    bytes,
+                    error: None,
+                    era,
+                }
+            }
+            Err(raw) => Ok(Body::Owned(raw)),
+        },
+        other => other,
+    };
     // Room for the whole answer and the newline a transport may add, so that a large served
     // body (a `tools/list` is tens of KiB) is copied once, never moved by a reallocation.
     let raw_len = match &body {
@@ -163,6 +179,33 @@ fn response(id: &Value, body: Result<Body, RpcError>, era: Option<Era>) -> Answe
     };
     bytes.push(b'}');
     Answer { bytes, error, era }
+}
+
+/// The answer around the result `raw`, in `raw`'s own buffer when it has room for the
+/// envelope (an id of any length fits beside a result built with spare room); `raw` back
+/// otherwise.
+fn in_place(id: &Value, raw: String) -> Result<Vec<u8>, String> {
+    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    const RESULT: &[u8] = br#","result":"#;
+    // The envelope, on the stack; an id too long for it takes the copying way.
+    let mut buf = [0u8; 128];
+    let mut w: &mut [u8] = &mut buf;
+    let written = w.write_all(HEAD).is_ok()
+        && serde_json::to_writer(&mut w, id).is_ok()
+        && w.write_all(RESULT).is_ok();
+    let free = w.len();
+    let head = &buf[..buf.len() - free];
+    // The envelope, its closing brace and the newline a transport may add.
+    if !written || raw.capacity() - raw.len() < head.len() + 2 {
+        return Err(raw);
+    }
+    let mut bytes = raw.into_bytes();
+    let len = bytes.len();
+    bytes.resize(len + head.len(), 0);
+    bytes.copy_within(..len, head.len());
+    bytes[..head.len()].copy_from_slice(head);
+    bytes.push(b'}');
+    Ok(bytes)
 }
 
 /// An error answer to a message whose id could not be read.
@@ -536,6 +579,37 @@ pub fn supported_versions() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_owned_result_answered_in_place_is_the_copied_answer() {
+        let long_id = Value::from("i".repeat(200));
+        for id in [json!(1), json!("a\"b"), json!(-7.5), long_id] {
+            for spare in [0, 1, 40, 300] {
+                let raw = r#"{"content":[],"isError":false}"#;
+                let mut owned = String::with_capacity(raw.len() + spare);
+                owned.push_str(raw);
+                let answer = response(&id, Ok(Body::Owned(owned)), Some(Era::Legacy));
+                let copied = response(&id, Ok(Body::Raw(raw)), Some(Era::Legacy));
+                assert_eq!(
+                    answer.bytes, copied.bytes,
+                    "id {id}, {spare} bytes to spare"
+                );
+                assert_eq!((answer.error, answer.era), (None, Some(Era::Legacy)));
+            }
+        }
+        // Room enough is answered in place, in the buffer it came in.
+        let mut owned = String::with_capacity(512);
+        owned.push_str("{}");
+        let at = owned.as_ptr();
+        let bytes = in_place(&json!(12), owned).expect("room enough");
+        assert_eq!(bytes, br#"{"jsonrpc":"2.0","id":12,"result":{}}"#);
+        assert_eq!(bytes.as_ptr(), at);
+        // Too little room, or an id longer than the envelope's buffer: the body comes back.
+        assert!(in_place(&json!(12), "{}".to_string()).is_err());
+        let mut roomy = String::with_capacity(4096);
+        roomy.push_str("{}");
+        assert!(in_place(&Value::from("i".repeat(200)), roomy).is_err());
+    }
 
     #[test]
     fn initialize_is_modern_only_without_its_protocol_version() {
