@@ -218,6 +218,84 @@ pub fn error_for(id: &Value, code: i64, message: impl Into<String>) -> Answer {
     response(id, Err(RpcError::new(code, message)), Some(Era::Modern))
 }
 
+/// A well-formed request read without building the whole message as a [`Value`]: only its
+/// params are one (a request's `jsonrpc`, `method` and `id` are read in place).
+#[derive(Debug)]
+pub struct Request {
+    /// Its id, a string or a number.
+    pub id: Value,
+    /// Its method.
+    pub method: String,
+    /// Its params: an object, or `None` when it has none (or `null`).
+    pub params: Option<Value>,
+}
+
+/// The members of a message [`Request::read`] looks at, the others skipped unread.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default)]
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "is_there")]
+    result: bool,
+    #[serde(default, deserialize_with = "is_there")]
+    error: bool,
+}
+
+/// A member that is there, whatever its value (`null` included).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    serde::Deserialize::deserialize(d).map(Some)
+}
+
+/// Whether a member is there, its value skipped.
+fn is_there<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    <serde::de::IgnoredAny as serde::Deserialize>::deserialize(d).map(|_| true)
+}
+
+impl Request {
+    /// The request `text` holds, when it is one that [`handle_value`] would serve as such: a
+    /// JSON object with `"jsonrpc": "2.0"`, a string or number `id`, a string `method` other
+    /// than `notifications/cancelled` (which the link's [`Pending`](super::link::Pending)
+    /// takes), no `result` nor `error`, and params that are an object or none. Anything else
+    /// (a duplicate member included) is `None`, for the reader to parse whole and hand to
+    /// [`handle_value`], which answers it as before.
+    pub fn read(text: &[u8]) -> Option<Request> {
+        let e: Envelope<'_> = serde_json::from_slice(text).ok()?;
+        let id = e.id.filter(|id| id.is_string() || id.is_number())?;
+        let method = e.method?;
+        let well_formed = e.jsonrpc.as_deref() == Some("2.0")
+            && method != "notifications/cancelled"
+            && !e.result
+            && !e.error
+            && e.params
+                .as_ref()
+                .is_none_or(|p| p.is_object() || p.is_null());
+        well_formed.then(|| Request {
+            id,
+            method: method.into_owned(),
+            params: e.params.filter(Value::is_object),
+        })
+    }
+}
+
+/// Answers a request read by [`Request::read`], exactly as [`handle_value`] answers the same
+/// message parsed whole.
+pub fn handle_request(
+    ctx: &Context,
+    session: &mut Session,
+    link: &Link,
+    request: Request,
+) -> Option<Answer> {
+    let no_params = Value::Object(Map::new());
+    let params = request.params.as_ref().unwrap_or(&no_params);
+    serve(ctx, session, link, request.id, &request.method, params)
+}
+
 /// Answers one line of text (stdio) or one body (HTTP). `None` for notifications and for
 /// responses sent by the client.
 pub fn handle_bytes(
@@ -315,6 +393,19 @@ pub fn handle_value(
         }
         return None;
     };
+    serve(ctx, session, link, id, method, params)
+}
+
+/// Serves the request `id` of `method` with `params` (an object) and makes its answer; none
+/// when the client cancelled it.
+fn serve(
+    ctx: &Context,
+    session: &mut Session,
+    link: &Link,
+    id: Value,
+    method: &str,
+    params: &Value,
+) -> Option<Answer> {
     // A request the client cancelled is not served, or not answered when it was cancelled
     // while it ran (the receiver of a cancellation should not respond); `initialize` cannot
     // be cancelled.
@@ -579,6 +670,64 @@ pub fn supported_versions() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_read_in_place_is_answered_as_the_message_parsed_whole() {
+        let ctx = Context::new(std::env::temp_dir(), crate::policy::Effect::RepositoryWrite);
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+        let served = [
+            init,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":"s\"q","method":"ping","params":null}"#,
+            r#"{"method":"tools\/call","id":2.5,"params":{"name":"server_status","arguments":{}},"jsonrpc":"2.0","extra":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"no_such_tool"}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"no/such/method","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+        ];
+        let (mut whole, mut fast) = (Session::default(), Session::default());
+        let link = Link::closed();
+        for text in served {
+            let request = Request::read(text.as_bytes()).expect(text);
+            let a = handle_request(&ctx, &mut fast, &link, request).expect("answered");
+            let b = handle_bytes(&ctx, &mut whole, &link, text.as_bytes()).expect("answered");
+            let strip = |bytes: &[u8]| {
+                let mut v: Value = serde_json::from_slice(bytes).unwrap();
+                // server.status reports the process's uptime.
+                if let Some(sc) = v.pointer_mut("/result/structuredContent") {
+                    sc.as_object_mut().unwrap().remove("uptime_ms");
+                }
+                if let Some(c) = v.pointer_mut("/result/content") {
+                    *c = Value::Null;
+                }
+                v
+            };
+            assert_eq!(strip(&a.bytes), strip(&b.bytes), "{text}");
+            assert_eq!((a.error, a.era), (b.error, b.era), "{text}");
+        }
+        // Whatever is not plainly a request is parsed whole, to be answered (or taken) as such.
+        for text in [
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"ping"}"#,
+            r#"{"id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":2,"id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":3}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","result":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","error":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"notifications/cancelled","params":{"requestId":1}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"} trailing"#,
+        ] {
+            assert!(Request::read(text.as_bytes()).is_none(), "{text}");
+        }
+    }
 
     #[test]
     fn an_owned_result_answered_in_place_is_the_copied_answer() {

@@ -94,6 +94,8 @@ pub const QUEUE: usize = 32;
 
 /// What one line of input is for the serving thread.
 enum Kind {
+    /// A well-formed request, read without parsing it whole.
+    Request(dispatch::Request),
     /// A parsed message for the dispatcher, and the id of a request.
     Message(Value, Option<Value>),
     /// A line longer than the cap was skipped.
@@ -129,6 +131,12 @@ impl<R: Read> Input<R> {
                 let text = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
                 if text.iter().all(u8::is_ascii_whitespace) {
                     return None;
+                }
+                // Most lines are well-formed requests: read as such, only their params are
+                // built as a value; any other line is parsed whole.
+                if let Some(request) = dispatch::Request::read(text) {
+                    pending.begin(&request.id);
+                    return Some(Kind::Request(request));
                 }
                 match serde_json::from_slice::<Value>(text) {
                     Err(e) => Some(Kind::Unparsable(e.to_string())),
@@ -266,7 +274,7 @@ fn listen<R: Read, W: Write>(shared: &Shared<R, W>) {
 /// Answers a message that found the queue full while the server waits for the client.
 fn refuse<R, W: Write>(kind: Kind, shared: &Shared<R, W>) {
     let answer = match kind {
-        Kind::Message(_, Some(id)) => {
+        Kind::Request(dispatch::Request { id, .. }) | Kind::Message(_, Some(id)) => {
             shared.pending.finished(&id);
             dispatch::error_for(
                 &id,
@@ -403,6 +411,13 @@ fn serve_session<R: Read, W: Write>(
                 PARSE_ERROR,
                 format!("parse error: {why}"),
             )),
+            Kind::Request(request) => {
+                let id = request.id.clone();
+                let answer = dispatch::handle_request(ctx, session, link, request);
+                shared.listening.store(false, Ordering::SeqCst);
+                link.pending.finished(&id);
+                answer
+            }
             Kind::Message(v, id) => {
                 let answer = dispatch::handle_value(ctx, session, link, v);
                 shared.listening.store(false, Ordering::SeqCst);
