@@ -11,6 +11,8 @@
 #   benches/percall.sh [N]          (N = 200 by default; the binary: $SENESCHAL_BIN or
 #                                    $CARGO_TARGET_DIR/release/seneschal or target/release/seneschal)
 #   KEEP=dir benches/percall.sh     keeps the callgrind files in dir, for callgrind_annotate
+#   CLIENT_CAPS='{"elicitation":{}}' benches/percall.sh
+#                                   the client declares these capabilities in `initialize`
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-200}
@@ -21,7 +23,8 @@ OUT=${KEEP:-$(mktemp -d)}
 mkdir -p "$OUT"
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$OUT"' EXIT
 
-INIT='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}
+CAPS=${CLIENT_CAPS:-"{}"}
+INIT='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":'"$CAPS"',"clientInfo":{"name":"bench","version":"0"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 # The instructions of one run of the server on the input $2, its callgrind file named $1.
