@@ -79,3 +79,71 @@ fn tool_results_answered_in_place_keep_their_ids_and_bytes() {
     }
     assert_eq!(got[0]["result"], got[3]["result"]);
 }
+
+/// The names of the threads of process `pid`.
+fn threads(pid: u32) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("a Linux /proc")
+        .map(|t| {
+            let comm = t.expect("a task").path().join("comm");
+            std::fs::read_to_string(comm)
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn the_stdin_listener_starts_with_the_first_request_that_asks_the_client() {
+    use std::io::{BufRead, BufReader, Write};
+    let repo = support::scratch_repo();
+    let mut child = support::spawn_piped(
+        &support::bin(),
+        repo.path(),
+        &["mcp"],
+        &[("SENESCHAL_MCP_DEBUG_ASK", "capabilities_list")],
+    );
+    let pid = child.id();
+    let mut stdin = child.stdin.take().expect("piped");
+    let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
+    let mut exchange = |line: Value| -> Value {
+        writeln!(stdin, "{line}").expect("write");
+        stdin.flush().expect("flush");
+        let mut answer = String::new();
+        stdout.read_line(&mut answer).expect("read");
+        serde_json::from_str(&answer).expect("a JSON line")
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "t", "version": "0"}}});
+    assert!(exchange(init)["result"].is_object());
+    let status = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "server_status", "arguments": {}}});
+    assert_eq!(exchange(status)["result"]["isError"], false);
+    assert!(
+        !threads(pid).iter().any(|t| t == "mcp-stdin"),
+        "nothing asked the client yet: {:?}",
+        threads(pid)
+    );
+    // The call asks its client: the question comes out, then the listener reads the answer.
+    let ask = exchange(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "capabilities_list", "arguments": {}}}));
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let done = exchange(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}));
+    assert_eq!(done["id"], 2, "{done}");
+    assert_eq!(
+        done["result"]["structuredContent"]["asked"]["answered"],
+        json!({"action": "accept"})
+    );
+    assert_eq!(
+        threads(pid).iter().filter(|t| *t == "mcp-stdin").count(),
+        1,
+        "{:?}",
+        threads(pid)
+    );
+    drop(stdin);
+    assert!(child.wait().expect("exits").success());
+}
