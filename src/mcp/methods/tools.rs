@@ -121,8 +121,16 @@ const CONTENT_FIELD: &str = "content";
 /// (its answer's `content` array, each item in MCP's wire shape) follow that text block.
 pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> String {
     let text = serde_json::to_string(v).expect("values serialize");
-    // Room for the text twice, its quotes escaped, and the fields around them.
-    let mut out = String::with_capacity(2 * text.len() + text.len() / 4 + 160);
+    // Room for the text twice, its quotes escaped (a JSON text rarely has one in two bytes a
+    // quote), the fields around them and the envelope of the answer (put in front of these
+    // bytes without a copy when it fits: `dispatch::response`).
+    let fields = 96
+        + if era == Era::Modern {
+            64 + server_info().len()
+        } else {
+            0
+        };
+    let mut out = String::with_capacity(2 * text.len() + text.len() / 2 + fields + ENVELOPE);
     out.push('{');
     if era == Era::Modern {
         out.push_str("\"resultType\":\"complete\",\"_meta\":{\"");
@@ -154,6 +162,10 @@ pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> Stri
     out.push_str(",\"isError\":false}");
     out
 }
+
+/// The room a result leaves for the envelope of its answer: `{"jsonrpc":"2.0","id":…,
+/// "result":` and `}` (an id of up to 90 bytes), and the newline of stdio.
+const ENVELOPE: usize = 128;
 
 /// This server's `ServerInfo` as JSON, serialized once.
 fn server_info() -> &'static str {
@@ -222,6 +234,21 @@ mod tests {
         assert_eq!(legacy, value_form);
         let modern: Value = serde_json::from_str(&success_bytes(&v, None, Era::Modern)).unwrap();
         assert_eq!(modern, modern_result("tools/call", value_form));
+    }
+
+    #[test]
+    fn a_success_leaves_room_for_the_envelope_of_its_answer() {
+        // What the stdio answer puts in front of the result, for a long id.
+        let envelope =
+            r#"{"jsonrpc":"2.0","id":"0123456789012345678901234567890123456789","result":}"#;
+        let status = json!({"name": "seneschal", "allowed_effects": ["read", "process_state"],
+            "capabilities": {"total": 60, "by_effect": {"read": 40}}, "uptime_ms": 12, "repo": "/a/b"});
+        for era in [Era::Legacy, Era::Modern] {
+            for v in [status.clone(), json!({}), json!({"q": "\"\"\"\"\"\"\"\""})] {
+                let out = success_bytes(&v, None, era);
+                assert!(out.capacity() - out.len() > envelope.len(), "{out}");
+            }
+        }
     }
 
     #[test]
