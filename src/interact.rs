@@ -43,6 +43,35 @@ pub fn capability_of(method: &str) -> Option<&'static str> {
     }
 }
 
+/// The client capabilities a server asks with ([`capability_of`] each request it may send).
+pub const ASKED_WITH: [&str; 3] = ["elicitation", "sampling", "roots"];
+
+/// Which of [`ASKED_WITH`] a client declared: all a peer needs of its capabilities, kept
+/// without copying them (a peer is made for every call).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Declared(u8);
+
+impl Declared {
+    /// What the client capabilities `declared` (an MCP `ClientCapabilities` object) offer.
+    pub fn of(declared: &serde_json::Map<String, Value>) -> Declared {
+        Declared(
+            ASKED_WITH
+                .iter()
+                .enumerate()
+                .filter(|(_, name)| declared.contains_key(**name))
+                .fold(0, |bits, (i, _)| bits | 1 << i),
+        )
+    }
+
+    /// Whether the client declared `name`, one of [`ASKED_WITH`] (no other name is kept).
+    pub fn contains(self, name: &str) -> bool {
+        ASKED_WITH
+            .iter()
+            .position(|n| *n == name)
+            .is_some_and(|i| self.0 & 1 << i != 0)
+    }
+}
+
 /// The other end of one call.
 pub trait Peer: Send + Sync {
     /// Sends the server-to-client request `method` with `params` (`elicitation/create`,
@@ -631,6 +660,32 @@ mod tests {
             &a
         ));
         assert!(!token_matches("", &a) && !token_matches("1.2", &a) && !token_matches("x.y", &a));
+    }
+
+    #[test]
+    fn declared_capabilities_are_the_ones_asked_with() {
+        for method in ["elicitation/create", "sampling/createMessage", "roots/list"] {
+            let cap = capability_of(method).expect("a request to the client");
+            assert!(ASKED_WITH.contains(&cap), "{cap}");
+            let one = json!({ cap: {} });
+            let d = Declared::of(one.as_object().unwrap());
+            for other in ASKED_WITH {
+                assert_eq!(
+                    d.contains(other),
+                    other == cap,
+                    "{cap} declared, {other} asked"
+                );
+            }
+        }
+        let all = json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {"listChanged": true}, "experimental": {}});
+        let d = Declared::of(all.as_object().unwrap());
+        assert!(ASKED_WITH.iter().all(|c| d.contains(c)));
+        assert!(
+            !d.contains("experimental"),
+            "only the capabilities asked with are kept"
+        );
+        assert_eq!(Declared::of(&serde_json::Map::new()), Declared::default());
+        assert!(!Declared::default().contains("elicitation"));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! feature (its methods, its notifications, the capability it announces) is a module of
 //! [`super::methods`], and tools and resources go through [`crate::execute`].
 
+use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use serde_json::{json, Map, Value};
@@ -135,6 +136,21 @@ pub struct Answer {
 }
 
 fn response(id: &Value, body: Result<Body, RpcError>, era: Option<Era>) -> Answer {
+    // An owned body with room to spare (a tool's result, built with it) becomes the answer in
+    // place: the envelope goes in front of it, and nothing is allocated or copied twice.
+    let body = match body {
+        Ok(Body::Owned(raw)) => match in_place(id, raw) {
+            Ok(bytes) => {
+                return Answer {
+                    bytes,
+                    error: None,
+                    era,
+                }
+            }
+            Err(raw) => Ok(Body::Owned(raw)),
+        },
+        other => other,
+    };
     // Room for the whole answer and the newline a transport may add, so that a large served
     // body (a `tools/list` is tens of KiB) is copied once, never moved by a reallocation.
     let raw_len = match &body {
@@ -165,6 +181,33 @@ fn response(id: &Value, body: Result<Body, RpcError>, era: Option<Era>) -> Answe
     Answer { bytes, error, era }
 }
 
+/// The answer around the result `raw`, in `raw`'s own buffer when it has room for the
+/// envelope (an id of any length fits beside a result built with spare room); `raw` back
+/// otherwise.
+fn in_place(id: &Value, raw: String) -> Result<Vec<u8>, String> {
+    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    const RESULT: &[u8] = br#","result":"#;
+    // The envelope, on the stack; an id too long for it takes the copying way.
+    let mut buf = [0u8; 128];
+    let mut w: &mut [u8] = &mut buf;
+    let written = w.write_all(HEAD).is_ok()
+        && serde_json::to_writer(&mut w, id).is_ok()
+        && w.write_all(RESULT).is_ok();
+    let free = w.len();
+    let head = &buf[..buf.len() - free];
+    // The envelope, its closing brace and the newline a transport may add.
+    if !written || raw.capacity() - raw.len() < head.len() + 2 {
+        return Err(raw);
+    }
+    let mut bytes = raw.into_bytes();
+    let len = bytes.len();
+    bytes.resize(len + head.len(), 0);
+    bytes.copy_within(..len, head.len());
+    bytes[..head.len()].copy_from_slice(head);
+    bytes.push(b'}');
+    Ok(bytes)
+}
+
 /// An error answer to a message whose id could not be read.
 pub fn error_answer(code: i64, message: impl Into<String>) -> Answer {
     response(&Value::Null, Err(RpcError::new(code, message)), None)
@@ -173,6 +216,84 @@ pub fn error_answer(code: i64, message: impl Into<String>) -> Answer {
 /// The error answer of a header check (Streamable HTTP), echoing the request id.
 pub fn error_for(id: &Value, code: i64, message: impl Into<String>) -> Answer {
     response(id, Err(RpcError::new(code, message)), Some(Era::Modern))
+}
+
+/// A well-formed request read without building the whole message as a [`Value`]: only its
+/// params are one (a request's `jsonrpc`, `method` and `id` are read in place).
+#[derive(Debug)]
+pub struct Request {
+    /// Its id, a string or a number.
+    pub id: Value,
+    /// Its method.
+    pub method: String,
+    /// Its params: an object, or `None` when it has none (or `null`).
+    pub params: Option<Value>,
+}
+
+/// The members of a message [`Request::read`] looks at, the others skipped unread.
+#[derive(serde::Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default)]
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "is_there")]
+    result: bool,
+    #[serde(default, deserialize_with = "is_there")]
+    error: bool,
+}
+
+/// A member that is there, whatever its value (`null` included).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    serde::Deserialize::deserialize(d).map(Some)
+}
+
+/// Whether a member is there, its value skipped.
+fn is_there<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    <serde::de::IgnoredAny as serde::Deserialize>::deserialize(d).map(|_| true)
+}
+
+impl Request {
+    /// The request `text` holds, when it is one that [`handle_value`] would serve as such: a
+    /// JSON object with `"jsonrpc": "2.0"`, a string or number `id`, a string `method` other
+    /// than `notifications/cancelled` (which the link's [`Pending`](super::link::Pending)
+    /// takes), no `result` nor `error`, and params that are an object or none. Anything else
+    /// (a duplicate member included) is `None`, for the reader to parse whole and hand to
+    /// [`handle_value`], which answers it as before.
+    pub fn read(text: &[u8]) -> Option<Request> {
+        let e: Envelope<'_> = serde_json::from_slice(text).ok()?;
+        let id = e.id.filter(|id| id.is_string() || id.is_number())?;
+        let method = e.method?;
+        let well_formed = e.jsonrpc.as_deref() == Some("2.0")
+            && method != "notifications/cancelled"
+            && !e.result
+            && !e.error
+            && e.params
+                .as_ref()
+                .is_none_or(|p| p.is_object() || p.is_null());
+        well_formed.then(|| Request {
+            id,
+            method: method.into_owned(),
+            params: e.params.filter(Value::is_object),
+        })
+    }
+}
+
+/// Answers a request read by [`Request::read`], exactly as [`handle_value`] answers the same
+/// message parsed whole.
+pub fn handle_request(
+    ctx: &Context,
+    session: &mut Session,
+    link: &Link,
+    request: Request,
+) -> Option<Answer> {
+    let no_params = Value::Object(Map::new());
+    let params = request.params.as_ref().unwrap_or(&no_params);
+    serve(ctx, session, link, request.id, &request.method, params)
 }
 
 /// Answers one line of text (stdio) or one body (HTTP). `None` for notifications and for
@@ -272,6 +393,19 @@ pub fn handle_value(
         }
         return None;
     };
+    serve(ctx, session, link, id, method, params)
+}
+
+/// Serves the request `id` of `method` with `params` (an object) and makes its answer; none
+/// when the client cancelled it.
+fn serve(
+    ctx: &Context,
+    session: &mut Session,
+    link: &Link,
+    id: Value,
+    method: &str,
+    params: &Value,
+) -> Option<Answer> {
     // A request the client cancelled is not served, or not answered when it was cancelled
     // while it ran (the receiver of a cancellation should not respond); `initialize` cannot
     // be cancelled.
@@ -536,6 +670,95 @@ pub fn supported_versions() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_read_in_place_is_answered_as_the_message_parsed_whole() {
+        let ctx = Context::new(std::env::temp_dir(), crate::policy::Effect::RepositoryWrite);
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+        let served = [
+            init,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":"s\"q","method":"ping","params":null}"#,
+            r#"{"method":"tools\/call","id":2.5,"params":{"name":"server_status","arguments":{}},"jsonrpc":"2.0","extra":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"no_such_tool"}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"no/such/method","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+        ];
+        let (mut whole, mut fast) = (Session::default(), Session::default());
+        let link = Link::closed();
+        for text in served {
+            let request = Request::read(text.as_bytes()).expect(text);
+            let a = handle_request(&ctx, &mut fast, &link, request).expect("answered");
+            let b = handle_bytes(&ctx, &mut whole, &link, text.as_bytes()).expect("answered");
+            let strip = |bytes: &[u8]| {
+                let mut v: Value = serde_json::from_slice(bytes).unwrap();
+                // server.status reports the process's uptime.
+                if let Some(sc) = v.pointer_mut("/result/structuredContent") {
+                    sc.as_object_mut().unwrap().remove("uptime_ms");
+                }
+                if let Some(c) = v.pointer_mut("/result/content") {
+                    *c = Value::Null;
+                }
+                v
+            };
+            assert_eq!(strip(&a.bytes), strip(&b.bytes), "{text}");
+            assert_eq!((a.error, a.era), (b.error, b.era), "{text}");
+        }
+        // Whatever is not plainly a request is parsed whole, to be answered (or taken) as such.
+        for text in [
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":[1],"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"ping"}"#,
+            r#"{"id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":2,"id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":7}"#,
+            r#"{"jsonrpc":"2.0","id":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":3}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","result":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","error":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"notifications/cancelled","params":{"requestId":1}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"} trailing"#,
+        ] {
+            assert!(Request::read(text.as_bytes()).is_none(), "{text}");
+        }
+    }
+
+    #[test]
+    fn an_owned_result_answered_in_place_is_the_copied_answer() {
+        let long_id = Value::from("i".repeat(200));
+        for id in [json!(1), json!("a\"b"), json!(-7.5), long_id] {
+            for spare in [0, 1, 40, 300] {
+                let raw = r#"{"content":[],"isError":false}"#;
+                let mut owned = String::with_capacity(raw.len() + spare);
+                owned.push_str(raw);
+                let answer = response(&id, Ok(Body::Owned(owned)), Some(Era::Legacy));
+                let copied = response(&id, Ok(Body::Raw(raw)), Some(Era::Legacy));
+                assert_eq!(
+                    answer.bytes, copied.bytes,
+                    "id {id}, {spare} bytes to spare"
+                );
+                assert_eq!((answer.error, answer.era), (None, Some(Era::Legacy)));
+            }
+        }
+        // Room enough is answered in place, in the buffer it came in.
+        let mut owned = String::with_capacity(512);
+        owned.push_str("{}");
+        let at = owned.as_ptr();
+        let bytes = in_place(&json!(12), owned).expect("room enough");
+        assert_eq!(bytes, br#"{"jsonrpc":"2.0","id":12,"result":{}}"#);
+        assert_eq!(bytes.as_ptr(), at);
+        // Too little room, or an id longer than the envelope's buffer: the body comes back.
+        assert!(in_place(&json!(12), "{}".to_string()).is_err());
+        let mut roomy = String::with_capacity(4096);
+        roomy.push_str("{}");
+        assert!(in_place(&Value::from("i".repeat(200)), roomy).is_err());
+    }
 
     #[test]
     fn initialize_is_modern_only_without_its_protocol_version() {

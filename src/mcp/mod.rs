@@ -19,6 +19,7 @@ pub mod stdio;
 pub mod tasks;
 pub mod wire;
 
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -45,7 +46,20 @@ pub fn serve_stdio(repo: PathBuf, options: &Options) -> ExitCode {
         options.max_effect.as_str(),
         options.approval.as_str()
     );
-    match stdio::serve(&ctx, std::io::stdin(), std::io::stdout(), stdio::MAX_LINE) {
+    // Answers go to a file of their own on stdout's descriptor: `std::io::Stdout` is line
+    // buffered, and scans every write for its last newline (a 69 KiB `tools/list` read
+    // backwards in full) when the transport's own buffer already decides when to write.
+    let stdout = std::io::stdout();
+    let served = match stdout.as_fd().try_clone_to_owned() {
+        Ok(fd) => stdio::serve(
+            &ctx,
+            std::io::stdin(),
+            std::fs::File::from(fd),
+            stdio::MAX_LINE,
+        ),
+        Err(_) => stdio::serve(&ctx, std::io::stdin(), stdout, stdio::MAX_LINE),
+    };
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {

@@ -54,10 +54,26 @@ impl Binding {
     }
 }
 
+/// The request a round serves, as given: its [`Binding`] is computed (a hash of the
+/// arguments) only when a state is verified or sealed, so a request that asks nothing and
+/// carries no state pays for neither.
+#[derive(Debug)]
+struct Request {
+    method: String,
+    name: String,
+    arguments: Value,
+}
+
+impl Request {
+    fn binding(&self) -> Binding {
+        Binding::new(&self.method, &self.name, &self.arguments)
+    }
+}
+
 /// One round of a modern request that may ask its client for input.
 #[derive(Debug)]
 pub struct Round {
-    binding: Binding,
+    request: Request,
     /// The answers available: the state's, then the request's `inputResponses` over them.
     known: Map<String, Value>,
     /// The answers the call used, carried into the next round's state.
@@ -78,10 +94,14 @@ impl Round {
         arguments: &Value,
         params: &Value,
     ) -> Result<Round, RpcError> {
-        let binding = Binding::new(method, name, arguments);
+        let request = Request {
+            method: method.to_string(),
+            name: name.to_string(),
+            arguments: arguments.clone(),
+        };
         let mut known = match params.get(REQUEST_STATE) {
             None | Some(Value::Null) => Map::new(),
-            Some(Value::String(state)) => unseal(state, &binding).ok_or_else(|| {
+            Some(Value::String(state)) => unseal(state, &request.binding()).ok_or_else(|| {
                 RpcError::invalid_params(format!(
                     "invalid params: `{REQUEST_STATE}` fails its integrity check (altered, expired with the process that issued it, or issued for another request)"
                 ))
@@ -113,7 +133,7 @@ impl Round {
             }
         }
         Ok(Round {
-            binding,
+            request,
             known,
             used: Mutex::default(),
             asked: Mutex::default(),
@@ -192,7 +212,7 @@ impl Round {
         let result = json!({
             "resultType": "input_required",
             "inputRequests": *asked,
-            "requestState": seal(&self.binding, &used),
+            "requestState": seal(&self.request.binding(), &used),
             "_meta": {META_SERVER_INFO: ServerInfo::THIS},
         });
         Some(serde_json::to_string(&result).expect("values serialize"))

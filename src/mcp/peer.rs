@@ -6,13 +6,13 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::dispatch::Call;
 use super::link::{Link, ANSWER_TIMEOUT};
 use super::model::{Era, META_CLIENT_CAPABILITIES};
 use super::mrtr::Round;
-use crate::interact::{capability_of, Asked, LogLevel, Peer};
+use crate::interact::{capability_of, Asked, Declared, LogLevel, Peer};
 
 /// The `_meta` key of a 2026-07-28 request's log level: the least severe log message the
 /// client wants about that request.
@@ -23,7 +23,9 @@ pub struct McpPeer {
     era: Era,
     link: Link,
     id: Value,
-    client: Map<String, Value>,
+    /// Which capabilities asked with the client declared (its whole declaration is not
+    /// copied for every call).
+    client: Declared,
     progress_token: Option<Value>,
     log_level: Option<LogLevel>,
     approved: Arc<Mutex<HashSet<String>>>,
@@ -35,11 +37,11 @@ impl McpPeer {
     pub fn of(call: &Call<'_>) -> McpPeer {
         let meta = call.params.get("_meta").and_then(Value::as_object);
         let client = match call.era {
-            Era::Legacy => call.session.client_capabilities.clone(),
+            Era::Legacy => Declared::of(&call.session.client_capabilities),
             Era::Modern => meta
                 .and_then(|m| m.get(META_CLIENT_CAPABILITIES))
                 .and_then(Value::as_object)
-                .cloned()
+                .map(Declared::of)
                 .unwrap_or_default(),
         };
         McpPeer {
@@ -127,7 +129,7 @@ impl Peer for McpPeer {
     }
 
     fn offers(&self, name: &str) -> bool {
-        self.client.contains_key(name)
+        self.client.contains(name)
     }
 
     fn progress_token(&self) -> Option<Value> {

@@ -6,7 +6,8 @@
 //! was cancelled — a listener thread reads on: it hands the client's responses and
 //! `notifications/cancelled` to the connection's [`Pending`] table at once, and queues any
 //! other message, to be served in order when the request is done. A request that needs none
-//! of that costs no hand-over between threads. Memory stays bounded: at most [`QUEUE`] parsed
+//! of that costs no hand-over between threads, and the listener is started by the first
+//! request that needs it: a connection whose requests never do runs no such thread. Memory stays bounded: at most [`QUEUE`] parsed
 //! messages wait, each from a line of at most [`MAX_LINE`] bytes. Every line out — answers,
 //! notifications, requests to the client — goes through one locked writer, so lines never
 //! interleave. Output is flushed whenever no further input is buffered, so a pipelining
@@ -94,6 +95,8 @@ pub const QUEUE: usize = 32;
 
 /// What one line of input is for the serving thread.
 enum Kind {
+    /// A well-formed request, read without parsing it whole.
+    Request(dispatch::Request),
     /// A parsed message for the dispatcher, and the id of a request.
     Message(Value, Option<Value>),
     /// A line longer than the cap was skipped.
@@ -130,6 +133,12 @@ impl<R: Read> Input<R> {
                 if text.iter().all(u8::is_ascii_whitespace) {
                     return None;
                 }
+                // Most lines are well-formed requests: read as such, only their params are
+                // built as a value; any other line is parsed whole.
+                if let Some(request) = dispatch::Request::read(text) {
+                    pending.begin(&request.id);
+                    return Some(Kind::Request(request));
+                }
                 match serde_json::from_slice::<Value>(text) {
                     Err(e) => Some(Kind::Unparsable(e.to_string())),
                     Ok(v) if pending.take(&v) => None,
@@ -159,6 +168,9 @@ struct Shared<R, W: Write> {
     listening: AtomicBool,
     /// The serving thread stopped: the listener stops too.
     stopped: AtomicBool,
+    /// The listener was started (at the first request that needs the client's messages: a
+    /// connection that never does costs no thread).
+    started: std::sync::Once,
     /// Signals the listener: it should read, or the queue has room again, or serving stopped.
     wake: Condvar,
     /// The lock `wake` waits with.
@@ -208,7 +220,7 @@ struct StdoutSink<R, W: Write> {
     shared: Arc<Shared<R, W>>,
 }
 
-impl<R: Send, W: Write + Send> Sink for StdoutSink<R, W> {
+impl<R: Read + Send + 'static, W: Write + Send + 'static> Sink for StdoutSink<R, W> {
     fn send(&self, message: &[u8]) -> bool {
         let out = &self.shared.out;
         let sent = out.line(message).and_then(|()| out.flush()).is_ok();
@@ -221,6 +233,19 @@ impl<R: Send, W: Write + Send> Sink for StdoutSink<R, W> {
     }
 
     fn listen(&self) {
+        self.shared.started.call_once(|| {
+            let shared = Arc::clone(&self.shared);
+            // Not joined: when serving stops, the listener may be blocked on a read that
+            // nothing will end; the process exits without it.
+            let spawned = std::thread::Builder::new()
+                .name("mcp-stdin".into())
+                .spawn(move || listen(&shared));
+            if let Err(e) = spawned {
+                // Nothing reads for the request: what it waits for fails at once.
+                eprintln!("seneschal mcp: cannot start reading while a request runs: {e}");
+                self.shared.pending.close();
+            }
+        });
         if !self.shared.listening.swap(true, Ordering::SeqCst) {
             self.shared.signal();
         }
@@ -266,7 +291,7 @@ fn listen<R: Read, W: Write>(shared: &Shared<R, W>) {
 /// Answers a message that found the queue full while the server waits for the client.
 fn refuse<R, W: Write>(kind: Kind, shared: &Shared<R, W>) {
     let answer = match kind {
-        Kind::Message(_, Some(id)) => {
+        Kind::Request(dispatch::Request { id, .. }) | Kind::Message(_, Some(id)) => {
             shared.pending.finished(&id);
             dispatch::error_for(
                 &id,
@@ -306,6 +331,7 @@ where
         queue: Mutex::new(VecDeque::with_capacity(QUEUE)),
         listening: AtomicBool::new(false),
         stopped: AtomicBool::new(false),
+        started: std::sync::Once::new(),
         wake: Condvar::new(),
         idle: Mutex::new(()),
         pending: Arc::new(Pending::default()),
@@ -320,14 +346,6 @@ where
         }),
         pending: Arc::clone(&shared.pending),
     };
-    {
-        let shared = Arc::clone(&shared);
-        // Not joined: when serving stops, the listener may be blocked on a read that nothing
-        // will end; the process exits without it.
-        std::thread::Builder::new()
-            .name("mcp-stdin".into())
-            .spawn(move || listen(&shared))?;
-    }
     let result = serve_lines(ctx, &shared, &link);
     shared.stopped.store(true, Ordering::SeqCst);
     shared.signal();
@@ -403,6 +421,13 @@ fn serve_session<R: Read, W: Write>(
                 PARSE_ERROR,
                 format!("parse error: {why}"),
             )),
+            Kind::Request(request) => {
+                let id = request.id.clone();
+                let answer = dispatch::handle_request(ctx, session, link, request);
+                shared.listening.store(false, Ordering::SeqCst);
+                link.pending.finished(&id);
+                answer
+            }
             Kind::Message(v, id) => {
                 let answer = dispatch::handle_value(ctx, session, link, v);
                 shared.listening.store(false, Ordering::SeqCst);

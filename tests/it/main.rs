@@ -27,6 +27,7 @@ mod mcp_annotations;
 mod mcp_digest;
 mod mcp_input;
 mod mcp_live;
+mod mcp_percall;
 mod mcp_projection;
 mod mcp_sse;
 mod mcp_stdio;

@@ -2,7 +2,7 @@
 //! `tools/call` through the executor (a capability error is a tool result, never a
 //! JSON-RPC error).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
@@ -121,14 +121,22 @@ const CONTENT_FIELD: &str = "content";
 /// (its answer's `content` array, each item in MCP's wire shape) follow that text block.
 pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> String {
     let text = serde_json::to_string(v).expect("values serialize");
-    let escaped = serde_json::to_string(&text).expect("strings serialize");
-    let mut out = String::with_capacity(text.len() + escaped.len() + 160);
+    // Room for the text twice, its quotes escaped (a JSON text rarely has one in two bytes a
+    // quote), the fields around them and the envelope of the answer (put in front of these
+    // bytes without a copy when it fits: `dispatch::response`).
+    let fields = 96
+        + if era == Era::Modern {
+            64 + server_info().len()
+        } else {
+            0
+        };
+    let mut out = String::with_capacity(2 * text.len() + text.len() / 2 + fields + ENVELOPE);
     out.push('{');
     if era == Era::Modern {
         out.push_str("\"resultType\":\"complete\",\"_meta\":{\"");
         out.push_str(META_SERVER_INFO);
         out.push_str("\":");
-        out.push_str(&serde_json::to_string(&ServerInfo::THIS).expect("serializes"));
+        out.push_str(server_info());
         out.push_str("},");
     }
     let blocks: &[Value] = blocks.and_then(Value::as_array).map_or(&[], Vec::as_slice);
@@ -140,7 +148,7 @@ pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> Stri
     out.push_str("\"content\":[");
     if !own_text {
         out.push_str("{\"type\":\"text\",\"text\":");
-        out.push_str(&escaped);
+        push_json_text_as_string(&mut out, &text);
         out.push('}');
     }
     for (i, block) in blocks.iter().enumerate() {
@@ -153,6 +161,36 @@ pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> Stri
     out.push_str(&text);
     out.push_str(",\"isError\":false}");
     out
+}
+
+/// The room a result leaves for the envelope of its answer: `{"jsonrpc":"2.0","id":…,
+/// "result":` and `}` (an id of up to 90 bytes), and the newline of stdio.
+const ENVELOPE: usize = 128;
+
+/// This server's `ServerInfo` as JSON, serialized once.
+fn server_info() -> &'static str {
+    static JSON: OnceLock<String> = OnceLock::new();
+    JSON.get_or_init(|| serde_json::to_string(&ServerInfo::THIS).expect("serializes"))
+}
+
+/// Appends `text`, compact JSON as serde_json writes it, as a JSON string: the bytes
+/// `serde_json::to_string(text)` gives, in one search for the two bytes to escape. Such a
+/// text holds no control character (serde_json writes each inside a string as an escape, and
+/// compact JSON has no whitespace between tokens), so `"` and `\` are all there is to escape.
+fn push_json_text_as_string(out: &mut String, text: &str) {
+    debug_assert!(
+        !text.bytes().any(|b| b < 0x20),
+        "compact JSON has no control byte"
+    );
+    out.push('"');
+    let mut from = 0;
+    for at in memchr::memchr2_iter(b'"', b'\\', text.as_bytes()) {
+        out.push_str(&text[from..at]);
+        out.push('\\');
+        from = at;
+    }
+    out.push_str(&text[from..]);
+    out.push('"');
 }
 
 /// A failed `CallToolResult`: the message as its text, and in `_meta["seneschal/error"]` the
@@ -196,6 +234,35 @@ mod tests {
         assert_eq!(legacy, value_form);
         let modern: Value = serde_json::from_str(&success_bytes(&v, None, Era::Modern)).unwrap();
         assert_eq!(modern, modern_result("tools/call", value_form));
+    }
+
+    #[test]
+    fn a_success_leaves_room_for_the_envelope_of_its_answer() {
+        // What the stdio answer puts in front of the result, for a long id.
+        let envelope =
+            r#"{"jsonrpc":"2.0","id":"0123456789012345678901234567890123456789","result":}"#;
+        let status = json!({"name": "seneschal", "allowed_effects": ["read", "process_state"],
+            "capabilities": {"total": 60, "by_effect": {"read": 40}}, "uptime_ms": 12, "repo": "/a/b"});
+        for era in [Era::Legacy, Era::Modern] {
+            for v in [status.clone(), json!({}), json!({"q": "\"\"\"\"\"\"\"\""})] {
+                let out = success_bytes(&v, None, era);
+                assert!(out.capacity() - out.len() > envelope.len(), "{out}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_json_text_is_escaped_as_serde_json_escapes_it() {
+        let v = json!({
+            "quote": "a \" b", "backslash": "c \\ d", "controls": "\n\t\r\u{1}\u{1f}\u{7f}",
+            "unicode": "é \u{2028} 😀", "nested": {"\"key\\": ["\\\"", "", null, 1.5, true]},
+        });
+        for value in [v, json!({}), json!("\"\\"), json!(["\\\\", "\"\""])] {
+            let text = serde_json::to_string(&value).unwrap();
+            let mut out = String::new();
+            push_json_text_as_string(&mut out, &text);
+            assert_eq!(out, serde_json::to_string(&text).unwrap());
+        }
     }
 
     #[test]
