@@ -182,24 +182,33 @@ pub fn diff(ctx: &Context, input: repo_diff::Input) -> Result<repo_diff::Output,
 pub fn show(ctx: &Context, input: repo_show::Input) -> Result<repo_show::Output, CapabilityError> {
     let root = top(ctx)?;
     let sha = git::resolve_commit(&root, input.rev.as_str(), "/rev")?;
-    let detail = git::commit_detail(&root, &sha)?;
-    let base = match detail.commit.parents.first() {
-        Some(parent) => parent.clone(),
-        None => git::empty_tree(&root)?,
+    // The commit's fields and its diff against its first parent come from two git runs, run
+    // side by side.
+    let base = match git::first_parent(&root, &sha)? {
+        Some(parent) => parent,
+        None => git::empty_tree_like(&root, &sha)?,
     };
     let spec = DiffSpec {
         cached: false,
         from: Some(base),
         to: Some(sha.clone()),
     };
-    let d = diffed(
-        &root,
-        &spec,
-        &[],
-        !input.patch,
-        input.context,
-        input.max_bytes,
-    )?;
+    let (detail, d) = std::thread::scope(|s| {
+        let detail = s.spawn(|| git::commit_detail(&root, &sha));
+        let d = diffed(
+            &root,
+            &spec,
+            &[],
+            !input.patch,
+            input.context,
+            input.max_bytes,
+        );
+        let detail = detail
+            .join()
+            .unwrap_or_else(|_| Err(CapabilityError::internal("reading the commit failed")));
+        (detail, d)
+    });
+    let (detail, d) = (detail?, d?);
     let c = detail.commit;
     Ok(repo_show::Output {
         sha: c.sha,

@@ -188,3 +188,47 @@ fn a_git_stalled_on_a_planted_fifo_is_stopped_and_stalls_no_other_call() {
         crate::support::stderr(&o)
     );
 }
+
+/// `repo.show` names a commit's first parent through the resolver and reads the commit and its
+/// diff side by side: a merge is shown against its first parent, a root commit against the
+/// empty tree of its repository's object format (SHA-1 and SHA-256), on every transport.
+#[test]
+fn show_diffs_a_merge_against_its_first_parent_and_a_root_against_its_empty_tree() {
+    use crate::support::Three;
+    let repo = scratch_repo();
+    let dir = repo.path();
+    git(dir, &["checkout", "-q", "-b", "side"]);
+    commit(dir, "side.txt", "side\n");
+    git(dir, &["checkout", "-q", "main"]);
+    let before = commit(dir, "main.txt", "main\n");
+    git(dir, &["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
+    let mut t = Three::new(dir);
+    let merge = t.ok("repo.show", json!({"rev": "HEAD"}));
+    assert_eq!(merge["parents"][0], before.as_str(), "{merge}");
+    assert_eq!(merge["parents"].as_array().unwrap().len(), 2, "{merge}");
+    let files: Vec<&str> = merge["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["side.txt"], "against the first parent: {merge}");
+    t.finish();
+
+    let sha256 = tempfile::tempdir().unwrap();
+    let d = sha256.path();
+    git(d, &["init", "-q", "--object-format=sha256", "-b", "main"]);
+    git(d, &["config", "user.email", "test@example.invalid"]);
+    git(d, &["config", "user.name", "Test"]);
+    let root = commit(d, "only.txt", "one\ntwo\n");
+    assert_eq!(root.len(), 64);
+    let mut t = Three::new(d);
+    let shown = t.ok("repo.show", json!({"patch": true}));
+    assert_eq!(shown["sha"], root.as_str(), "{shown}");
+    assert_eq!(shown["parents"], json!([]), "{shown}");
+    assert_eq!(shown["files"][0]["path"], "only.txt", "{shown}");
+    assert_eq!(shown["files"][0]["change"], "added", "{shown}");
+    assert_eq!(shown["files"][0]["additions"], 2, "{shown}");
+    assert!(shown["patch"].as_str().unwrap().contains("+two"), "{shown}");
+    t.finish();
+}
