@@ -803,19 +803,14 @@ pub fn first_parent(repo: &Path, sha: &str) -> Result<Option<String>, Capability
     Ok(commit_detail(repo, sha)?.commit.parents.into_iter().next())
 }
 
-/// The id of the empty tree in the object format of the id `like`: known for SHA-1 and
-/// SHA-256, else asked of git ([`empty_tree`]).
-pub fn empty_tree_like(repo: &Path, like: &str) -> Result<String, CapabilityError> {
+/// The id of the empty tree (what a root commit is compared against) in the object format of
+/// the id `like`, one of this repository's: known for SHA-1 and SHA-256, else asked of git.
+pub fn empty_tree(repo: &Path, like: &str) -> Result<String, CapabilityError> {
     match like.len() {
-        40 => Ok("4b825dc642cb6eb9a060e54bf8d69288fbee4904".into()),
-        64 => Ok("6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321".into()),
-        _ => empty_tree(repo),
+        40 => return Ok("4b825dc642cb6eb9a060e54bf8d69288fbee4904".into()),
+        64 => return Ok("6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321".into()),
+        _ => {}
     }
-}
-
-/// The id of the empty tree in this repository's object format (what a root commit is
-/// compared against).
-pub fn empty_tree(repo: &Path) -> Result<String, CapabilityError> {
     let out = output(
         repo,
         &["hash-object", "-t", "tree", "--stdin"],

@@ -186,7 +186,7 @@ pub fn show(ctx: &Context, input: repo_show::Input) -> Result<repo_show::Output,
     // side by side.
     let base = match git::first_parent(&root, &sha)? {
         Some(parent) => parent,
-        None => git::empty_tree_like(&root, &sha)?,
+        None => git::empty_tree(&root, &sha)?,
     };
     let spec = DiffSpec {
         cached: false,

@@ -262,6 +262,18 @@ fn may_send(state: &Session, in_session: bool, params: &Map<String, Value>) -> b
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
 /// Whether the `Accept` header takes an SSE stream.
+/// The head of a `text/event-stream` answer (a POST answered as a stream, a GET stream).
+fn event_stream() -> HttpReply {
+    HttpReply {
+        status: 200,
+        headers: vec![
+            ("Content-Type".into(), "text/event-stream".into()),
+            ("Cache-Control".into(), "no-cache".into()),
+        ],
+        body: Vec::new(),
+    }
+}
+
 fn accepts_sse(headers: &[(String, String)]) -> bool {
     header(headers, "accept").is_some_and(|a| {
         a.split(',').any(|m| {
@@ -540,14 +552,7 @@ impl Mcp {
         message: Value,
     ) -> Outcome {
         let ctx = Arc::clone(&self.ctx);
-        let head = HttpReply {
-            status: 200,
-            headers: vec![
-                ("Content-Type".into(), "text/event-stream".into()),
-                ("Cache-Control".into(), "no-cache".into()),
-            ],
-            body: Vec::new(),
-        };
+        let head = event_stream();
         let produce: Produce = Box::new(move |out: &mut dyn Write| {
             let (tx, rx) = mpsc::channel::<Option<Vec<u8>>>();
             let end = tx.clone();
@@ -621,14 +626,7 @@ impl Mcp {
                 ),
             )));
         };
-        let head = HttpReply {
-            status: 200,
-            headers: vec![
-                ("Content-Type".into(), "text/event-stream".into()),
-                ("Cache-Control".into(), "no-cache".into()),
-            ],
-            body: Vec::new(),
-        };
+        let head = event_stream();
         Some(Outcome::Stream(
             head,
             Box::new(move |out: &mut dyn Write| {

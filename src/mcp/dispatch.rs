@@ -559,28 +559,23 @@ fn request(
     let era = era.expect("a request that passes its checks has an era");
     #[cfg(debug_assertions)]
     debug_panic(method);
+    let mut call = Call {
+        ctx,
+        session,
+        era,
+        params,
+        id,
+        link,
+    };
     #[cfg(debug_assertions)]
-    if let Some(body) = (method == "tools/call").then_some(()).and_then(|()| {
-        debug_ask(&mut Call {
-            ctx,
-            session,
-            era,
-            params,
-            id,
-            link,
-        })
-    }) {
+    if let Some(body) = (method == "tools/call")
+        .then_some(())
+        .and_then(|()| debug_ask(&mut call))
+    {
         return (Some(era), Ok(body));
     }
     let body = match find(method) {
-        Some(m) => (m.answer)(&mut Call {
-            ctx,
-            session,
-            era,
-            params,
-            id,
-            link,
-        }),
+        Some(m) => (m.answer)(&mut call),
         None => Err(RpcError::new(
             METHOD_NOT_FOUND,
             format!("method not found: `{method}`"),

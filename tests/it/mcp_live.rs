@@ -174,6 +174,23 @@ fn fixtures() -> Mcp {
 }
 
 /// Takes the server's request of `method`, checks it and answers it with `result`.
+/// A fixture server whose call 1 (`test_elicitation`) waits for its client's answer, and the
+/// `elicitation/create` request it sent.
+fn waiting_for_an_elicitation() -> (Mcp, Value) {
+    let mut mcp = fixtures();
+    open(&mut mcp, json!({"elicitation": {}}));
+    call(
+        &mut mcp,
+        1,
+        "test_elicitation",
+        json!({"message": "?"}),
+        None,
+    );
+    let asked = mcp.recv();
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    (mcp, asked)
+}
+
 fn answer_request(mcp: &mut Mcp, method: &str, result: Value) -> Value {
     let asked = mcp.recv();
     assert_eq!(asked["method"], method, "{asked}");
@@ -303,17 +320,7 @@ fn the_fixture_tools_log_and_report_progress_while_they_run() {
 
 #[test]
 fn end_of_input_while_the_server_waits_for_the_client_ends_the_call_and_the_process() {
-    let mut mcp = fixtures();
-    open(&mut mcp, json!({"elicitation": {}}));
-    call(
-        &mut mcp,
-        1,
-        "test_elicitation",
-        json!({"message": "?"}),
-        None,
-    );
-    let asked = mcp.recv();
-    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    let (mcp, _) = waiting_for_an_elicitation();
     // The client goes away instead of answering: the call fails at once and is answered.
     let (status, rest, _) = mcp.finish();
     assert!(status.success(), "{rest}");
@@ -361,17 +368,7 @@ fn a_modern_request_gets_log_messages_at_the_level_its_meta_names() {
 
 #[test]
 fn requests_beyond_the_queue_while_the_server_waits_for_the_client_are_refused_not_stuck() {
-    let mut mcp = fixtures();
-    open(&mut mcp, json!({"elicitation": {}}));
-    call(
-        &mut mcp,
-        1,
-        "test_elicitation",
-        json!({"message": "?"}),
-        None,
-    );
-    let asked = mcp.recv();
-    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    let (mut mcp, asked) = waiting_for_an_elicitation();
     // 32 requests wait in the queue; the 33rd is refused at once, and the answer behind them
     // still reaches the waiting call.
     let pings: String = (100..133)
