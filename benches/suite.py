@@ -109,9 +109,9 @@ class Figure:
 
 FIGURES: list[Figure] = []
 # Which `--only` keys fill each report section.
-KEYS = {"MCP stdio": ["mcp"], "Memory": ["memory"], "HTTP": ["http"], "Build": ["build", "growth"], "Knowledge": ["knowledge"], "files.search": ["files"], "repo.diff": ["diff"]}
+KEYS = {"MCP stdio": ["mcp"], "Memory": ["memory"], "HTTP": ["http"], "Build": ["build", "growth"], "Knowledge": ["knowledge"], "files.search": ["files"], "repo.diff": ["diff"], "repo reads": ["git"]}
 SECTION_OF = {k: sec for sec, keys in KEYS.items() for k in keys}
-ALL_KEYS = ["mcp", "memory", "http", "build", "growth", "knowledge", "files", "diff"]
+ALL_KEYS = ["mcp", "memory", "http", "build", "growth", "knowledge", "files", "diff", "git"]
 NOTES: dict[str, list[str]] = {}
 
 
@@ -761,6 +761,36 @@ def bench_diff(quick: bool) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# repo.status, repo.log, repo.blame and repo.show against git itself.
+
+
+def bench_git(quick: bool) -> None:
+    sec = "repo reads"
+    n = 20 if quick else 40
+    blamed = "src/git.rs"
+    cases = [
+        ("`repo.status` / `git status --porcelain=v2 -z`", ["git", "status", "--porcelain=v2", "-z", "--branch"],
+         "repo_status", {}, ["repo", "status", "--json"]),
+        ("`repo.log` 20 commits / `git log -n20`", ["git", "--no-pager", "log", "-n20", "-z", "--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%s"],
+         "repo_log", {"limit": 20}, ["repo", "log", "--limit", "20", "--json"]),
+        (f"`repo.blame` {blamed} (2,000 lines) / `git blame --porcelain`", ["git", "--no-pager", "blame", "--porcelain", "-L", "1,2000", "--", blamed],
+         "repo_blame", {"path": blamed}, ["repo", "blame", "--path", blamed, "--json"]),
+        ("`repo.show HEAD` / `git show HEAD`", ["git", "--no-pager", "show", "--no-color", "HEAD"],
+         "repo_show", {"rev": "HEAD"}, ["repo", "show", "--rev", "HEAD", "--json"]),
+    ]
+    server = Served(ROOT)
+    try:
+        for name, git_cmd, tool, args, cli in cases:
+            se_cmd = [str(BIN), "--repo", str(ROOT), *cli]
+            against(sec, name, "git", n,
+                    lambda: process_ms(git_cmd, ROOT),
+                    lambda: server.call(tool, args),
+                    lambda: process_ms(se_cmd, ROOT))
+    finally:
+        server.close()
+
+
+# ---------------------------------------------------------------------------------------------
 # Report.
 
 
@@ -842,7 +872,7 @@ def write_report(args, sections: list[str], started: str) -> str:
         "```sh",
         "scripts/bench.sh                 # release build, every section, rewrites docs/PERFORMANCE.md",
         "scripts/bench.sh --quick         # fewer repetitions",
-        "scripts/bench.sh --only mcp,http # some sections: mcp, memory, http, build, growth, knowledge, files, diff",
+        "scripts/bench.sh --only mcp,http # some sections: mcp, memory, http, build, growth, knowledge, files, diff, git",
         "```",
         "",
         "Needs `wrk`, `ss`, `rg` (Debian: `apt-get install wrk iproute2 ripgrep`) and Python 3",
@@ -851,7 +881,7 @@ def write_report(args, sections: list[str], started: str) -> str:
         "capabilities.",
         "",
     ]
-    order = ["MCP stdio", "Memory", "HTTP", "Build", "Knowledge", "files.search", "repo.diff"]
+    order = ["MCP stdio", "Memory", "HTTP", "Build", "Knowledge", "files.search", "repo.diff", "repo reads"]
     how = {
         "MCP stdio": [
             "`seneschal mcp` driven over its pipes. Round trips (one request in flight) come from a",
@@ -930,6 +960,13 @@ def write_report(args, sections: list[str], started: str) -> str:
             "process cannot reach 1.5 × a small `git diff`: its own start is 0.8–0.9 ms of CPU beside",
             "git's 1.2–1.4 ms (see the last part of the Optimizations below).",
         ],
+        "repo reads": [
+            "The other git readers, each against the git command that gives the same facts (a process",
+            "per call, as a shell tool runs it), served (`tools/call` to a resident `seneschal --repo .",
+            "mcp`) and one-shot, on this repository; rounds as in files.search. Every seneschal run of",
+            "git is pinned and isolated (`src/gitdir.rs`: a dozen `lstat`s, the derived configuration",
+            "kept until `.git/config` changes) and the content gate reads the whole blamed file first.",
+        ],
     }
     body: list[str] = []
     for sec in order:
@@ -974,7 +1011,7 @@ def main() -> None:
     if not BIN.exists():
         sys.exit(f"{BIN} is missing: run `cargo build --release` (scripts/bench.sh does)")
     funcs = {"mcp": bench_mcp, "memory": bench_memory, "http": bench_http, "build": bench_build, "growth": bench_growth,
-             "knowledge": bench_knowledge, "files": bench_files, "diff": bench_diff}
+             "knowledge": bench_knowledge, "files": bench_files, "diff": bench_diff, "git": bench_git}
     for s in sections:
         log(f"section {s}")
         try:

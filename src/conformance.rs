@@ -207,7 +207,17 @@ impl Drop for Scratch {
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = crate::git::command(dir)
+    // The scratch is seneschal's own; `init` makes its `.git`, every later run is pinned.
+    let mut cmd = if args.first() == Some(&"init") {
+        let mut c = std::process::Command::new("git");
+        c.current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null");
+        c
+    } else {
+        crate::git::command(dir).map_err(|f| f.into_error("the scratch").message)?
+    };
+    let out = cmd
         .args(args)
         .env("GIT_AUTHOR_NAME", "seneschal conformance")
         .env("GIT_AUTHOR_EMAIL", "conformance@seneschal.invalid")

@@ -55,14 +55,14 @@ impl Context {
         self
     }
 
-    /// Finds the repository that holds `start`: the nearest ancestor with a `.git` entry,
-    /// or `start` itself when there is none.
-    pub fn discover(start: &Path) -> PathBuf {
+    /// Finds the repository that holds `start`: the nearest ancestor with a `.git` entry
+    /// (a folder, or a file that [`crate::gitdir::pin`] will refuse with its reason), `None`
+    /// when there is none.
+    pub fn discover(start: &Path) -> Option<PathBuf> {
         let start = start.canonicalize().unwrap_or_else(|_| start.to_path_buf());
         start
             .ancestors()
-            .find(|p| p.join(".git").exists())
+            .find(|p| std::fs::symlink_metadata(p.join(".git")).is_ok())
             .map(Path::to_path_buf)
-            .unwrap_or(start)
     }
 }

@@ -387,15 +387,14 @@ pub fn knowledge_prompt_completion(
     argument: &str,
     value: &str,
 ) -> Option<Vec<String>> {
-    let mut values = crate::knowledge::prompts::complete_prompt(
+    let values = crate::knowledge::prompts::complete_prompt(
         &ctx.knowledge,
         &ctx.repo,
         name,
         argument,
-        value,
+        "",
     )?;
-    values.iter_mut().for_each(disclose_string);
-    Some(values)
+    Some(disclosed_matches(values, value))
 }
 
 /// The completions of a knowledge URI template's variable (`completion/complete`), redacted;
@@ -407,16 +406,26 @@ pub fn knowledge_template_completion(
     value: &str,
     context: &serde_json::Map<String, Value>,
 ) -> Option<Vec<String>> {
-    let mut values = crate::knowledge::prompts::complete_template(
+    let values = crate::knowledge::prompts::complete_template(
         &ctx.knowledge,
         &ctx.repo,
         template,
         variable,
-        value,
+        "",
         context,
     )?;
+    Some(disclosed_matches(values, value))
+}
+
+/// The candidates that start with `prefix`, matched **after** redaction: a prefix matched
+/// against the raw values would tell, one typed character at a time, the secret a redacted
+/// candidate hides (a match oracle). A redacted candidate matches only its marker's text.
+fn disclosed_matches(mut values: Vec<String>, prefix: &str) -> Vec<String> {
     values.iter_mut().for_each(disclose_string);
-    Some(values)
+    values.retain(|v| v.starts_with(prefix));
+    values.sort();
+    values.dedup();
+    values
 }
 
 fn disclose_string(s: &mut String) {

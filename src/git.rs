@@ -20,30 +20,23 @@ use std::process::{Command, Stdio};
 
 use crate::error::CapabilityError;
 
-/// A `git` command for the repository at `repo`, with the environment described above.
-pub fn command(repo: &Path) -> Command {
+/// A `git` command for the repository at `repo`, pinned and isolated by [`crate::gitdir`]: the
+/// repository's git folder is `<repo>/.git`, its configuration is never read (git reads the
+/// allow-listed copy seneschal writes), the environment is rebuilt from scratch. A layout that
+/// leads outside the root is a [`Failure`] that never ran git.
+pub fn command(repo: &Path) -> Result<Command, Failure> {
+    let pinned = crate::gitdir::pin(repo).map_err(Failure::unpinned)?;
     let mut c = Command::new("git");
+    crate::gitdir::isolate(&mut c, &pinned);
     c.current_dir(repo)
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("LC_ALL", "C")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .env_remove("GIT_INDEX_FILE")
-        .env_remove("GIT_NAMESPACE")
         .args([
             "--no-optional-locks",
             "--no-pager",
             "--literal-pathspecs",
-            "-c",
-            "core.fsmonitor=false",
-            "-c",
-            "log.showSignature=false",
-            "-c",
-            "color.ui=false",
+            "--no-replace-objects",
         ])
         .stdin(Stdio::null());
-    c
+    Ok(c)
 }
 
 /// A failed git run: its exit status and its error text.
@@ -55,17 +48,54 @@ pub struct Failure {
     pub stderr: String,
     /// Whether the run outlasted its deadline and was stopped.
     pub stopped: bool,
+    /// Why git was not run at all: no repository, or a layout [`crate::gitdir::pin`] refused.
+    pub unpinned: Option<crate::gitdir::Unpinned>,
 }
 
 impl Failure {
-    /// The capability error this failure means: `not_found` outside a repository, else
-    /// `internal`.
-    pub fn into_error(self, what: &str) -> CapabilityError {
-        if self.stderr.contains("not a git repository") {
-            CapabilityError::not_found(format!("{what}: there is no git repository here"))
-        } else {
-            CapabilityError::internal(format!("{what}: git failed: {}", self.stderr))
+    /// A run that failed with `status` and the error text `stderr`.
+    pub fn exited(status: Option<i32>, stderr: String) -> Failure {
+        Failure {
+            status,
+            stderr,
+            stopped: false,
+            unpinned: None,
         }
+    }
+
+    /// A run that never started: [`crate::gitdir::pin`] said why.
+    pub fn unpinned(why: crate::gitdir::Unpinned) -> Failure {
+        Failure {
+            unpinned: Some(why),
+            ..Failure::exited(None, String::new())
+        }
+    }
+
+    /// The capability error this failure means: `refused` for a layout the pin refused,
+    /// `not_found` outside a repository, else `internal`. git's own words never reach a
+    /// client (they may quote a file git read, inside or outside the root): they go to this
+    /// process's stderr, and the answer says what failed in seneschal's words.
+    pub fn into_error(self, what: &str) -> CapabilityError {
+        if let Some(why) = self.unpinned {
+            return why.into_error(what);
+        }
+        if is_not_a_repo(&self) {
+            return crate::gitdir::Unpinned::NoRepository.into_error(what);
+        }
+        if self.stopped || self.status.is_none() {
+            // seneschal's own words (the deadline, a start or read error, the size cap).
+            return CapabilityError::internal(format!("{what}: {}", self.stderr));
+        }
+        if !self.stderr.is_empty() {
+            eprintln!("seneschal: {what}: git failed: {}", self.stderr);
+        }
+        let status = match self.status {
+            Some(code) => format!("exit status {code}"),
+            None => "no exit status".to_string(),
+        };
+        CapabilityError::internal(format!(
+            "{what}: git failed ({status}); its message is in the server's log"
+        ))
     }
 }
 
@@ -188,49 +218,33 @@ fn watchdog() {
 fn stopped() -> Failure {
     Failure {
         stopped: true,
-        status: None,
-        stderr: format!(
-            "git did not finish within {} s and was stopped (a FIFO or an unanswering file system in the repository?)",
-            deadline().as_secs_f64()
-        ),
+        ..Failure::exited(
+            None,
+            format!(
+                "git did not finish within {} s and was stopped (a FIFO or an unanswering file system in the repository?)",
+                deadline().as_secs_f64()
+            ),
+        )
     }
 }
 
+/// The most bytes [`run`] reads of one git answer. A reader that can answer part of a larger
+/// one reads it with [`run_capped`] and says `truncated`; past this cap [`run`] fails
+/// (`size_cap`) rather than hold an unbounded answer in memory.
+pub const RUN_CAP: usize = crate::limits::GIT_ANSWER_BYTES;
+
 /// Runs git with `args`; stdout on success. The run is watched: one that outlasts the
-/// deadline is stopped and fails.
+/// deadline is stopped and fails; one that answers more than [`RUN_CAP`] bytes is stopped and
+/// fails too.
 pub fn run(repo: &Path, args: &[&str]) -> Result<Vec<u8>, Failure> {
-    let child = command(repo)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Failure {
-            stopped: false,
-            status: None,
-            stderr: format!("git cannot be started: {e}"),
-        })?;
-    let watch = Watch::over(&child);
-    let out = child.wait_with_output();
-    let fired = Watch::fired(&watch);
-    drop(watch);
-    let out = out.map_err(|e| Failure {
-        stopped: false,
-        status: None,
-        stderr: format!("git cannot be read: {e}"),
-    })?;
-    if fired {
-        return Err(stopped());
+    let (out, more) = run_capped(repo, args, RUN_CAP)?;
+    if more {
+        return Err(Failure::exited(
+            None,
+            format!("git's answer is larger than {RUN_CAP} bytes"),
+        ));
     }
-    if out.status.success() {
-        Ok(out.stdout)
-    } else {
-        let text = String::from_utf8_lossy(&out.stderr);
-        Err(Failure {
-            stopped: false,
-            status: out.status.code(),
-            stderr: text.trim().to_string(),
-        })
-    }
+    Ok(out)
 }
 
 /// Like [`run`], mapping a failure to a capability error about `what`.
@@ -391,7 +405,7 @@ pub fn status(repo: &Path) -> Result<Status, CapabilityError> {
             "--branch",
             "-z",
             "--untracked-files=all",
-            "--ignore-submodules=none",
+            "--ignore-submodules=dirty",
         ],
         "the status",
     )?;
@@ -497,9 +511,36 @@ const LOG_FIELDS: usize = 6;
 
 /// The last `limit` commits reachable from HEAD, touching `path` when given (already
 /// confined). Empty before the first commit.
-pub fn log(repo: &Path, limit: u64, path: Option<&str>) -> Result<Vec<Commit>, CapabilityError> {
+/// The longest subject a log answer carries, in bytes; a longer one is cut (on a character
+/// boundary) and the answer says `truncated`.
+pub const SUBJECT_CAP: usize = 4096;
+
+/// The longest commit message `repo.show` carries, in bytes (cut likewise).
+pub const MESSAGE_CAP: usize = 1024 * 1024;
+
+/// `text` cut to at most `cap` bytes on a character boundary, and whether it was cut.
+fn cut(text: &mut String, cap: usize) -> bool {
+    if text.len() <= cap {
+        return false;
+    }
+    let mut at = cap;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    text.truncate(at);
+    true
+}
+
+/// The last `limit` commits of HEAD (touching `path`), newest first, and whether the answer
+/// was cut: git's answer read to [`RUN_CAP`] bytes (whole records kept; a first record larger
+/// than that keeps its fields, its subject cut), each subject to [`SUBJECT_CAP`].
+pub fn log(
+    repo: &Path,
+    limit: u64,
+    path: Option<&str>,
+) -> Result<(Vec<Commit>, bool), CapabilityError> {
     if head(repo)?.is_none() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), false));
     }
     let n = format!("-n{limit}");
     let mut args = vec![
@@ -514,13 +555,29 @@ pub fn log(repo: &Path, limit: u64, path: Option<&str>) -> Result<Vec<Commit>, C
     if let Some(p) = path {
         args.push(p);
     }
-    let out = output(repo, &args, "the log")?;
-    parse_log(&out)
+    let (out, more) = run_capped(repo, &args, RUN_CAP).map_err(|f| f.into_error("the log"))?;
+    let mut fields = split_z(&out);
+    if more {
+        // The last field read is cut: keep the whole records before it, or the first record
+        // with its subject cut.
+        let whole = fields.len().saturating_sub(1) / LOG_FIELDS;
+        fields.truncate(if whole == 0 { LOG_FIELDS } else { whole * LOG_FIELDS });
+    }
+    let mut commits = parse_fields(fields)?;
+    let mut cut_any = more;
+    for c in &mut commits {
+        cut_any |= cut(&mut c.subject, SUBJECT_CAP);
+    }
+    Ok((commits, cut_any))
 }
 
 /// Parses the NUL-separated fields of [`log`]'s format (records end in NUL too).
 pub fn parse_log(out: &[u8]) -> Result<Vec<Commit>, CapabilityError> {
-    let fields = split_z(out);
+    parse_fields(split_z(out))
+}
+
+/// [`parse_log`] of the fields already split.
+fn parse_fields(fields: Vec<String>) -> Result<Vec<Commit>, CapabilityError> {
     if fields.len() % LOG_FIELDS != 0 {
         return Err(CapabilityError::internal(
             "unexpected git log output: a record is incomplete",
@@ -664,6 +721,7 @@ struct Resident {
 impl Resident {
     fn start(repo: &Path) -> Option<Resident> {
         let mut child = command(repo)
+            .ok()?
             .args(["cat-file", "--batch-check=%(objectname) %(objecttype)"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -794,6 +852,108 @@ fn is_not_a_repo(f: &Failure) -> bool {
     f.stderr.contains("not a git repository")
 }
 
+/// What [`blobs`] found for one object name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Blob {
+    /// The name names no blob (missing, or another kind of object).
+    Missing,
+    /// A blob larger than the cap: its size, its bytes never read.
+    TooLarge(u64),
+    /// The blob's bytes.
+    Bytes(Vec<u8>),
+}
+
+/// The blobs `names` name (`<id>`, or `<commit>:<path>`), each read whole when it is at most
+/// `cap` bytes: one `git cat-file --batch-command` run that asks each object's size first
+/// (`info`) and reads its bytes (`contents`) only under the cap, so a blob of any size costs
+/// at most `cap` bytes of memory. For the content gate ([`crate::gate`]).
+pub fn blobs(repo: &Path, names: &[String], cap: u64) -> Result<Vec<Blob>, CapabilityError> {
+    use std::io::{BufRead, Read, Write};
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let failed = |e: std::io::Error| {
+        CapabilityError::internal(format!("the blobs cannot be read from git: {e}"))
+    };
+    let mut child = command(repo)
+        .map_err(|f| f.into_error("the blobs"))?
+        .args(["cat-file", "--batch-command"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(failed)?;
+    let watch = Watch::over(&child);
+    let mut stdin = child.stdin.take().expect("piped");
+    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("piped"));
+    let mut found = Vec::with_capacity(names.len());
+    let mut answer = || -> std::io::Result<()> {
+        for name in names {
+            if name.contains('\n') {
+                found.push(Blob::Missing);
+                continue;
+            }
+            writeln!(stdin, "info {name}")?;
+            stdin.flush()?;
+            let mut head = String::new();
+            if stdout.read_line(&mut head)? == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            let mut parts = head.trim_end().rsplitn(3, ' ');
+            let (size, kind) = (parts.next(), parts.next());
+            let size = match (kind, size.and_then(|s| s.parse::<u64>().ok())) {
+                (Some("blob"), Some(size)) => size,
+                _ => {
+                    found.push(Blob::Missing);
+                    continue;
+                }
+            };
+            if size > cap {
+                found.push(Blob::TooLarge(size));
+                continue;
+            }
+            writeln!(stdin, "contents {name}")?;
+            stdin.flush()?;
+            head.clear();
+            stdout.read_line(&mut head)?;
+            let mut bytes = vec![0u8; usize::try_from(size).unwrap_or(0) + 1];
+            stdout.read_exact(&mut bytes)?;
+            bytes.pop();
+            found.push(Blob::Bytes(bytes));
+        }
+        Ok(())
+    };
+    let result = answer();
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    if Watch::fired(&watch) {
+        return Err(stopped().into_error("the blobs"));
+    }
+    result.map_err(failed)?;
+    Ok(found)
+}
+
+/// The blob at `path` in `commit`, whole, or `None` when the commit has no such file; a blob
+/// over `cap` is refused ([`crate::rules::Rule::SizeCap`]).
+pub fn blob_at(
+    repo: &Path,
+    commit: &str,
+    path: &str,
+    cap: u64,
+) -> Result<Option<Vec<u8>>, CapabilityError> {
+    match blobs(repo, &[format!("{commit}:{path}")], cap)?.pop() {
+        Some(Blob::Bytes(b)) => Ok(Some(b)),
+        Some(Blob::TooLarge(size)) => Err(crate::confine::refusal(
+            crate::rules::Rule::SizeCap,
+            path,
+            &format!("it is {size} bytes at that revision, over the cap of {cap}"),
+            "/path",
+        )),
+        _ => Ok(None),
+    }
+}
+
 /// The first parent of the commit `sha` (an id), `None` for a root commit (or the boundary of
 /// a shallow clone): asked of the resident resolver (`sha^1`), else read from `git log`.
 pub fn first_parent(repo: &Path, sha: &str) -> Result<Option<String>, CapabilityError> {
@@ -856,7 +1016,7 @@ impl DiffSpec {
                 "--dst-prefix=b/",
                 "--find-renames",
                 "--no-relative",
-                "--ignore-submodules=none",
+                "--ignore-submodules=dirty",
             ]
             .map(String::from),
         );
@@ -882,6 +1042,9 @@ pub struct FileDiff {
     pub additions: Option<u64>,
     /// Deleted lines; `None` for a binary file.
     pub deletions: Option<u64>,
+    /// The blob ids of the two sides, `None` where git names none (an added or deleted side,
+    /// or a working-tree file git has not hashed).
+    pub ids: (Option<String>, Option<String>),
 }
 
 /// The files `spec` changes under `paths` (already confined), sorted by path.
@@ -1054,6 +1217,86 @@ pub fn counts_from_patch(raw: Vec<FileDiff>, patch: &[u8]) -> Option<Vec<FileDif
     next.peek().is_none().then_some(files)
 }
 
+/// The files of `files` (indices) that the content gate withholds from `patch`: for each
+/// section of the patch that may hold key material ([`crate::gate::fragment_may_hold_key`]),
+/// both whole sides of its file are judged ([`crate::gate::content`]): the blobs by id, the
+/// working-tree file through the confined root when `worktree` (the diff's new side) and git
+/// named no blob. A blob too large to judge is withheld. A flagged section no file claims
+/// (a path git quotes) makes every file judged.
+pub fn withheld_by_content(
+    repo: &Path,
+    files: &[FileDiff],
+    patch: &[u8],
+    worktree: bool,
+) -> Result<Vec<usize>, CapabilityError> {
+    let mut flagged: Vec<usize> = Vec::new();
+    let mut starts: Vec<usize> = memchr::memmem::find_iter(patch, b"diff --git ")
+        .filter(|at| *at == 0 || patch[at - 1] == b'\n')
+        .collect();
+    starts.push(patch.len());
+    for pair in starts.windows(2) {
+        let section = &patch[pair[0]..pair[1]];
+        if !crate::gate::fragment_may_hold_key(section) {
+            continue;
+        }
+        let header = section.split(|b| *b == b'\n').next().unwrap_or_default();
+        let claimed = files.iter().position(|f| {
+            let expected = format!(
+                "diff --git a/{} b/{}",
+                f.from.as_deref().unwrap_or(&f.path),
+                f.path
+            );
+            header == expected.as_bytes()
+        });
+        match claimed {
+            Some(i) => flagged.push(i),
+            None => {
+                flagged = (0..files.len()).collect();
+                break;
+            }
+        }
+    }
+    flagged.sort_unstable();
+    flagged.dedup();
+    if flagged.is_empty() {
+        return Ok(flagged);
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut owner: Vec<usize> = Vec::new();
+    for &i in &flagged {
+        let (old, new) = &files[i].ids;
+        for id in [old, new].into_iter().flatten() {
+            names.push(id.clone());
+            owner.push(i);
+        }
+    }
+    let mut withheld: Vec<usize> = Vec::new();
+    for (blob, &i) in blobs(repo, &names, crate::gate::WHOLE_CAP)?.iter().zip(&owner) {
+        let keyed = match blob {
+            Blob::Bytes(b) => crate::gate::content(b).is_some(),
+            Blob::TooLarge(_) => true,
+            Blob::Missing => false,
+        };
+        if keyed {
+            withheld.push(i);
+        }
+    }
+    if worktree {
+        for &i in &flagged {
+            let f = &files[i];
+            if f.ids.1.is_none() && f.change != "deleted" {
+                let judged = crate::gate::worktree_file(repo, &f.path, &f.path, "/paths");
+                if judged.is_err_and(|e| e.code == crate::codes::ErrorCode::Refused) {
+                    withheld.push(i);
+                }
+            }
+        }
+    }
+    withheld.sort_unstable();
+    withheld.dedup();
+    Ok(withheld)
+}
+
 /// The raw records of `git diff --raw -z` (`:modes ids status\0path\0`, a second path for a
 /// rename or copy), in git's order, without line counts.
 pub fn parse_raw(out: &[u8]) -> Result<Vec<FileDiff>, CapabilityError> {
@@ -1092,12 +1335,16 @@ fn raw_record(
     } else {
         (first, None)
     };
+    let mut words = raw.split(' ');
+    let side = |w: Option<&str>| w.filter(|id| id.bytes().any(|b| b != b'0')).map(str::to_string);
+    let (old, new) = (side(words.nth(2)), side(words.next()));
     Ok(FileDiff {
         path,
         from,
         change: raw_change(letter),
         additions: None,
         deletions: None,
+        ids: (old, new),
     })
 }
 
@@ -1122,12 +1369,8 @@ fn run_capped_after(
     cap: usize,
 ) -> Result<(Vec<u8>, bool), Failure> {
     use std::io::Read;
-    let started = |e: std::io::Error| Failure {
-        stopped: false,
-        status: None,
-        stderr: format!("git cannot be started: {e}"),
-    };
-    let mut child = command(repo)
+    let started = |e: std::io::Error| Failure::exited(None, format!("git cannot be started: {e}"));
+    let mut child = command(repo)?
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1179,11 +1422,10 @@ fn run_capped_after(
     if more || status.success() {
         Ok((out, more))
     } else {
-        Err(Failure {
-            stopped: false,
-            status: status.code(),
-            stderr: String::from_utf8_lossy(&text).trim().to_string(),
-        })
+        Err(Failure::exited(
+            status.code(),
+            String::from_utf8_lossy(&text).trim().to_string(),
+        ))
     }
 }
 
@@ -1255,13 +1497,15 @@ pub struct CommitDetail {
     pub committer_email: String,
     /// Committer date, strict ISO 8601.
     pub committed_at: String,
-    /// The whole message.
+    /// The whole message, up to [`MESSAGE_CAP`].
     pub message: String,
+    /// Whether the message or the subject was cut at its cap.
+    pub truncated: bool,
 }
 
 /// The metadata of the commit `sha` (already resolved).
 pub fn commit_detail(repo: &Path, sha: &str) -> Result<CommitDetail, CapabilityError> {
-    let out = output(
+    let (out, more) = run_capped(
         repo,
         &[
             "log",
@@ -1271,17 +1515,25 @@ pub fn commit_detail(repo: &Path, sha: &str) -> Result<CommitDetail, CapabilityE
             sha,
             "--",
         ],
-        "the commit",
-    )?;
+        MESSAGE_CAP + 64 * 1024,
+    )
+    .map_err(|f| f.into_error("the commit"))?;
     let text = String::from_utf8_lossy(&out);
-    let f: Vec<&str> = text.splitn(10, '\0').collect();
+    let mut f: Vec<&str> = text.splitn(10, '\0').collect();
+    // Cut inside its first fields (a subject of many MiB): the fields not read are empty.
+    while more && f.len() < 10 {
+        f.push("");
+    }
     if f.len() != 10 {
         return Err(CapabilityError::internal(
             "unexpected git log output: a record is incomplete",
         ));
     }
-    // The message without the newlines git ends it (and the record) with.
-    let message = f[9].trim_end_matches('\n').to_string();
+    // The message without the newlines git ends it (and the record) with, cut at its cap.
+    let mut message = f[9].trim_end_matches('\n').to_string();
+    let cut_message = cut(&mut message, MESSAGE_CAP) || more;
+    let mut subject = f[5].to_string();
+    let cut_subject = cut(&mut subject, SUBJECT_CAP);
     Ok(CommitDetail {
         commit: Commit {
             sha: f[0].to_string(),
@@ -1289,8 +1541,9 @@ pub fn commit_detail(repo: &Path, sha: &str) -> Result<CommitDetail, CapabilityE
             author_name: f[2].to_string(),
             author_email: f[3].to_string(),
             authored_at: f[4].to_string(),
-            subject: f[5].to_string(),
+            subject,
         },
+        truncated: cut_message || cut_subject,
         committer_name: f[6].to_string(),
         committer_email: f[7].to_string(),
         committed_at: f[8].to_string(),
@@ -1508,8 +1761,18 @@ mod tests {
     fn counts_from_the_patch_are_those_of_numstat() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
+        std::fs::create_dir(root.join(".git")).unwrap();
         let git = |args: &[&str]| {
-            let out = command(root)
+            let mut cmd = match args.first() {
+                // `init` fills the empty .git folder; every later run is pinned to it.
+                Some(&"init") => {
+                    let mut c = Command::new("git");
+                    c.current_dir(root).env("GIT_DIR", root.join(".git"));
+                    c
+                }
+                _ => command(root).unwrap(),
+            };
+            let out = cmd
                 .args(["-c", "user.name=t", "-c", "user.email=t@t"])
                 .args(args)
                 .output()

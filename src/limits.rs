@@ -43,6 +43,11 @@ pub const MCP_TASKS: usize = 64;
 /// How long an MCP task is kept after its creation (its `ttlMs`), in milliseconds.
 pub const MCP_TASK_TTL_MS: u64 = 300_000;
 
+/// The most bytes of one git answer a `repo.*` reader holds: `repo.log`, `repo.show`,
+/// `repo.blame` and `repo.branches` stop reading there and say `truncated` (or, where no part
+/// of the answer is an answer, fail `internal`), as `files.read` caps a file.
+pub const GIT_ANSWER_BYTES: usize = 8 * 1024 * 1024;
+
 /// One limit of the policy.
 #[derive(Debug, Clone, Copy)]
 pub struct Limit {
@@ -226,6 +231,24 @@ pub const TABLE: &[Limit] = &[
         mcp: "tool result `isError`, code `internal` (`git did not finish within … s`)",
         http: "500 problem `internal`",
         cli: "exit 1 `error[internal]`",
+    },
+    Limit {
+        what: "one git answer (`repo.log`, `repo.show`, `repo.blame`, `repo.branches`, `repo.status`; `repo.diff` has its own caps)",
+        value: "8 MiB",
+        amount: Some(GIT_ANSWER_BYTES as u64),
+        enforced: "src/git.rs `run` and `run_capped` (stdout read to the cap, then the run is killed, never read to its end); the readers keep the whole records read and say `truncated`",
+        mcp: "not an error: `truncated: true` (`internal` where a partial answer means nothing)",
+        http: "not an error: `truncated: true`",
+        cli: "not an error: `truncated: true`",
+    },
+    Limit {
+        what: "the repository's `.git/config` and `objects/info/alternates` (read to derive the configuration git is given)",
+        value: "1 MiB",
+        amount: Some(crate::gitdir::CONFIG_CAP),
+        enforced: "src/gitdir.rs `read_capped`",
+        mcp: "tool result `isError`, code `refused`, `data.rule` `git_pinned`",
+        http: "403 problem `refused`",
+        cli: "exit 4 `error[refused]`",
     },
     Limit {
         what: "session notes per process",

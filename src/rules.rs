@@ -29,6 +29,9 @@ pub enum Rule {
     HardLink,
     /// The audit log is shorter than its anchor: writes stop until it is restored.
     LogTruncated,
+    /// The repository's git folder is not `<root>/.git` itself, or its configuration or
+    /// layout leads git outside the root.
+    GitPinned,
 }
 
 impl Rule {
@@ -45,6 +48,7 @@ impl Rule {
             Rule::SpecialFile => "special_file",
             Rule::HardLink => "hard_link",
             Rule::LogTruncated => "log_truncated",
+            Rule::GitPinned => "git_pinned",
         }
     }
 }

@@ -62,6 +62,7 @@ fn load(spec: &str, repo: &Path) -> Result<Value, CapabilityError> {
             .map_err(|e| CapabilityError::not_found(format!("cannot read {spec}: {e}")))?
     } else {
         let out = crate::git::command(repo)
+            .map_err(|f| f.into_error("the contract lock"))?
             .args(["show", &format!("{spec}:generated/contract.lock")])
             .output()
             .map_err(|e| CapabilityError::internal(format!("cannot run git: {e}")))?;

@@ -423,19 +423,57 @@ pub fn fail(e: &CapabilityError) -> ExitCode {
     ExitCode::from(e.code.exit_code())
 }
 
-/// The repository root chosen by `--repo` or found from the current directory.
-pub fn repo_root(m: &ArgMatches) -> PathBuf {
-    let start = m
-        .get_one::<PathBuf>("repo")
-        .cloned()
-        .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
-    Context::discover(&start)
+/// The repository root chosen by `--repo` or found from the current directory: the nearest
+/// folder at or above it that holds a `.git`. Without `--repo`, a folder in no repository is
+/// refused rather than served (started from `/`, seneschal would otherwise serve the whole
+/// machine); `--repo DIR` may name a folder that is not a repository (its `repo.*` readers then
+/// answer `not_found`). `/` and the home folder are never a root.
+pub fn repo_root(m: &ArgMatches) -> Result<PathBuf, CapabilityError> {
+    let named = m.get_one::<PathBuf>("repo").cloned();
+    let root = match &named {
+        Some(dir) => dir
+            .canonicalize()
+            .map_err(|e| CapabilityError::not_found(format!("--repo {}: {e}", dir.display())))?,
+        None => {
+            let here = std::env::current_dir().map_err(|e| {
+                CapabilityError::not_found(format!("the current folder cannot be read: {e}"))
+            })?;
+            Context::discover(&here).ok_or_else(|| {
+                CapabilityError::not_found(format!(
+                    "{} is in no git repository: run seneschal inside the repository to serve, \
+                     or name its folder with --repo DIR",
+                    here.display()
+                ))
+            })?
+        }
+    };
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(|h| h.canonicalize().ok());
+    if root.parent().is_none() || Some(&root) == home.as_ref() {
+        return Err(CapabilityError::refused(format!(
+            "{} is never served as a repository root (it is the file system's root or the \
+             home folder): run seneschal inside a repository, or name one with --repo DIR",
+            root.display()
+        )));
+    }
+    Ok(root)
+}
+
+/// The value of a fallible step of a command, or the command's exit with its error.
+macro_rules! or_fail {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return fail(&e),
+        }
+    };
 }
 
 /// The context a command runs in: the repository of `m` (the top matches) and the effect
 /// `--allow-effects` chose on `sub` (its own matches).
-fn context(m: &ArgMatches, sub: &ArgMatches) -> Context {
-    Context::new(repo_root(m), servers::max_effect(sub))
+fn context(m: &ArgMatches, sub: &ArgMatches) -> Result<Context, CapabilityError> {
+    Ok(Context::new(repo_root(m)?, servers::max_effect(sub)))
 }
 
 /// The other end of a command-line call: the person who typed it. The invocation itself
@@ -526,13 +564,13 @@ pub fn main() -> ExitCode {
         return print_stdout(&version_text(matches.get_flag("verbose")));
     }
     if let Some(("contract", m)) = matches.subcommand() {
-        if let Some(code) = contract::run(m, &repo_root(&matches), matches.get_flag("json")) {
+        if let Some(code) = contract::run(m, &or_fail!(repo_root(&matches)), matches.get_flag("json")) {
             return code;
         }
     }
     match matches.subcommand() {
         Some(("call", m)) => {
-            let ctx = context(&matches, m);
+            let ctx = or_fail!(context(&matches, m));
             let id = m.get_one::<String>("id").expect("required");
             let mut text = m.get_one::<String>("input").expect("defaulted").clone();
             if text == "-" {
@@ -567,7 +605,7 @@ pub fn main() -> ExitCode {
         Some(("mcp", m)) => {
             if let Some(("wire", leaf)) = m.subcommand() {
                 let (index, d) = crate::registry::find(servers::WIRE).expect("registered");
-                let ctx = context(&matches, leaf);
+                let ctx = or_fail!(context(&matches, leaf));
                 return match args::input_from(d, leaf)
                     .and_then(|input| run(&ctx, leaf, index, input))
                 {
@@ -584,17 +622,18 @@ pub fn main() -> ExitCode {
                     .copied()
                     .unwrap_or(false)
                     || !std::io::stdout().is_terminal();
-                let ctx = Context::new(repo_root(&matches), options.max_effect);
+                let ctx = Context::new(or_fail!(repo_root(&matches)), options.max_effect);
                 return match crate::mcp::inspect::render(&ctx, json) {
                     Ok(text) => print_stdout(&text),
                     Err(e) => fail(&e),
                 };
             }
-            crate::mcp::serve_stdio(repo_root(&matches), &options)
+            crate::mcp::serve_stdio(or_fail!(repo_root(&matches)), &options)
         }
         Some(("serve", m)) => {
-            match servers::serve_options(m)
-                .and_then(|options| crate::http::serve(repo_root(&matches), &options))
+            match servers::serve_options(m).and_then(|options| {
+                crate::http::serve(repo_root(&matches)?, &options)
+            })
             {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(&e),
@@ -604,7 +643,8 @@ pub fn main() -> ExitCode {
             let template = m
                 .get_one::<PathBuf>("fixture")
                 .cloned()
-                .unwrap_or_else(|| repo_root(&matches));
+                .map_or_else(|| repo_root(&matches), Ok);
+            let template = or_fail!(template);
             let only: Vec<String> = m
                 .get_many::<String>("only")
                 .map(|v| v.cloned().collect())
@@ -640,7 +680,7 @@ pub fn main() -> ExitCode {
             print_stdout(&String::from_utf8_lossy(&buf))
         }
         Some(("audit", m)) => {
-            let root = repo_root(&matches);
+            let root = or_fail!(repo_root(&matches));
             let key_file = m
                 .subcommand_matches("verify")
                 .and_then(|v| v.get_one::<PathBuf>("key").cloned())
@@ -699,7 +739,7 @@ pub fn main() -> ExitCode {
         ),
         _ => match capability_matches(&matches) {
             Some((d, leaf)) => {
-                let ctx = context(&matches, leaf);
+                let ctx = or_fail!(context(&matches, leaf));
                 let index = CAPABILITIES
                     .iter()
                     .position(|c| std::ptr::eq(c, d))

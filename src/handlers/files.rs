@@ -23,7 +23,8 @@ use ignore::{WalkBuilder, WalkState};
 use crate::confine::{self, refusal, Rule};
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::redact::{holds_private_key, redact, redact_lines, redact_lines_where};
+use crate::gate;
+use crate::redact::{redact, redact_lines, redact_lines_where};
 use crate::registry::types::{files_read, files_search};
 use crate::rootfs::{Denied, Follow, Root};
 
@@ -86,14 +87,7 @@ pub fn read(
             .at("/path"),
             other => CapabilityError::not_found(format!("`{path}` {other}")).at("/path"),
         })?;
-    if holds_private_key(&bytes) {
-        return Err(refusal(
-            Rule::SecretContent,
-            path,
-            "it holds a private key block",
-            "/path",
-        ));
-    }
+    let bytes = gate::checked(bytes, path, "/path")?;
     let size = bytes.len() as u64;
     let offset = input.offset.get();
     if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_PROBE)]).is_some() {
@@ -458,7 +452,7 @@ pub fn search(
                 Err(_) => return WalkState::Continue,
             }
             // A file holding a private key block is a secret, whatever its name.
-            if holds_private_key(&buf) {
+            if gate::content(&buf).is_some() {
                 tally.secret.fetch_add(1, Ordering::Relaxed);
                 return WalkState::Continue;
             }

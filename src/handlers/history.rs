@@ -21,10 +21,9 @@ use crate::registry::types::{repo_blame, repo_branches, repo_diff, repo_show};
 /// The smallest patch cap (the schema's minimum of `max_bytes`).
 const MIN_PATCH_CAP: usize = 1024;
 
-/// Whether `.git` or a secret-bearing name is one of the components of `path`.
+/// Whether the content gate withholds `path` by name ([`crate::gate::name`]).
 fn hidden(path: &str) -> bool {
-    path.split('/')
-        .any(|name| confine::name_rule(std::ffi::OsStr::new(name)).is_some())
+    crate::gate::name(path).is_some()
 }
 
 /// The files of `spec` under `paths` with a hidden name left out, and how many were.
@@ -71,7 +70,19 @@ fn diffed(
         .max(MIN_PATCH_CAP);
     let context = u64::try_from(context).unwrap_or(0);
     let (all, mut patch, mut truncated) = git::diff_with_patch(root, spec, paths, context, cap)?;
-    let (files, skipped) = shown(all);
+    let (mut files, mut skipped) = shown(all);
+    // The content gate: a file whose whole blob (either side) holds a private key is left
+    // out of the patch like a secret-bearing name, and counted with them.
+    let worktree = !spec.cached && spec.to.is_none();
+    let withheld = git::withheld_by_content(root, &files, patch.as_bytes(), worktree)?;
+    if !withheld.is_empty() {
+        skipped += withheld.len() as u64;
+        let mut i = 0;
+        files.retain(|_| {
+            i += 1;
+            !withheld.contains(&(i - 1))
+        });
+    }
     if skipped > 0 {
         (patch, truncated) = if files.is_empty() {
             (String::new(), false)
@@ -210,6 +221,7 @@ pub fn show(ctx: &Context, input: repo_show::Input) -> Result<repo_show::Output,
     });
     let (detail, d) = (detail?, d?);
     let c = detail.commit;
+    let detail_truncated = detail.truncated;
     Ok(repo_show::Output {
         sha: c.sha,
         parents: c.parents,
@@ -235,7 +247,7 @@ pub fn show(ctx: &Context, input: repo_show::Input) -> Result<repo_show::Output,
             .collect(),
         skipped_secret_files: d.skipped,
         patch: d.patch,
-        truncated: d.truncated,
+        truncated: d.truncated || detail_truncated,
         redactions: 0,
     })
 }
@@ -258,30 +270,20 @@ pub fn blame(
                 .at("/path"),
         );
     }
-    if rev.is_none() {
-        // The working tree file: it must be there, and be a file.
-        let handle = crate::rootfs::Root::open(&root).map_err(|e| {
-            CapabilityError::internal(format!("the repository root cannot be opened: {e}"))
-        })?;
-        match handle.open_file(&rel, crate::rootfs::Follow::Inside) {
-            Ok(_) => {}
-            Err(crate::rootfs::Denied::NotFound) => {
-                return Err(
-                    CapabilityError::not_found(format!("`{path}` does not exist")).at("/path"),
-                )
-            }
-            Err(crate::rootfs::Denied::IsDir) => {
-                return Err(CapabilityError::invalid_input(format!(
-                    "`{path}` is a directory, not a file"
-                ))
-                .at("/path"))
-            }
-            Err(crate::rootfs::Denied::Refused(rule, why)) => {
-                return Err(confine::refusal(rule, path, &why, "/path"))
-            }
-            Err(other) => {
-                return Err(CapabilityError::not_found(format!("`{path}` {other}")).at("/path"))
-            }
+    // The content gate judges the whole file before git cuts it into lines: a key file is
+    // refused whole, at a revision as in the working tree.
+    match rev.as_deref() {
+        None => {
+            crate::gate::worktree_file(&root, &rel, path, "/path")?;
+        }
+        Some(commit) => {
+            let blob = git::blob_at(&root, commit, &rel, crate::gate::WHOLE_CAP)?.ok_or_else(
+                || {
+                    CapabilityError::not_found(format!("`{path}` does not exist at that revision"))
+                        .at("/path")
+                },
+            )?;
+            crate::gate::checked(blob, path, "/path")?;
         }
     }
     let start = input.start.get();
@@ -301,10 +303,7 @@ pub fn blame(
     };
     let mut lines = git::blame(&root, &rel, rev.as_deref(), start, end).map_err(|f| {
         if f.stderr.contains("has only") {
-            CapabilityError::invalid_input(format!(
-                "`{path}` has fewer than {start} lines: {}",
-                f.stderr.trim_start_matches("fatal: ")
-            ))
+            CapabilityError::invalid_input(format!("`{path}` has fewer than {start} lines"))
             .at("/start")
         } else if f.stderr.contains("no such path") || f.stderr.contains("no such file") {
             CapabilityError::not_found(format!("`{path}` does not exist at that revision"))

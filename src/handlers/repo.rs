@@ -10,15 +10,11 @@ use crate::error::CapabilityError;
 use crate::git;
 use crate::registry::types::{repo_identity, repo_log, repo_status};
 
+/// The repository root: the context's, which every git run is pinned to
+/// ([`crate::gitdir::pin`] refuses a layout that leads elsewhere).
 fn root(ctx: &Context) -> Result<std::path::PathBuf, CapabilityError> {
-    let out = git::output(
-        &ctx.repo,
-        &["rev-parse", "--show-toplevel"],
-        "the repository root",
-    )?;
-    Ok(std::path::PathBuf::from(
-        String::from_utf8_lossy(&out).trim(),
-    ))
+    crate::gitdir::pin(&ctx.repo).map_err(|u| u.into_error("the repository root"))?;
+    Ok(ctx.repo.clone())
 }
 
 /// `repo.identity`: root, branch, HEAD and remotes, their URLs shaped.
@@ -115,8 +111,8 @@ pub fn log(ctx: &Context, input: repo_log::Input) -> Result<repo_log::Output, Ca
     let root = root(ctx)?;
     let limit = input.limit.get();
     // One commit more than asked tells whether the history goes on.
-    let mut commits = git::log(&root, limit.saturating_add(1), path.as_deref())?;
-    let truncated = commits.len() as u64 > limit;
+    let (mut commits, cut) = git::log(&root, limit.saturating_add(1), path.as_deref())?;
+    let truncated = cut || commits.len() as u64 > limit;
     commits.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
     let commits = commits
         .into_iter()

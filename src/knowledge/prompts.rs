@@ -315,7 +315,10 @@ pub fn render(
             }
         )));
     }
-    let body = substitute(object.body(), &values);
+    // References (embedded objects, images) are read from the template's own lines, before
+    // the arguments fill it: a value can hold no line of its own that names a file, and a line
+    // with a placeholder is text.
+    let body = object.body();
     let mut messages = Vec::new();
     let mut text = String::new();
     let flush = |text: &mut String, messages: &mut Vec<Message>| {
@@ -339,9 +342,9 @@ pub fn render(
                 Some(open) if open == m => None,
                 open => open,
             };
-            text.push_str(line);
-        } else if fence.is_some() {
-            text.push_str(line);
+            text.push_str(&substitute(line, &values));
+        } else if fence.is_some() || bare.contains("{{") {
+            text.push_str(&substitute(line, &values));
         } else if bare.starts_with(URI_PREFIX) && !bare.contains(char::is_whitespace) {
             flush(&mut text, &mut messages);
             messages.push(embed(&snapshot, name, bare)?);
@@ -355,7 +358,7 @@ pub fn render(
             let root = root.as_ref().expect("opened above");
             messages.push(image(root, object, name, path, mime)?);
         } else {
-            text.push_str(line);
+            text.push_str(&substitute(line, &values));
         }
     }
     flush(&mut text, &mut messages);
@@ -469,14 +472,36 @@ fn image(
         |why: String| PromptError::Reference(format!("prompt `{name}` shows `{path}`: {why}"));
     let rel = resolve(&object.file, path)
         .ok_or_else(|| refused("the path leaves the repository".into()))?;
+    if let Some(rule) = crate::gate::name(&rel) {
+        return Err(refused(format!("{rel}: {}", crate::gate::why(rule))));
+    }
     let mut bytes = Vec::new();
     root.open_file(&rel, Follow::Inside)
         .and_then(|mut f| f.read_capped(MAX_IMAGE_BYTES, &mut bytes))
         .map_err(|e| refused(format!("{rel}: {e}")))?;
+    // The content gate, then the picture's own signature: a key file, a configuration file
+    // behind a link, or text named `.png` is not sent as an image.
+    if let Some(rule) = crate::gate::content(&bytes) {
+        return Err(refused(format!("{rel}: {}", crate::gate::why(rule))));
+    }
+    if !is_image(&bytes, mime) {
+        return Err(refused(format!("{rel}: its bytes are not a {mime} image")));
+    }
     Ok(user(Content::Image {
         data: crate::text::base64(&bytes),
         mime_type: mime.to_string(),
     }))
+}
+
+/// Whether `bytes` open with the signature of `mime`.
+fn is_image(bytes: &[u8], mime: &str) -> bool {
+    match mime {
+        "image/png" => bytes.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "image/jpeg" => bytes.starts_with(&[0xFF, 0xD8, 0xFF]),
+        "image/gif" => bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a"),
+        "image/webp" => bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP",
+        _ => false,
+    }
 }
 
 /// The values of `argument` of prompt `name` (its `enum`, else its `examples`) that start with

@@ -6,6 +6,8 @@
 
 mod audit;
 mod confinement;
+mod gate;
+mod git;
 mod http;
 mod redaction;
 mod surfaces;

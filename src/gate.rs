@@ -1,0 +1,157 @@
+//! The content gate: the secret-file and secret-content rules applied to a **whole** file or
+//! blob, before any reader splits it into lines, hunks, candidates or base64.
+//!
+//! Redaction ([`crate::redact`], run by the executor on every answer) sees strings one at a
+//! time: a private key block cut into blame lines or diff hunks is a run of base64 lines with
+//! no BEGIN line beside them, which no rule can recognise. So every reader of repository bytes
+//! asks the gate about the whole thing first:
+//!
+//! * [`name`]: a path with `.git` or a secret-bearing name in any component
+//!   ([`crate::rules::name_rule`]);
+//! * [`content`]: bytes that hold a private key block of any armour
+//!   ([`crate::redact::holds_private_key`]);
+//! * [`worktree_file`]: a working-tree file opened through the confined root
+//!   ([`crate::rootfs`]), read whole under [`WHOLE_CAP`], then [`content`];
+//! * [`fragment_may_hold_key`]: whether a piece already cut from a file (a diff hunk) could be
+//!   key material, so the reader asks for the whole blobs — a cheap prefilter, never the
+//!   verdict.
+//!
+//! `files.read` and `files.search` refuse or skip a file by these rules; `repo.blame` refuses
+//! a key file at a revision or in the working tree; `repo.diff` and `repo.show` leave a file out
+//! of the patch (counted in `skipped_secret_files`) when either side's blob holds a key; prompt
+//! images are refused by both rules.
+
+use std::path::Path;
+
+use crate::error::CapabilityError;
+use crate::rootfs::{Denied, Follow, Root};
+use crate::rules::Rule;
+
+/// The most bytes of one whole file or blob the gate reads (as `files.read` caps a file).
+pub const WHOLE_CAP: u64 = 8 * 1024 * 1024;
+
+/// The rule `path` (`/`-separated, relative) breaks by name, in any of its components.
+pub fn name(path: &str) -> Option<Rule> {
+    path.split('/')
+        .find_map(|part| crate::rules::name_rule(std::ffi::OsStr::new(part)))
+}
+
+/// The rule whole `bytes` break: [`Rule::SecretContent`] when they hold a private key block.
+pub fn content(bytes: &[u8]) -> Option<Rule> {
+    crate::redact::holds_private_key(bytes).then_some(Rule::SecretContent)
+}
+
+/// The sentence of a refusal by `rule`.
+pub fn why(rule: Rule) -> &'static str {
+    match rule {
+        Rule::SecretContent => "it holds a private key block",
+        Rule::GitDir => "nothing under .git/ is served",
+        Rule::SizeCap => "it is larger than a reader accepts",
+        _ => "secret-bearing files are never served",
+    }
+}
+
+/// The working-tree file `rel` (confined already) read whole through the root, or the error
+/// that refuses it: not there, a folder, a rule of [`crate::rootfs`], over [`WHOLE_CAP`], or
+/// holding a private key. `path` and `field` name it in the error.
+pub fn worktree_file(
+    root: &Path,
+    rel: &str,
+    path: &str,
+    field: &str,
+) -> Result<Vec<u8>, CapabilityError> {
+    let handle = Root::open(root).map_err(|e| {
+        CapabilityError::internal(format!("the repository root cannot be opened: {e}"))
+    })?;
+    let mut bytes = Vec::new();
+    handle
+        .open_file(rel, Follow::Inside)
+        .and_then(|mut file| file.read_capped(WHOLE_CAP, &mut bytes))
+        .map_err(|denied| match denied {
+            Denied::Refused(rule, why) => crate::confine::refusal(rule, path, &why, field),
+            Denied::NotFound => {
+                CapabilityError::not_found(format!("`{path}` does not exist")).at(field)
+            }
+            Denied::IsDir => {
+                CapabilityError::invalid_input(format!("`{path}` is a directory, not a file"))
+                    .at(field)
+            }
+            other => CapabilityError::not_found(format!("`{path}` {other}")).at(field),
+        })?;
+    checked(bytes, path, field)
+}
+
+/// `bytes` of `path` when [`content`] passes them, else the refusal.
+pub fn checked(bytes: Vec<u8>, path: &str, field: &str) -> Result<Vec<u8>, CapabilityError> {
+    match content(&bytes) {
+        Some(rule) => Err(crate::confine::refusal(rule, path, why(rule), field)),
+        None => Ok(bytes),
+    }
+}
+
+/// The shortest run of base64 characters on a line that could be a line of key material.
+const KEY_RUN: usize = 16;
+
+/// Whether `fragment` (part of a file: a hunk, some lines) could hold part of a private key
+/// block: an armour or PuTTY line, or a line whose content is a run of at least 16 base64
+/// characters with a digit, `+` or `/` among them. False means no line of key material is in
+/// it; true means the reader must judge the whole file with [`content`].
+pub fn fragment_may_hold_key(fragment: &[u8]) -> bool {
+    if memchr::memmem::find(fragment, b"PRIVATE KEY").is_some()
+        || memchr::memmem::find(fragment, b"Private-Lines").is_some()
+    {
+        return true;
+    }
+    fragment.split(|b| *b == b'\n').any(|line| {
+        // A diff line's first byte is its kind (`+`, `-`, ` `); quotes, indentation and a
+        // trailing comma or `\n` escape surround key lines in YAML, JSON and code.
+        let body = line
+            .strip_prefix(b"+")
+            .or_else(|| line.strip_prefix(b"-"))
+            .unwrap_or(line);
+        let body = body.trim_ascii();
+        let body = body.strip_suffix(b",").unwrap_or(body);
+        let body = body.strip_suffix(b"\\n").unwrap_or(body);
+        let body = body.trim_ascii_start();
+        let body = body
+            .strip_prefix(b"\"")
+            .or_else(|| body.strip_prefix(b"'"))
+            .unwrap_or(body);
+        let body = body
+            .strip_suffix(b"\"")
+            .or_else(|| body.strip_suffix(b"'"))
+            .unwrap_or(body);
+        body.len() >= KEY_RUN
+            && body
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+            && body
+                .iter()
+                .any(|b| b.is_ascii_digit() || matches!(b, b'+' | b'/'))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_lines_are_flagged_and_prose_and_code_are_not() {
+        assert!(fragment_may_hold_key(
+            b"@@ -3,3 +3,3 @@\n MIIEpAIBAAKCAQEA3x9Jv1Kq0ZlV2m8b\n-Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5\n"
+        ));
+        assert!(fragment_may_hold_key(b"  \"aGVsbG8gd29ybGQgMTIzNDU2Nzg5MA==\",\n"));
+        assert!(!fragment_may_hold_key(
+            b"@@ -1 +1 @@\n-fn main() { println!(\"hello\"); }\n+let someLongIdentifierName = 1;\n"
+        ));
+        assert!(!fragment_may_hold_key(b"+ThisIsAVeryLongWordWithoutDigits\n"));
+    }
+
+    #[test]
+    fn names_break_rules_in_any_component() {
+        assert_eq!(name("config/.env"), Some(Rule::SecretFile));
+        assert_eq!(name("a/.ssh/id"), Some(Rule::SecretFile));
+        assert_eq!(name("a/.git/config"), Some(Rule::GitDir));
+        assert_eq!(name("src/main.rs"), None);
+    }
+}
