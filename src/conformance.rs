@@ -209,11 +209,7 @@ impl Drop for Scratch {
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     // The scratch is seneschal's own; `init` makes its `.git`, every later run is pinned.
     let mut cmd = if args.first() == Some(&"init") {
-        let mut c = std::process::Command::new("git");
-        c.current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null");
-        c
+        crate::git::init_command(dir)
     } else {
         crate::git::command(dir).map_err(|f| f.into_error("the scratch").message)?
     };

@@ -387,13 +387,8 @@ pub fn knowledge_prompt_completion(
     argument: &str,
     value: &str,
 ) -> Option<Vec<String>> {
-    let values = crate::knowledge::prompts::complete_prompt(
-        &ctx.knowledge,
-        &ctx.repo,
-        name,
-        argument,
-        "",
-    )?;
+    let values =
+        crate::knowledge::prompts::complete_prompt(&ctx.knowledge, &ctx.repo, name, argument, "")?;
     Some(disclosed_matches(values, value))
 }
 

@@ -140,11 +140,15 @@ mod tests {
         assert!(fragment_may_hold_key(
             b"@@ -3,3 +3,3 @@\n MIIEpAIBAAKCAQEA3x9Jv1Kq0ZlV2m8b\n-Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5\n"
         ));
-        assert!(fragment_may_hold_key(b"  \"aGVsbG8gd29ybGQgMTIzNDU2Nzg5MA==\",\n"));
+        assert!(fragment_may_hold_key(
+            b"  \"aGVsbG8gd29ybGQgMTIzNDU2Nzg5MA==\",\n"
+        ));
         assert!(!fragment_may_hold_key(
             b"@@ -1 +1 @@\n-fn main() { println!(\"hello\"); }\n+let someLongIdentifierName = 1;\n"
         ));
-        assert!(!fragment_may_hold_key(b"+ThisIsAVeryLongWordWithoutDigits\n"));
+        assert!(!fragment_may_hold_key(
+            b"+ThisIsAVeryLongWordWithoutDigits\n"
+        ));
     }
 
     #[test]

@@ -39,6 +39,17 @@ pub fn command(repo: &Path) -> Result<Command, Failure> {
     Ok(c)
 }
 
+/// A `git init` of a folder seneschal made itself (a scratch, which has no `.git` to pin yet),
+/// with no system or global configuration.
+pub fn init_command(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .stdin(Stdio::null());
+    c
+}
+
 /// A failed git run: its exit status and its error text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
@@ -231,7 +242,7 @@ fn stopped() -> Failure {
 /// The most bytes [`run`] reads of one git answer. A reader that can answer part of a larger
 /// one reads it with [`run_capped`] and says `truncated`; past this cap [`run`] fails
 /// (`size_cap`) rather than hold an unbounded answer in memory.
-pub const RUN_CAP: usize = crate::limits::GIT_ANSWER_BYTES;
+pub const RUN_CAP: usize = 8 * 1024 * 1024;
 
 /// Runs git with `args`; stdout on success. The run is watched: one that outlasts the
 /// deadline is stopped and fails; one that answers more than [`RUN_CAP`] bytes is stopped and
@@ -561,7 +572,11 @@ pub fn log(
         // The last field read is cut: keep the whole records before it, or the first record
         // with its subject cut.
         let whole = fields.len().saturating_sub(1) / LOG_FIELDS;
-        fields.truncate(if whole == 0 { LOG_FIELDS } else { whole * LOG_FIELDS });
+        fields.truncate(if whole == 0 {
+            LOG_FIELDS
+        } else {
+            whole * LOG_FIELDS
+        });
     }
     let mut commits = parse_fields(fields)?;
     let mut cut_any = more;
@@ -1271,7 +1286,10 @@ pub fn withheld_by_content(
         }
     }
     let mut withheld: Vec<usize> = Vec::new();
-    for (blob, &i) in blobs(repo, &names, crate::gate::WHOLE_CAP)?.iter().zip(&owner) {
+    for (blob, &i) in blobs(repo, &names, crate::gate::WHOLE_CAP)?
+        .iter()
+        .zip(&owner)
+    {
         let keyed = match blob {
             Blob::Bytes(b) => crate::gate::content(b).is_some(),
             Blob::TooLarge(_) => true,
@@ -1336,7 +1354,10 @@ fn raw_record(
         (first, None)
     };
     let mut words = raw.split(' ');
-    let side = |w: Option<&str>| w.filter(|id| id.bytes().any(|b| b != b'0')).map(str::to_string);
+    let side = |w: Option<&str>| {
+        w.filter(|id| id.bytes().any(|b| b != b'0'))
+            .map(str::to_string)
+    };
     let (old, new) = (side(words.nth(2)), side(words.next()));
     Ok(FileDiff {
         path,
@@ -1766,8 +1787,8 @@ mod tests {
             let mut cmd = match args.first() {
                 // `init` fills the empty .git folder; every later run is pinned to it.
                 Some(&"init") => {
-                    let mut c = Command::new("git");
-                    c.current_dir(root).env("GIT_DIR", root.join(".git"));
+                    let mut c = init_command(root);
+                    c.env("GIT_DIR", root.join(".git"));
                     c
                 }
                 _ => command(root).unwrap(),

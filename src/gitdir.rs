@@ -32,7 +32,7 @@
 //!
 //! What is left: git still follows a symbolic link planted deeper in `.git` (a loose object or
 //! a ref file); such a file is only ever parsed as an object or a ref, and git's messages about
-//! it never reach a client ([`crate::git::Failure::into_error`]). A process that can rewrite
+//! it never reach a client (the git door answers in seneschal's words). A process that can rewrite
 //! `.git` while seneschal runs is outside this promise: the check and git's reads are two
 //! moments.
 
@@ -311,7 +311,11 @@ fn read_capped(path: &Path) -> Result<String, Unpinned> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(String::new()),
-        Err(e) => return Err(Unpinned::Internal(format!("a git file cannot be read: {e}"))),
+        Err(e) => {
+            return Err(Unpinned::Internal(format!(
+                "a git file cannot be read: {e}"
+            )))
+        }
     };
     if !file.metadata().is_ok_and(|m| m.is_file()) {
         return Err(Unpinned::Refused(format!(
@@ -372,8 +376,7 @@ pub fn parse_config(text: &str) -> Vec<Entry> {
             (section, subsection) = name;
             rest = after.trim_start();
         }
-        if rest.is_empty() || rest.starts_with('#') || rest.starts_with(';') || section.is_empty()
-        {
+        if rest.is_empty() || rest.starts_with('#') || rest.starts_with(';') || section.is_empty() {
             continue;
         }
         let key_end = rest
@@ -550,12 +553,12 @@ fn honoured(e: &Entry) -> bool {
 
 /// The private `config`: the honoured keys of `entries`, then [`OURS`].
 pub fn derived_config(entries: &[Entry]) -> String {
-    let mut out = String::from("# Written by seneschal (src/gitdir.rs): the only configuration git reads.\n");
+    let mut out =
+        String::from("# Written by seneschal (src/gitdir.rs): the only configuration git reads.\n");
     for e in entries.iter().filter(|e| honoured(e)) {
         let Some(value) = &e.value else { continue };
         if value.chars().any(char::is_control)
-            || e
-                .subsection
+            || e.subsection
                 .as_deref()
                 .is_some_and(|s| s.chars().any(char::is_control))
         {
@@ -601,7 +604,9 @@ fn private_base() -> Result<PathBuf, Unpinned> {
 fn private_folder(real_root: &Path) -> Result<PathBuf, Unpinned> {
     let digest = {
         use sha2::Digest;
-        crate::text::hex(&sha2::Sha256::digest(real_root.as_os_str().as_encoded_bytes()))
+        crate::text::hex(&sha2::Sha256::digest(
+            real_root.as_os_str().as_encoded_bytes(),
+        ))
     };
     let dir = private_base()?.join(&digest[..24]);
     if let Err(e) = std::fs::create_dir(&dir) {
@@ -678,12 +683,21 @@ mod tests {
                     [diff.y]\n\ttextconv = a \\\n b\n\tbare\n";
         let e = parse_config(text);
         let find = |s: &str, k: &str| e.iter().find(|e| e.section == s && e.key == k).cloned();
-        assert_eq!(find("core", "filemode").unwrap().value.as_deref(), Some("true"));
+        assert_eq!(
+            find("core", "filemode").unwrap().value.as_deref(),
+            Some("true")
+        );
         let remote = find("remote", "url").unwrap();
         assert_eq!(remote.subsection.as_deref(), Some("or\"igin"));
         assert_eq!(remote.value.as_deref(), Some("https://x/y"));
-        assert_eq!(find("filter", "clean").unwrap().value.as_deref(), Some("touch /tmp/m"));
-        assert_eq!(find("diff", "textconv").unwrap().value.as_deref(), Some("a  b"));
+        assert_eq!(
+            find("filter", "clean").unwrap().value.as_deref(),
+            Some("touch /tmp/m")
+        );
+        assert_eq!(
+            find("diff", "textconv").unwrap().value.as_deref(),
+            Some("a  b")
+        );
         assert_eq!(find("diff", "bare").unwrap().value, None);
     }
 
@@ -698,10 +712,15 @@ mod tests {
         let derived = derived_config(&parse_config(text));
         assert!(!derived.contains("evil"), "{derived}");
         assert!(derived.contains("ignorecase = \"true\""), "{derived}");
-        assert!(derived.contains("[remote \"o\"]\n\turl = \"https://h/r\""), "{derived}");
+        assert!(
+            derived.contains("[remote \"o\"]\n\turl = \"https://h/r\""),
+            "{derived}"
+        );
         // The derived text reads back to the same honoured entries.
         let back = parse_config(&derived);
-        assert!(back.iter().any(|e| e.key == "url" && e.value.as_deref() == Some("https://h/r")));
+        assert!(back
+            .iter()
+            .any(|e| e.key == "url" && e.value.as_deref() == Some("https://h/r")));
     }
 
     #[test]
@@ -715,7 +734,8 @@ mod tests {
         let derived = derived_config(&entries);
         assert!(!derived.contains("evil"), "{derived}");
         let back = parse_config(&derived);
-        assert!(back.iter().all(|e| e.section != "diff" || e.key != "external"
-            || e.value.as_deref() == Some("")));
+        assert!(back
+            .iter()
+            .all(|e| e.section != "diff" || e.key != "external" || e.value.as_deref() == Some("")));
     }
 }

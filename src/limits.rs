@@ -43,11 +43,6 @@ pub const MCP_TASKS: usize = 64;
 /// How long an MCP task is kept after its creation (its `ttlMs`), in milliseconds.
 pub const MCP_TASK_TTL_MS: u64 = 300_000;
 
-/// The most bytes of one git answer a `repo.*` reader holds: `repo.log`, `repo.show`,
-/// `repo.blame` and `repo.branches` stop reading there and say `truncated` (or, where no part
-/// of the answer is an answer, fail `internal`), as `files.read` caps a file.
-pub const GIT_ANSWER_BYTES: usize = 8 * 1024 * 1024;
-
 /// One limit of the policy.
 #[derive(Debug, Clone, Copy)]
 pub struct Limit {
@@ -235,7 +230,7 @@ pub const TABLE: &[Limit] = &[
     Limit {
         what: "one git answer (`repo.log`, `repo.show`, `repo.blame`, `repo.branches`, `repo.status`; `repo.diff` has its own caps)",
         value: "8 MiB",
-        amount: Some(GIT_ANSWER_BYTES as u64),
+        amount: Some(crate::git::RUN_CAP as u64),
         enforced: "src/git.rs `run` and `run_capped` (stdout read to the cap, then the run is killed, never read to its end); the readers keep the whole records read and say `truncated`",
         mcp: "not an error: `truncated: true` (`internal` where a partial answer means nothing)",
         http: "not an error: `truncated: true`",

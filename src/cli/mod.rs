@@ -564,7 +564,9 @@ pub fn main() -> ExitCode {
         return print_stdout(&version_text(matches.get_flag("verbose")));
     }
     if let Some(("contract", m)) = matches.subcommand() {
-        if let Some(code) = contract::run(m, &or_fail!(repo_root(&matches)), matches.get_flag("json")) {
+        if let Some(code) =
+            contract::run(m, &or_fail!(repo_root(&matches)), matches.get_flag("json"))
+        {
             return code;
         }
     }
@@ -631,9 +633,8 @@ pub fn main() -> ExitCode {
             crate::mcp::serve_stdio(or_fail!(repo_root(&matches)), &options)
         }
         Some(("serve", m)) => {
-            match servers::serve_options(m).and_then(|options| {
-                crate::http::serve(repo_root(&matches)?, &options)
-            })
+            match servers::serve_options(m)
+                .and_then(|options| crate::http::serve(repo_root(&matches)?, &options))
             {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(&e),

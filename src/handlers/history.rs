@@ -102,18 +102,13 @@ fn diffed(
     })
 }
 
-/// The repository's top folder: the context's root, where `.git` is (found as the context
-/// found it). Git runs from there, so paths are root-relative; without `.git` there is no
-/// repository (and `git diff` would compare files outside one), which is `not_found`. No git
-/// run: a call pays for the git commands that answer it, not for one that finds the root.
+/// The repository's top folder: the context's root, where `.git` is, pinned
+/// ([`crate::gitdir::pin`]) before anything of the call is read: no `.git` is `not_found`, a
+/// layout that leads outside the root is `refused`. No git run: a call pays for the git
+/// commands that answer it, not for one that finds the root.
 fn top(ctx: &Context) -> Result<std::path::PathBuf, CapabilityError> {
-    if ctx.repo.join(".git").exists() {
-        Ok(ctx.repo.clone())
-    } else {
-        Err(CapabilityError::not_found(
-            "the repository: there is no git repository here",
-        ))
-    }
+    crate::gitdir::pin(&ctx.repo).map_err(|u| u.into_error("the repository"))?;
+    Ok(ctx.repo.clone())
 }
 
 /// A change kind of [`git`]'s spelling as the generated enum of an answer (the enums spell
@@ -258,8 +253,8 @@ pub fn blame(
     input: repo_blame::Input,
 ) -> Result<repo_blame::Output, CapabilityError> {
     let path = input.path.as_str();
-    let rel = confine::confine(&ctx.repo, path, "/path")?.rel;
     let root = top(ctx)?;
+    let rel = confine::confine(&ctx.repo, path, "/path")?.rel;
     let rev = match input.rev.as_deref() {
         Some(r) => Some(git::resolve_commit(&root, r, "/rev")?),
         None => None,
@@ -277,12 +272,11 @@ pub fn blame(
             crate::gate::worktree_file(&root, &rel, path, "/path")?;
         }
         Some(commit) => {
-            let blob = git::blob_at(&root, commit, &rel, crate::gate::WHOLE_CAP)?.ok_or_else(
-                || {
+            let blob =
+                git::blob_at(&root, commit, &rel, crate::gate::WHOLE_CAP)?.ok_or_else(|| {
                     CapabilityError::not_found(format!("`{path}` does not exist at that revision"))
                         .at("/path")
-                },
-            )?;
+                })?;
             crate::gate::checked(blob, path, "/path")?;
         }
     }
@@ -304,7 +298,7 @@ pub fn blame(
     let mut lines = git::blame(&root, &rel, rev.as_deref(), start, end).map_err(|f| {
         if f.stderr.contains("has only") {
             CapabilityError::invalid_input(format!("`{path}` has fewer than {start} lines"))
-            .at("/start")
+                .at("/start")
         } else if f.stderr.contains("no such path") || f.stderr.contains("no such file") {
             CapabilityError::not_found(format!("`{path}` does not exist at that revision"))
                 .at("/path")

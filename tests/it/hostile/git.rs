@@ -44,7 +44,9 @@ fn every_reader(three: &mut Three<'_>) -> Vec<Value> {
         three.ok("repo.diff", json!({"from": "HEAD"})),
         three.ok("repo.diff", json!({"from": "HEAD~1", "to": "HEAD"})),
         three.ok("repo.show", json!({"rev": "HEAD"})),
-        three.ok("repo.blame", json!({"path": "a.txt"})),
+        // A committed, unchanged file: its blame is the same for every transport (a changed
+        // line's "not committed yet" time is not), and git still cleans it with the filter.
+        three.ok("repo.blame", json!({"path": "kept.txt"})),
         three.ok("repo.blame", json!({"path": "a.txt", "rev": "HEAD"})),
         three.ok("repo.log", json!({"limit": 5})),
         three.ok("repo.log", json!({"limit": 5, "path": "a.txt"})),
@@ -60,6 +62,7 @@ fn hostile_repository(markers: &Path) -> tempfile::TempDir {
     let dir = repo.path();
     std::fs::write(dir.join("a.txt"), "one\n").unwrap();
     std::fs::write(dir.join("b.bin"), "bin\n").unwrap();
+    std::fs::write(dir.join("kept.txt"), "kept\n").unwrap();
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", "two"]);
     // A submodule with its own configuration: git would run inside it.
@@ -69,7 +72,16 @@ fn hostile_repository(markers: &Path) -> tempfile::TempDir {
     git(upstream.path(), &["add", "-A"]);
     git(
         upstream.path(),
-        &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "s"],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "-m",
+            "s",
+        ],
     );
     git(
         dir,
@@ -202,7 +214,8 @@ fn no_program_the_repository_names_runs_on_any_reader_or_transport() {
     let status = &answers[0];
     let text = status.to_string();
     assert!(text.contains("a.txt") && text.contains("c.txt"), "{status}");
-    assert!(answers[5].to_string().contains("two"), "{}", answers[5]);
+    assert!(answers[2].to_string().contains("+two"), "{}", answers[2]);
+    assert!(answers[5].to_string().contains("kept"), "{}", answers[5]);
 }
 
 /// Writes `OUTSIDE` text into a folder outside any repository.
@@ -294,14 +307,24 @@ fn alternates_includes_and_links_that_lead_outside_are_refused() {
     .unwrap();
     plant_config(
         repo.path(),
-        &format!("[include]\n\tpath = {}\n", out.path().join("evil.config").display()),
+        &format!(
+            "[include]\n\tpath = {}\n",
+            out.path().join("evil.config").display()
+        ),
     );
     every_reader_refused(repo.path());
     // Refs linked to another repository's.
     let repo = scratch_repo();
-    std::fs::rename(repo.path().join(".git/refs"), repo.path().join(".git/refs.old")).unwrap();
-    std::os::unix::fs::symlink(other.path().join(".git/refs"), repo.path().join(".git/refs"))
-        .unwrap();
+    std::fs::rename(
+        repo.path().join(".git/refs"),
+        repo.path().join(".git/refs.old"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        other.path().join(".git/refs"),
+        repo.path().join(".git/refs"),
+    )
+    .unwrap();
     every_reader_refused(repo.path());
 }
 
@@ -330,7 +353,10 @@ fn settings_that_read_outside_files_are_not_honoured() {
         ("repo.show", json!({"rev": "HEAD"})),
     ] {
         let answer = three.ok(id, input);
-        assert!(!answer.to_string().contains("OUTSIDE-BYTES"), "{id}: {answer}");
+        assert!(
+            !answer.to_string().contains("OUTSIDE-BYTES"),
+            "{id}: {answer}"
+        );
     }
     three.finish();
 }
@@ -364,17 +390,85 @@ fn a_huge_commit_message_is_cut_and_said_so() {
     std::fs::write(&message, "s".repeat(9 << 20)).unwrap();
     git(
         dir,
-        &["commit", "-q", "--allow-empty", "-F", &message.display().to_string()],
+        &[
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-F",
+            &message.display().to_string(),
+        ],
     );
     std::fs::remove_file(&message).unwrap();
     let mut three = Three::new(dir);
     let log = three.ok("repo.log", json!({"limit": 3}));
     assert_eq!(log["truncated"], true, "the log says it was cut");
     let subject = log["commits"][0]["subject"].as_str().unwrap();
-    assert!(subject.len() <= 4096 && subject.starts_with("sss"), "{}", subject.len());
+    assert!(
+        subject.len() <= 4096 && subject.starts_with("sss"),
+        "{}",
+        subject.len()
+    );
     let show = three.ok("repo.show", json!({"rev": "HEAD", "patch": false}));
     assert_eq!(show["truncated"], true);
     assert!(show["message"].as_str().unwrap().len() <= 1 << 20);
-    assert!(show.to_string().len() < 2 << 20, "{}", show.to_string().len());
+    assert!(
+        show.to_string().len() < 2 << 20,
+        "{}",
+        show.to_string().len()
+    );
     three.finish();
+}
+
+#[test]
+fn no_repository_no_root() {
+    use crate::support::{bin, stderr};
+    let loose = tempfile::tempdir().unwrap();
+    std::fs::write(loose.path().join("hostname"), "OUTSIDE-BYTES-7f3a\n").unwrap();
+    let run = |cwd: &Path, args: &[&str], home: &Path| {
+        std::process::Command::new(bin())
+            .args(args)
+            .current_dir(cwd)
+            .env("HOME", home)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    // A folder in no repository: `mcp`, `serve` and a reader all refuse to start.
+    for args in [
+        &["mcp"][..],
+        &["serve", "--bind", "127.0.0.1:0"],
+        &["files", "read", "--path", "hostname"],
+    ] {
+        let out = run(loose.path(), args, Path::new("/nonexistent"));
+        assert!(
+            !out.status.success(),
+            "{args:?} served a folder in no repository"
+        );
+        let err = stderr(&out);
+        assert!(
+            err.contains("in no git repository") && err.contains("--repo"),
+            "{err}"
+        );
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("OUTSIDE-BYTES"));
+    }
+    // `--repo DIR` names the folder to serve: then it is served.
+    let named = run(
+        loose.path(),
+        &[
+            "--repo",
+            &loose.path().display().to_string(),
+            "files",
+            "read",
+            "--path",
+            "hostname",
+        ],
+        Path::new("/nonexistent"),
+    );
+    assert!(named.status.success(), "{}", stderr(&named));
+    // `/` and the home folder never are, named or found.
+    for root in ["/".to_string(), loose.path().display().to_string()] {
+        let out = run(loose.path(), &["--repo", &root, "mcp"], loose.path());
+        assert_eq!(out.status.code(), Some(4), "{root}: {}", stderr(&out));
+        assert!(stderr(&out).contains("never served"), "{}", stderr(&out));
+    }
 }
