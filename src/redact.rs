@@ -8,8 +8,9 @@
 //! [`redact`] too; the executor's pass is the guarantee either way, and every rule is
 //! idempotent (a [`MARKER`] is never matched again).
 //!
-//! **The rules** (the table [`RULES`], one unit test per rule with a sample and a near miss),
-//! each match replaced with [`MARKER`]:
+//! **The rules** (the table [`RULES`], one unit test per rule with a sample and a near miss,
+//! and a table of every shape's quoting, separator and line-break variants with their near
+//! misses, `variant_rows`), each match replaced with [`MARKER`]:
 //!
 //! * `private_key`: private key blocks of every armour — PEM (`-----BEGIN [RSA |EC |DSA |
 //!   ENCRYPTED |…]PRIVATE KEY-----`), OpenSSH (`-----BEGIN OPENSSH PRIVATE KEY-----`), PGP
@@ -23,17 +24,32 @@
 //! * `url_query`: the values of credential-named query parameters (`?access_token=…`);
 //! * known token shapes: GitHub (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`), GitLab
 //!   (`glpat-`), AWS access key ids (`AKIA…`), Slack (`xoxb-`, …), OpenAI and Anthropic style
-//!   keys (`sk-…`), Google API keys (`AIza…`), npm tokens, JSON web tokens, `Bearer`
-//!   credentials;
-//! * `assignment`: the value of a `key=value`, `key: value` or `"key": "value"` anywhere in a
-//!   line (a commit subject, a YAML or JSON file, JSON-escaped text) when the key names a
-//!   secret: `password`, `passwd`, `passphrase`, `secret`, `token`, `api_key`, `access_key`,
-//!   `private_key`, `signing_key`, `secret_key`, `client_secret`, `credential(s)`, `auth`,
-//!   with any prefix (`db_password`, `clientSecret`), and `pass`, `pwd` as a whole word or
-//!   after a separator (`DB_PASS=`). Values that cannot be secrets are kept: numbers,
-//!   booleans and `null`, placeholders (`${…}`, `$VAR`, `{{…}}`, `<…>`), values shorter than
-//!   six characters and single letters-only words shorter than twelve (prose: "Token: none
-//!   yet");
+//!   keys (`sk-…`), Google API keys (`AIza…`), npm tokens, JSON web tokens — whatever precedes
+//!   or follows them (`xghp_…`, `MY_ghp_…`, `keyAKIA…`, `ghp_…_suffix`); one glued to a letter,
+//!   a digit or `_` before it must look random (a digit, and both cases where its alphabet has
+//!   them), so `task-runner-for-the-build` keeps its `sk-`; and `Bearer` credentials;
+//! * `assignment`: the value of a key anywhere in a line (a commit subject, a
+//!   YAML or JSON file, code, JSON-escaped text) when the key names a secret: `password`,
+//!   `passwd`, `passphrase`, `secret`, `token`, `api_key`, `access_key`, `private_key`,
+//!   `signing_key`, `secret_key`, `client_secret`, `credential(s)`, `auth`, with any prefix
+//!   (`db_password`, `clientSecret`), and `pass`, `pwd` as a whole word or after a separator
+//!   (`DB_PASS=`). The key bare or quoted (`"`, `'`, a backtick, JSON-escaped `\"`), then `=`,
+//!   `:`, `=>` or `:=` with or without blanks, then the value: quoted the same ways (to its
+//!   closing quote, escaped quotes `\"`, `\\\"` and `''` inside; after a JSON-escaped `\n`
+//!   too), or bare up to a blank, a quote or a backslash (`password=ab;cd&ef)gh<ij` whole),
+//!   less the `,`, `;`, `)`, `}`, `]` that close it in code (`f(password=x)`). Values that
+//!   cannot be secrets are kept: numbers, booleans and `null`, placeholders (`${…}`, `$(…)`,
+//!   `$` and an upper-case name such as `$DB_PASSWORD`, `{{…}}`, `<…>`; `$ecretPa55word` is a
+//!   value), generic types of code (`Option<String>`), bare values opening code (`&[&str]`,
+//!   `(none)`, `{…}`), quoted values starting with a blank, values shorter than six characters
+//!   (quoted ones only when made of letters, digits, `-`, `_`, `.`, `/`: `"p-1"`, not
+//!   `'x;y&z'`) and single letters-only words shorter than twelve (prose: "Token: none yet");
+//! * `assignment_next_line`: the value below a key that opens and ends its line (after blanks,
+//!   a sequence's `- `, a JSON object's `{` or `,`): a YAML block scalar (`password: |`, `>`,
+//!   `|-`, `>+`, `|2`, a comment after it), every line of it replaced and the line count kept;
+//!   a YAML value on the next, deeper indented line (`password:` then `  value`); a JSON
+//!   value on the next line after a quoted key (`"password":` then `"value"`) — judged as
+//!   `assignment` judges a value, and never a nested key, a sequence or a collection;
 //! * `environment`: the literal values of this process's environment variables that look
 //!   like secrets (see [`env_secret`]): any value of at least [`MIN_ENV_SECRET`] characters
 //!   whose name holds a secret word (`TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `PASSPHRASE`,
@@ -54,7 +70,10 @@
 //! costs those two scans and no regex, and a text runs only the rules whose gates it holds.
 //! For a whole file, [`redact_lines`] gives the same answer at the cost of the lines that hold
 //! a gate (found by a vectorised search of a lowered copy), unless a rule that can span lines
-//! matches in it; [`redact_lines_where`] leaves alone the lines its reader will not look at.
+//! matches in it (a `bearer` word before a line break, a gated line that ends with a key);
+//! [`redact_lines_where`] leaves alone the lines its reader will not look at. The
+//! `assignment_next_line` regex runs only on lines that end as a key does (a separator or a
+//! block indicator before the comment), checked byte by byte.
 //!
 //! [`redact_url`] is stricter, for URLs that are known to be URLs (git remotes): it also blanks
 //! every query value and fragment — a shaping rule of `repo.identity`, not a guarantee.
@@ -86,8 +105,16 @@ enum Replace {
     Userinfo,
     /// The value after group 1 (`name=`), unless it is already a marker.
     AfterGroup1,
-    /// The group `v` (the value of an assignment), unless it cannot be a secret.
+    /// The value of an assignment (a group `ev`, `nv`, `dv`, `sv`, `tv` or `bv`), unless it
+    /// cannot be a secret ([`assignment_value_is_secret`]).
     Value,
+    /// The value of an assignment whose key ends its line: a YAML block scalar's lines, or the
+    /// value on the next line ([`next_lines`]).
+    NextLines,
+    /// A token shape, matched whatever precedes it: the whole match, unless it is glued to a
+    /// letter, a digit or `_` before it and does not look random ([`glued_token_is_secret`]).
+    /// `cased` when the token's alphabet has both cases.
+    Token { cased: bool },
 }
 
 /// One redaction rule, compiled on first need. A text that holds none of its `gates` (cheap
@@ -139,22 +166,84 @@ macro_rules! armour {
     };
 }
 
-/// The secret words of the `assignment` rule that may follow any prefix (`db_password`,
-/// `clientSecret`), then the short ones that must stand alone or follow a separator.
+/// The key of an assignment and its separator: the secret words that may follow any prefix
+/// (`db_password`, `clientSecret`), then the short ones that must stand alone or follow a
+/// separator; the key unquoted, quoted (`"`, `'`, a backtick, JSON-escaped `\"`); then `=`,
+/// `:`, `=>` or `:=`, with or without blanks around.
+macro_rules! secret_key {
+    () => {
+        concat!(
+            r"(?P<k>(?:[a-z0-9_.\-]*?(?:password|passwd|passphrase|secret|token|api[_\-]?key",
+            r"|access[_\-]?key|private[_\-]?key|signing[_\-]?key|secret[_\-]?key|credentials?|auth)",
+            r"|(?-u:\b)(?:[a-z0-9_.\-]*[_.\-])?(?:pass|pwd))(?:[_.\-][a-z0-9_.\-]*)?)",
+            r#"\\{0,3}(?P<kq>["'`])?[ \t]*(?::=|=>|[:=])"#,
+        )
+    };
+}
+
+/// The text of a value quoted with JSON-escaped quotes (`\"…\"`), up to its closing `\"`: an
+/// escaped quote inside is `\\\"`, an escaped backslash `\\\\`. Like every quoted value, it
+/// starts with no blank (prose: a `password:` in YAML, where the next backtick opens no value).
+macro_rules! escaped_quoted {
+    () => {
+        concat!(
+            r#"(?:[^"\\\s]|\\[^"\\\r\n]|\\\\(?:[^"\\\r\n]|\\[^\r\n]))"#,
+            r#"(?:[^"\\\r\n]|\\[^"\\\r\n]|\\\\(?:[^"\\\r\n]|\\[^\r\n]))*"#,
+        )
+    };
+}
+
+/// A value, in the order tried: JSON-escaped quotes (`ev`), double quotes with their escapes
+/// (`dv`), single quotes with `''` and `\'` (`sv`), backticks (`tv`), bare up to a blank, a quote
+/// or a backslash (`bv`). A quoted value runs to its closing quote or the end of the line and
+/// starts with no blank; a bare one starts with no opener of code (`&[&str]`, `(none)`, `{}`).
+macro_rules! value {
+    () => {
+        concat!(
+            r#"(?:\\"(?P<ev>"#,
+            escaped_quoted!(),
+            r#")|"(?P<dv>(?:[^"\\\s]|\\[^\r\n])(?:[^"\\\r\n]|\\[^\r\n])*)"#,
+            r#"|'(?P<sv>(?:[^'\\\s]|''|\\[^\r\n])(?:[^'\\\r\n]|''|\\[^\r\n])*)"#,
+            r"|`(?P<tv>[^`\s][^`\r\n]*)",
+            r#"|(?P<bv>[^\s"'`\\&\[({][^\s"'`\\]*))"#,
+        )
+    };
+}
+
+/// The `assignment` rule: a key, its separator and the value on the same line (or after a
+/// JSON-escaped line break, `\n`, when JSON-escaped quotes follow it: `nv`).
 macro_rules! assignment {
     () => {
         concat!(
-            r"(?i)(?P<k>(?:[a-z0-9_.\-]*?(?:password|passwd|passphrase|secret|token|api[_\-]?key",
-            r"|access[_\-]?key|private[_\-]?key|signing[_\-]?key|secret[_\-]?key|credentials?|auth)",
-            r"|(?-u:\b)(?:[a-z0-9_.\-]*[_.\-])?(?:pass|pwd))(?:[_.\-][a-z0-9_.\-]*)?)",
-            r#"(?P<s>\\?["']?[ \t]*[:=][ \t]*)"#,
-            r#"(?:(?P<q>\\?["'])(?P<qv>[^"'\\\n]+)|(?P<bv>[^\s"'`,;&)}\]<>\\]+))"#,
+            "(?i)",
+            secret_key!(),
+            r"[ \t]*(?:(?:\\r)?\\n[ \t]*\\",
+            r#""(?P<nv>"#,
+            escaped_quoted!(),
+            ")|",
+            value!(),
+            ")",
+        )
+    };
+}
+
+/// The `assignment_next_line` rule: a key and its separator that end their line, with a YAML
+/// block indicator (`|`, `>`, `|-`, `>+`, `|2`, …) or nothing after them (a blank, a comment).
+/// The key opens its line, after blanks and a sequence's `- ` or a JSON object's `{` or `,`:
+/// in code a key that ends its line follows something (`if token:`, `def auth(self):`).
+macro_rules! assignment_next_line {
+    () => {
+        concat!(
+            r"(?im)^[ \t]*(?:- |[{,][ \t]*)?",
+            r#"(?:\\{0,3}["'`])?"#,
+            secret_key!(),
+            r"[ \t]*(?P<ind>[|>][0-9+\-]{0,2})?[ \t]*(?:#[^\n]*)?\r?$",
         )
     };
 }
 
 /// Every rule, in the order they run. The environment's values run before all of them.
-pub static RULES: [Rule; 15] = [
+pub static RULES: [Rule; 16] = [
     Rule::new(
         "private_key",
         &["PRIVATE KEY"],
@@ -200,22 +289,22 @@ pub static RULES: [Rule; 15] = [
         "github",
         &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
         false,
-        r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{30,255}(?-u:\b)",
-        Replace::Whole,
+        r"gh[pousr]_[A-Za-z0-9]{30,}",
+        Replace::Token { cased: true },
     ),
     Rule::new(
         "github_pat",
         &["github_pat_"],
         false,
-        r"(?-u:\b)github_pat_[A-Za-z0-9_]{22,255}(?-u:\b)",
-        Replace::Whole,
+        r"github_pat_[A-Za-z0-9_]{22,}",
+        Replace::Token { cased: true },
     ),
     Rule::new(
         "gitlab",
         &["glpat-"],
         false,
-        r"(?-u:\b)glpat-[A-Za-z0-9_\-]{20,}",
-        Replace::Whole,
+        r"glpat-[A-Za-z0-9_\-]{20,}",
+        Replace::Token { cased: true },
     ),
     Rule::new(
         "aws_key_id",
@@ -223,42 +312,42 @@ pub static RULES: [Rule; 15] = [
             "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA",
         ],
         false,
-        r"(?-u:\b)(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}(?-u:\b)",
-        Replace::Whole,
+        r"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}",
+        Replace::Token { cased: false },
     ),
     Rule::new(
         "slack",
         &["xox"],
         false,
-        r"(?-u:\b)xox[abposr]-[A-Za-z0-9\-]{10,}",
-        Replace::Whole,
+        r"xox[abposr]-[A-Za-z0-9\-]{10,}",
+        Replace::Token { cased: false },
     ),
     Rule::new(
         "sk_key",
         &["sk-"],
         false,
-        r"(?-u:\b)sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}",
-        Replace::Whole,
+        r"sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}",
+        Replace::Token { cased: true },
     ),
     Rule::new(
         "google_api",
         &["AIza"],
         false,
-        r"(?-u:\b)AIza[0-9A-Za-z_\-]{35}",
-        Replace::Whole,
+        r"AIza[0-9A-Za-z_\-]{35}",
+        Replace::Token { cased: true },
     ),
     Rule::new(
         "npm",
         &["npm_"],
         false,
-        r"(?-u:\b)npm_[A-Za-z0-9]{36}(?-u:\b)",
-        Replace::Whole,
+        r"npm_[A-Za-z0-9]{36}",
+        Replace::Token { cased: true },
     ),
     Rule::new(
         "jwt",
         &["eyJ"],
         false,
-        r"(?-u:\b)eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+        r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
         Replace::Whole,
     ),
     Rule::new(
@@ -283,29 +372,113 @@ pub static RULES: [Rule; 15] = [
         assignment!(),
         Replace::Value,
     ),
+    Rule::new(
+        "assignment_next_line",
+        &[
+            "pass",
+            "pwd",
+            "secret",
+            "token",
+            "key",
+            "auth",
+            "credential",
+        ],
+        true,
+        assignment_next_line!(),
+        Replace::NextLines,
+    ),
 ];
 
-/// Whether the value of an assignment can be a secret (see the module documentation).
-fn assignment_value_is_secret(v: &str) -> bool {
-    let lower = v.trim().to_ascii_lowercase();
-    let v = lower.as_str();
-    if v.len() < 6 || v.starts_with("[redacted") {
+/// Whether the value of an assignment can be a secret (see the module documentation). A
+/// value shorter than six characters is kept (prose: "Token: none yet"), unless it is `quoted`
+/// (or a block scalar's text: a value by its form) and holds a character other than a letter,
+/// a digit, `-`, `_`, `.` or `/` (`'x;y&z'`; not `"p-1"` or `"n/a"`).
+fn assignment_value_is_secret(v: &str, quoted: bool) -> bool {
+    let v = v.trim();
+    let lower = v.to_ascii_lowercase();
+    let plain_short = v.len() < 6
+        && (!quoted
+            || v.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/')));
+    if v.is_empty() || plain_short || lower.starts_with("[redacted") || is_generic_type(v) {
         return false;
     }
-    let placeholder = v.starts_with('$')
+    let placeholder = is_placeholder(v)
         || v.starts_with("{{")
         || v.starts_with('<')
         || v.starts_with("%(")
-        || v.bytes().all(|b| b == b'*' || b == b'x' || b == b'.');
+        || v.bytes().all(|b| matches!(b, b'*' | b'x' | b'X' | b'.'));
     let number = v
         .bytes()
         .all(|b| b.is_ascii_digit() || b == b'.' || b == b'-' || b == b'_');
     let keyword = matches!(
-        v,
+        lower.as_str(),
         "true" | "false" | "null" | "none" | "nil" | "undefined" | "required" | "optional"
     );
     let word = v.len() < 12 && v.bytes().all(|b| b.is_ascii_alphabetic());
     !(placeholder || number || keyword || word)
+}
+
+/// Whether a value starting with `$` names what a shell, a template or a CI fills in rather
+/// than holding a secret: `${…}`, `$(…)`, `$` and an upper-case name (`$DB_PASSWORD`, `$1`),
+/// `$@`, `$*`, `$#`, `$?`. `$ecretPa55word` is a value.
+fn is_placeholder(v: &str) -> bool {
+    let Some(rest) = v.strip_prefix('$') else {
+        return false;
+    };
+    rest.starts_with('{')
+        || rest.starts_with('(')
+        || matches!(rest, "@" | "*" | "#" | "?" | "!" | "-" | "$")
+        || (!rest.is_empty()
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_'))
+}
+
+/// Whether `v` is a generic type of code (`Option<String>`, `Zeroizing<Vec<u8>>`,
+/// `HashMap<String,Value>`): a path, then `<`, ending with the `>` that closes it, made of
+/// names, `<`, `>`, `,`, `&`, `'`, `[`, `]`, `;` and `::`.
+fn is_generic_type(v: &str) -> bool {
+    let Some((head, _)) = v.split_once('<') else {
+        return false;
+    };
+    let name = |p: &str| {
+        p.bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+            && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    };
+    v.ends_with('>')
+        && head.split("::").all(name)
+        && v.matches('<').count() == v.matches('>').count()
+        && v.bytes().all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'_' | b'<' | b'>' | b',' | b'&' | b'\'' | b'[' | b']' | b';' | b':'
+                )
+        })
+}
+
+/// The closing characters a bare value may be followed by in code or JSON (`f(password=x)`,
+/// `{"token":123}`): kept outside the value when they end it.
+const CLOSERS: &[char] = &[',', ';', ')', '}', ']'];
+
+/// Whether a token shape glued to the letter, digit or `_` before it (`xghp_…`, `MY_ghp_…`,
+/// `keyAKIA…`) looks random: it holds a digit and, for an alphabet of both cases, an upper-case
+/// and a lower-case letter. A word that happens to hold a prefix (`task-runner-…` holds `sk-`,
+/// `EURASIA…` holds `ASIA`) is kept; a token after a blank, a quote or `=` is replaced whatever
+/// it holds.
+fn glued_token_is_secret(text: &str, start: usize, token: &str, cased: bool) -> bool {
+    let glued = text.as_bytes()[..start]
+        .last()
+        .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+    if !glued {
+        return true;
+    }
+    let has = |f: fn(&u8) -> bool| token.as_bytes().iter().any(f);
+    has(u8::is_ascii_digit)
+        && (!cased || (has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase)))
 }
 
 /// The literal values of this process's environment variables that look like secrets, and
@@ -460,14 +633,19 @@ fn apply<'t>(rule: &Rule, text: Cow<'t, str>, count: &mut usize) -> Cow<'t, str>
     // An assignment holds a `:` or an `=`, a credential query parameter an `=`: most lines
     // that hold a gate word (`key`, `token`) hold neither.
     let needs = match rule.replace {
-        Replace::Value => memchr::memchr2(b':', b'=', text.as_bytes()).is_some(),
+        Replace::Value | Replace::NextLines => {
+            memchr::memchr2(b':', b'=', text.as_bytes()).is_some()
+        }
         Replace::AfterGroup1 => memchr::memchr(b'=', text.as_bytes()).is_some(),
-        Replace::Whole | Replace::Userinfo => true,
+        Replace::Whole | Replace::Userinfo | Replace::Token { .. } => true,
     };
     // Compiled only when the text may match: a key such as `skipped_secret_files` wakes the
     // assignment rule and holds neither `:` nor `=`.
     if !needs {
         return text;
+    }
+    if rule.replace == Replace::NextLines {
+        return next_lines(rule, text, count);
     }
     let re = rule.regex();
     if !re.is_match(&text) {
@@ -478,27 +656,28 @@ fn apply<'t>(rule: &Rule, text: Cow<'t, str>, count: &mut usize) -> Cow<'t, str>
         .replace_all(&text, |c: &Captures| {
             let whole = &c[0];
             let start = c.get(0).map_or(0, |m| m.start());
-            let replaced = match rule.replace {
-                Replace::Whole => Some(MARKER.to_string()),
-                Replace::Userinfo => {
-                    // `ssh://git@host/...` names a conventional user, not a credential.
-                    let user = &c[2];
-                    (user != "git" && user != MARKER).then(|| format!("{}{MARKER}@", &c[1]))
-                }
-                Replace::AfterGroup1 => {
-                    (!whole[c[1].len()..].starts_with(MARKER)).then(|| format!("{}{MARKER}", &c[1]))
-                }
-                Replace::Value => {
-                    let v = c
-                        .name("qv")
-                        .or_else(|| c.name("bv"))
-                        .expect("a value group");
-                    assignment_value_is_secret(v.as_str()).then(|| {
-                        let (a, b) = (v.start() - start, v.end() - start);
-                        format!("{}{MARKER}{}", &whole[..a], &whole[b..])
-                    })
-                }
-            };
+            let replaced =
+                match rule.replace {
+                    Replace::Whole => Some(MARKER.to_string()),
+                    Replace::Token { cased } => glued_token_is_secret(&text, start, whole, cased)
+                        .then(|| MARKER.to_string()),
+                    Replace::Userinfo => {
+                        // `ssh://git@host/...` names a conventional user, not a credential.
+                        let user = &c[2];
+                        (user != "git" && user != MARKER).then(|| format!("{}{MARKER}@", &c[1]))
+                    }
+                    Replace::AfterGroup1 => (!whole[c[1].len()..].starts_with(MARKER))
+                        .then(|| format!("{}{MARKER}", &c[1])),
+                    Replace::Value => {
+                        let (a, b, quoted) = value_span(c);
+                        let v = &text[a..b];
+                        assignment_value_is_secret(v, quoted).then(|| {
+                            let (a, b) = (a - start, b - start);
+                            format!("{}{MARKER}{}", &whole[..a], &whole[b..])
+                        })
+                    }
+                    Replace::NextLines => unreachable!("replaced by next_lines"),
+                };
             match replaced {
                 Some(s) => {
                     n += 1;
@@ -514,6 +693,155 @@ fn apply<'t>(rule: &Rule, text: Cow<'t, str>, count: &mut usize) -> Cow<'t, str>
     } else {
         Cow::Owned(out)
     }
+}
+
+/// The span of the value an assignment's captures hold, and whether it was quoted. A bare
+/// value ends before the closing characters that end it ([`CLOSERS`]).
+fn value_span(c: &Captures) -> (usize, usize, bool) {
+    for name in ["nv", "ev", "dv", "sv", "tv"] {
+        if let Some(v) = c.name(name) {
+            return (v.start(), v.end(), true);
+        }
+    }
+    let v = c.name("bv").expect("a value group");
+    let kept = v.as_str().trim_end_matches(CLOSERS).len();
+    (v.start(), v.start() + kept, false)
+}
+
+/// The value at the start of a line, with the alternatives of [`value!`].
+fn line_value() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(concat!("^", value!())).expect("the value rule compiles"))
+}
+
+/// The number of blanks (spaces, tabs) `line` starts with.
+fn indentation(line: &str) -> usize {
+    line.len() - line.trim_start_matches([' ', '\t']).len()
+}
+
+/// The lines after `at` (the start of a line) of `text`: start and end of each, without its
+/// line break (`\n` or `\r\n`).
+fn lines_from(text: &str, at: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let bytes = text.as_bytes();
+    let mut at = Some(at);
+    std::iter::from_fn(move || {
+        let start = at?;
+        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+        at = (end < bytes.len()).then_some(end + 1);
+        let end = if end > start && bytes[end - 1] == b'\r' {
+            end - 1
+        } else {
+            end
+        };
+        Some((start, end))
+    })
+}
+
+/// `assignment_next_line`: for every key that ends its line (`re` finds it), the value on the
+/// lines after it.
+///
+/// * After a YAML block indicator (`password: |`, `>-`, `|2`), the block: every following line
+///   indented deeper than the key's line, blank lines included. If the block's text, less the
+///   lines that are already markers, can be a secret ([`assignment_value_is_secret`], as a
+///   quoted value), each of those lines is replaced from its first non-blank character, so the
+///   text keeps its line count.
+/// * Otherwise the next line, indented deeper than the key's line (YAML), or at any indentation
+///   after a quoted key (JSON: `"password":` then `"value"`): its value as [`value!`] reads it,
+///   unless it opens a collection, a sequence item, a comment or a nested key (`user: bob`).
+///
+/// Each secret found counts once; a marker is never replaced again. The rule's regex (anchored
+/// at both ends of a line) runs only on the lines that may end with a key
+/// ([`may_end_with_a_key`]), which are few.
+fn next_lines<'t>(rule: &Rule, text: Cow<'t, str>, count: &mut usize) -> Cow<'t, str> {
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let mut n = 0;
+    let mut resume = 0;
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    loop {
+        let line_start = at;
+        let Some(nl) = memchr::memchr(b'\n', &bytes[at..]).map(|i| at + i) else {
+            // A key on the last line has no value below it.
+            break;
+        };
+        at = nl + 1;
+        let header = &text[line_start..nl];
+        // A key inside the block of another is part of that value.
+        if line_start < resume || !may_end_with_a_key(header) {
+            continue;
+        }
+        let Some(c) = rule.regex().captures(header) else {
+            continue;
+        };
+        let key_indent = indentation(header);
+        let mut lines = lines_from(&text, at);
+        if c.name("ind").is_some() {
+            let mut open: Vec<(usize, usize)> = Vec::new();
+            for (start, end) in lines {
+                let line = &text[start..end];
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let indent = indentation(line);
+                if indent <= key_indent {
+                    break;
+                }
+                resume = end;
+                if line[indent..].trim_end() != MARKER {
+                    open.push((start + indent, start + line.trim_end().len()));
+                }
+            }
+            let joined: Vec<&str> = open.iter().map(|(a, b)| &text[*a..*b]).collect();
+            if !open.is_empty() && assignment_value_is_secret(&joined.join("\n"), true) {
+                spans.extend(open);
+                n += 1;
+            }
+            continue;
+        }
+        let Some((start, end)) = lines.next() else {
+            continue;
+        };
+        let line = &text[start..end];
+        let indent = indentation(line);
+        let rest = &line[indent..];
+        if rest.is_empty() || (c.name("kq").is_none() && indent <= key_indent) {
+            continue;
+        }
+        let opens = rest.starts_with(['#', '{', '[', ']', '}', ',', '|', '>', '&', '*', '!', '?'])
+            || rest == "-"
+            || rest.starts_with("- ")
+            || rest.starts_with("-\t");
+        let Some(v) = line_value().captures(rest).filter(|_| !opens) else {
+            continue;
+        };
+        let (a, b, quoted) = value_span(&v);
+        // A nested key (`user: bob`, `"a": 1`) opens a mapping: no value of this key.
+        let after = rest[v.get(0).map_or(0, |m| m.end())..]
+            .trim_start_matches(['"', '\'', '`', '\\'])
+            .trim_start();
+        let bare = v.name("bv").map(|m| m.as_str());
+        if bare.is_some_and(|t| t.ends_with(':')) || after.starts_with(':') {
+            continue;
+        }
+        resume = end;
+        if assignment_value_is_secret(&rest[a..b], quoted) {
+            spans.push((start + indent + a, start + indent + b));
+            n += 1;
+        }
+    }
+    if n == 0 {
+        return text;
+    }
+    *count += n;
+    let mut out = String::with_capacity(text.len() + spans.len() * MARKER.len());
+    let mut last = 0;
+    for (a, b) in spans {
+        out.push_str(&text[last..a]);
+        out.push_str(MARKER);
+        last = b;
+    }
+    out.push_str(&text[last..]);
+    Cow::Owned(out)
 }
 
 /// The rules whose gates `text` holds (bit `i` for `RULES[i]`), found without regard to
@@ -582,14 +910,20 @@ pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
     (out, count)
 }
 
-/// The rules whose match may span lines: a key block, a PuTTY key's lines, and `bearer`
-/// (`\s+` crosses a line break). Every other rule matches inside one line.
+/// The rules whose match may span lines: a key block, a PuTTY key's lines, `bearer` (`\s+`
+/// crosses a line break) and `assignment_next_line` (the value below its key). Every other
+/// rule matches inside one line.
 #[cfg(test)]
 fn multiline_rules() -> u32 {
     RULES
         .iter()
         .enumerate()
-        .filter(|(_, r)| matches!(r.name, "private_key" | "putty_key" | "bearer"))
+        .filter(|(_, r)| {
+            matches!(
+                r.name,
+                "private_key" | "putty_key" | "bearer" | "assignment_next_line"
+            )
+        })
         .fold(0, |mask, (i, _)| mask | 1 << i)
 }
 
@@ -602,9 +936,10 @@ const FOLDS_TO_ASCII: [&str; 2] = ["\u{17F}", "\u{212A}"];
 /// [`redact`] with the same answer, text and count (`redact_lines_answers_as_redact`), at the
 /// cost of the lines that need it: the environment's values are replaced in the whole text,
 /// as [`redact`] does, then the key blocks (they run first in [`redact`]) in the whole text
-/// too, and then, unless a `bearer` match may cross a line break (`bearer_crosses_lines`),
-/// only the lines that hold a gate (or a character that folds to ASCII) run the other rules.
-/// Every other rule's regex
+/// too, and then, unless a `bearer` match may cross a line break (`bearer_crosses_lines`) or
+/// a line that holds a gate ends with a key whose value lies below it (`ends_with_a_key`),
+/// only the lines that hold a gate (or a character that folds to ASCII) run the other rules,
+/// less `assignment_next_line`, which then has nothing to match. Every other rule's regex
 /// matches within one line (no match holds a `\n`, and `\b` sees a line break as it sees the
 /// text's edge), so replacing line by line gives what replacing the whole text gives; a marker
 /// holds no gate, so the gates found before any replacement stay right.
@@ -620,11 +955,21 @@ pub fn redact_lines_where<'t>(
     text: &'t str,
     wanted: &dyn Fn(&str) -> bool,
 ) -> (Cow<'t, str>, usize) {
+    let (out, count, _) = redact_lines_how(text, wanted);
+    (out, count)
+}
+
+/// [`redact_lines_where`], and whether the rules ran line by line (`false` when no line holds
+/// a gate, or when a rule spanning lines may match and the whole text ran them).
+fn redact_lines_how<'t>(
+    text: &'t str,
+    wanted: &dyn Fn(&str) -> bool,
+) -> (Cow<'t, str>, usize, bool) {
     let mut count = 0;
     let mut env = environment(Cow::Borrowed(text), &mut count);
     let (mut lines, mut mask) = gated_lines(&env);
     if mask == 0 {
-        return (env, count);
+        return (env, count, false);
     }
     // Key blocks run first in `redact` too: one that matches is replaced in the whole text,
     // and the lines are found again in what is left. After them their rules replace nothing.
@@ -644,16 +989,6 @@ pub fn redact_lines_where<'t>(
         }
     }
     mask &= !blocks;
-    if mask & bearer_rule() != 0 && bearer_crosses_lines(&env) {
-        let mut out = env;
-        for (i, rule) in RULES.iter().enumerate() {
-            if mask & (1 << i) != 0 {
-                out = apply(rule, out, &mut count);
-            }
-        }
-        return (out, count);
-    }
-    // Every rule left matches within a line.
     for line in &mut lines {
         line.2 &= !blocks;
     }
@@ -674,6 +1009,27 @@ pub fn redact_lines_where<'t>(
             }
             same
         });
+    }
+    // A match that may cross a line break (`bearer` and its token on the next line, a key
+    // that ends its line and its value below it): the whole text runs the rules.
+    let next = next_line_rule();
+    let spans = (mask & bearer_rule() != 0 && bearer_crosses_lines(&env))
+        || lines
+            .iter()
+            .any(|&(start, end, rules)| rules & next != 0 && ends_with_a_key(&env[start..end]));
+    if spans {
+        let mut out = env;
+        for (i, rule) in RULES.iter().enumerate() {
+            if mask & (1 << i) != 0 {
+                out = apply(rule, out, &mut count);
+            }
+        }
+        return (out, count, false);
+    }
+    // Every rule left matches within a line; no line ends with a key, so no value lies below
+    // one.
+    for line in &mut lines {
+        line.2 &= !next;
     }
     let mut out: Option<String> = None;
     let mut last = 0;
@@ -696,10 +1052,10 @@ pub fn redact_lines_where<'t>(
         }
     }
     match out {
-        None => (env, count),
+        None => (env, count, true),
         Some(mut o) => {
             o.push_str(&env[last..]);
-            (Cow::Owned(o), count)
+            (Cow::Owned(o), count, true)
         }
     }
 }
@@ -738,6 +1094,45 @@ fn block_rules() -> u32 {
 /// The `bearer` rule, whose `\s+` may cross a line break.
 fn bearer_rule() -> u32 {
     rules_named(&["bearer"])
+}
+
+/// The `assignment_next_line` rule, whose value lies on the lines after its key.
+fn next_line_rule() -> u32 {
+    rules_named(&["assignment_next_line"])
+}
+
+/// Whether `line` (without its `\n`) holds a key that ends it, as `assignment_next_line`
+/// finds one. The rules before it replace with a marker, never with nothing, and a marker
+/// ends no key: a line the rule may match in the text they leave is such a line already. Most
+/// lines that hold a secret word end otherwise, and cost no regex.
+fn ends_with_a_key(line: &str) -> bool {
+    may_end_with_a_key(line)
+        && RULES[next_line_rule().trailing_zeros() as usize]
+            .regex()
+            .is_match(line)
+}
+
+/// Whether `line` ends as a key that ends its line does: before its comment (a key holds no
+/// `#`, so the first `#` starts it) and its blanks, with a separator's last character (`:`,
+/// `=`, `>`) or a block indicator (`|`, `>`, then up to two of `0-9`, `+`, `-`), and holding
+/// a separator.
+fn may_end_with_a_key(line: &str) -> bool {
+    let b = line.as_bytes();
+    let head = &b[..memchr::memchr(b'#', b).unwrap_or(b.len())];
+    let head = head.trim_ascii_end();
+    let flag = |c: &u8| c.is_ascii_digit() || matches!(c, b'+' | b'-');
+    let n = head.len();
+    let indicator = |i: usize| matches!(head[i], b'|' | b'>');
+    if memchr::memchr2(b':', b'=', head).is_none() {
+        return false;
+    }
+    match head.last() {
+        Some(b':' | b'=' | b'|' | b'>') => true,
+        Some(c) if flag(c) => {
+            (n >= 2 && indicator(n - 2)) || (n >= 3 && flag(&head[n - 2]) && indicator(n - 3))
+        }
+        _ => false,
+    }
 }
 
 fn rules_named(names: &[&str]) -> u32 {
@@ -1080,6 +1475,23 @@ mod tests {
                     "password: <your password>".into(),
                 ],
             ),
+            "assignment_next_line" => (
+                vec![
+                    s(
+                        "db:\n  password: |\n    hunter2;hunter2\n  host: x\n",
+                        "hunter2;",
+                    ),
+                    s("token: >-\n  abc def ghi\n", "abc def"),
+                    s("password:\n  s3cret-db-value\n", "s3cret-db"),
+                    s("{\n  \"api_key\":\n    \"k3y;value\"\n}", "k3y;value"),
+                ],
+                vec![
+                    "auth:\n  user: bob\n".into(),
+                    "password: |\n  none\n".into(),
+                    "password:\nhost: x\n".into(),
+                    "tokens:\n  - ci\n".into(),
+                ],
+            ),
             other => panic!("no samples for the rule `{other}`"),
         }
     }
@@ -1162,6 +1574,15 @@ mod tests {
                 "the bearer of PRIVATE KEY news",
                 "password:",
                 "  hunter2hunter2",
+                "token: |-",
+                "secret: > # folded",
+                "\"api_key\":",
+                "  \"ab;cd&ef\"",
+                "auth:",
+                "  user: bob",
+                "    - item",
+                "  ${CI_TOKEN}",
+                "  [REDACTED]",
                 "[REDACTED]",
                 "a: b",
                 "é — ü",
@@ -1173,7 +1594,8 @@ mod tests {
             ]
             .map(String::from),
         );
-        let seps = ["\n", "\n", "\r\n", " ", "", "\n\n", "\t"];
+        pieces.extend(variant_rows().into_iter().map(|(_, input, _)| input));
+        let seps = ["\n", "\n", "\r\n", " ", "", "\n\n", "\t", "\n  "];
         let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
         let mut next = |n: usize| {
             state ^= state << 13;
@@ -1181,11 +1603,14 @@ mod tests {
             state ^= state << 17;
             (state % n as u64) as usize
         };
-        // Half the texts are made of pieces no rule spanning lines wakes: the line by line
-        // path.
+        // Half the texts are made of pieces that alone take the line by line path, or hold no
+        // gate.
         let local: Vec<&String> = pieces
             .iter()
-            .filter(|p| candidates(p) & multiline_rules() == 0)
+            .filter(|p| {
+                candidates(p) & (block_rules() | bearer_rule()) == 0
+                    && (candidates(p) == 0 || redact_lines_how(p, &|_| true).2)
+            })
             .collect();
         let (mut redacted, mut by_lines) = (0, 0);
         for i in 0..6000 {
@@ -1201,7 +1626,12 @@ mod tests {
             }
             let whole = redact(&text);
             assert_eq!(redact_lines(&text), whole, "{text:?}");
-            let lines = candidates(&text) & multiline_rules() == 0;
+            let lines = redact_lines_how(&text, &|_| true).2;
+            // Only a rule spanning lines sends a text that holds a gate to the whole path.
+            assert!(
+                lines || candidates(&text) == 0 || candidates(&text) & multiline_rules() != 0,
+                "{text:?}"
+            );
             by_lines += usize::from(lines);
             redacted += usize::from(lines && whole.1 > 0);
         }
@@ -1428,5 +1858,365 @@ mod tests {
         assert_eq!(n, 4, "{text}");
         assert_eq!(v["[REDACTED]"], "a key that is a secret");
         assert_eq!(redact_value(&mut v), 0);
+    }
+
+    /// One row per shape a rule holds, with its quoting, separator and line-break variants,
+    /// and the near misses that must be kept as they are: the rule that answers the row, the
+    /// text, and what [`redact`] answers for it (the text itself for a near miss).
+    fn variant_rows() -> Vec<(&'static str, String, String)> {
+        let gh = format!("ghp_{}", "a1B2".repeat(9));
+        let sk = format!("sk-{}", "Qw3r".repeat(6));
+        let row = |rule: &'static str, input: &str, expected: &str| {
+            (rule, input.to_string(), expected.to_string())
+        };
+        let keep = |rule: &'static str, input: &str| (rule, input.to_string(), input.to_string());
+        vec![
+            // Values holding `;`, `&`, `)`, `<` or an escaped quote.
+            row(
+                "assignment",
+                "password=ab;cd&ef)gh<ij",
+                "password=[REDACTED]",
+            ),
+            row(
+                "assignment",
+                r#""password": "ab\"cd""#,
+                r#""password": "[REDACTED]""#,
+            ),
+            row(
+                "assignment",
+                "DB_PASSWORD='x;y&z'",
+                "DB_PASSWORD='[REDACTED]'",
+            ),
+            row(
+                "assignment",
+                r#"password="p&ss;w)rd<1""#,
+                r#"password="[REDACTED]""#,
+            ),
+            row(
+                "assignment",
+                r#"{\"password\":\"ab\\\"cd-ef\"}"#,
+                r#"{\"password\":\"[REDACTED]\"}"#,
+            ),
+            row("assignment", "token=`tok;en&val)ue`", "token=`[REDACTED]`"),
+            row(
+                "assignment",
+                "password: 'it''s-a-secret'",
+                "password: '[REDACTED]'",
+            ),
+            row(
+                "assignment",
+                r#""password": "it's a secret""#,
+                r#""password": "[REDACTED]""#,
+            ),
+            row(
+                "assignment",
+                "f(password=hunter2hunter2)",
+                "f(password=[REDACTED])",
+            ),
+            // A value starting with `$` that is no placeholder.
+            row(
+                "assignment",
+                "password=$ecretPa55word",
+                "password=[REDACTED]",
+            ),
+            row(
+                "assignment",
+                r#"password: "$ecret-Pa55""#,
+                r#"password: "[REDACTED]""#,
+            ),
+            // Separators.
+            row(
+                "assignment",
+                "password = hunter2hunter2",
+                "password = [REDACTED]",
+            ),
+            row(
+                "assignment",
+                "'password' => 'hunter2hunter2',",
+                "'password' => '[REDACTED]',",
+            ),
+            row(
+                "assignment",
+                r#"password := "hunter2hunter2""#,
+                r#"password := "[REDACTED]""#,
+            ),
+            row(
+                "assignment",
+                r#":password => "hunter2hunter2""#,
+                r#":password => "[REDACTED]""#,
+            ),
+            row(
+                "assignment",
+                "`api_key`: `k3y-value-123`",
+                "`api_key`: `[REDACTED]`",
+            ),
+            // YAML block scalars.
+            row(
+                "assignment_next_line",
+                "password: |\n  hunter2hunter2\n",
+                "password: |\n  [REDACTED]\n",
+            ),
+            row(
+                "assignment_next_line",
+                "password: >\n  folded secret\n  value two\nnext: 1\n",
+                "password: >\n  [REDACTED]\n  [REDACTED]\nnext: 1\n",
+            ),
+            row(
+                "assignment_next_line",
+                "db:\n  password: |-\n    s3cr3t;value\n\n    more\n  host: x\n",
+                "db:\n  password: |-\n    [REDACTED]\n\n    [REDACTED]\n  host: x\n",
+            ),
+            row(
+                "assignment_next_line",
+                "password: >- # rotated monthly\r\n  hunter2hunter2\r\n",
+                "password: >- # rotated monthly\r\n  [REDACTED]\r\n",
+            ),
+            row(
+                "assignment_next_line",
+                "- secret: |2\n    hunter2hunter2\n- name: x\n",
+                "- secret: |2\n    [REDACTED]\n- name: x\n",
+            ),
+            // A value on the next line.
+            row(
+                "assignment_next_line",
+                "password:\n  hunter2hunter2\n",
+                "password:\n  [REDACTED]\n",
+            ),
+            row(
+                "assignment_next_line",
+                "password:\n  'x;y&z'\n",
+                "password:\n  '[REDACTED]'\n",
+            ),
+            row(
+                "assignment_next_line",
+                "{\n  \"password\":\n    \"ab;cd&ef\"\n}",
+                "{\n  \"password\":\n    \"[REDACTED]\"\n}",
+            ),
+            row(
+                "assignment_next_line",
+                "{\"client_secret\":\n\"c0ffee-with spaces\",\n\"a\": 1}",
+                "{\"client_secret\":\n\"[REDACTED]\",\n\"a\": 1}",
+            ),
+            row(
+                "assignment",
+                r#"{\"password\":\n    \"hunter2hunter2\"}"#,
+                r#"{\"password\":\n    \"[REDACTED]\"}"#,
+            ),
+            // Token shapes glued to what precedes or follows them.
+            row("github", &format!("x{gh}"), "x[REDACTED]"),
+            row("github", &format!("MY_{gh}"), "MY_[REDACTED]"),
+            row("github", &format!("{gh}_suffix"), "[REDACTED]_suffix"),
+            row("aws_key_id", "keyAKIAIOSFODNN7EXAMPLE", "key[REDACTED]"),
+            row(
+                "aws_key_id",
+                "AWS_AKIAIOSFODNN7EXAMPLE_ID",
+                "AWS_[REDACTED]_ID",
+            ),
+            row("sk_key", &format!("key{sk}"), "key[REDACTED]"),
+            row("sk_key", &format!("OPENAI_{sk}"), "OPENAI_[REDACTED]"),
+            row(
+                "github_pat",
+                &format!("xgithub_pat_{}", "Z9_y".repeat(8)),
+                "x[REDACTED]",
+            ),
+            row(
+                "gitlab",
+                &format!("xglpat-{}", "abcDEF123_".repeat(3)),
+                "x[REDACTED]",
+            ),
+            row(
+                "slack",
+                &format!("Sxoxb-{}", "1234-abcd".repeat(3)),
+                "S[REDACTED]",
+            ),
+            row(
+                "google_api",
+                &format!("xAIza{}", &"Sy0_-x".repeat(6)[..35]),
+                "x[REDACTED]",
+            ),
+            row("npm", &format!("_npm_{}", "n0pQ".repeat(9)), "_[REDACTED]"),
+            row(
+                "jwt",
+                &format!(
+                    "xeyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.{}",
+                    "s1gn".repeat(4)
+                ),
+                "x[REDACTED]",
+            ),
+            // Near misses: placeholders, values that cannot be secrets, prose, mappings.
+            keep("assignment", "password=$DB_PASSWORD"),
+            keep("assignment", "password: ${DB_PASSWORD}"),
+            keep("assignment", r#"password="${DB_PASSWORD}""#),
+            keep("assignment", "password=$(cat /run/secrets/db)"),
+            keep("assignment", "password: <your password>"),
+            keep("assignment", "Token: none yet"),
+            keep("assignment", "max_tokens: 4096"),
+            keep("assignment", r#"{"token":12345678}"#),
+            keep("assignment", r#"{"password":null,"secret":true}"#),
+            keep("assignment", r#""password": "none""#),
+            keep("assignment", "password: [REDACTED]"),
+            keep("assignment", r#""progressToken": "p-1", "auth": "n/a""#),
+            keep("assignment", "token: (none)"),
+            keep("assignment", "pub token: Option<String>,"),
+            keep("assignment", "private_key: Zeroizing<Vec<u8>>,"),
+            keep("assignment", r#"const SECRET_DIRS: &[&str] = &[".ssh"];"#),
+            keep(
+                "assignment",
+                "a `password:` in YAML; a file is refused (`secret_content`)",
+            ),
+            keep("assignment", r#"the "token:" field"#),
+            keep("assignment_next_line", "auth:\n  user: bob\n"),
+            keep("assignment_next_line", "tokens:\n  - name: ci\n"),
+            keep("assignment_next_line", "password:\nnext_key: value\n"),
+            keep("assignment_next_line", "password: |\n  none\n"),
+            keep("assignment_next_line", "token: |\n  ${CI_TOKEN}\n"),
+            keep("assignment_next_line", "Token:\n  none yet\n"),
+            keep("assignment_next_line", "\"password\":\n    null,\n"),
+            keep("assignment_next_line", "\"token\":\n  {\"a\": 1}\n"),
+            keep("assignment_next_line", "secret:\n  # a comment\n"),
+            keep(
+                "assignment_next_line",
+                "    if token:\n        self.token_header = token\n",
+            ),
+            keep(
+                "assignment_next_line",
+                "def auth(self):\n    return self._auth_header\n",
+            ),
+            keep("sk_key", "task-runner-for-the-build-system"),
+            keep("sk_key", "disk-usage-monitor-service-daemon"),
+            keep("aws_key_id", "SLOVAKIAN"),
+            keep("github", "through_the_night"),
+        ]
+    }
+
+    /// Each row of [`variant_rows`]: the rule alone and the whole chain answer the expected
+    /// text, [`redact_lines`] answers as [`redact`], and the answer is left as it is.
+    #[test]
+    fn every_variant_row_holds() {
+        let rows = variant_rows();
+        assert_eq!(rows.len(), 72);
+        let mut failed = Vec::new();
+        for (rule, input, expected) in &rows {
+            let r = RULES.iter().find(|r| r.name == *rule).expect("a rule");
+            let alone = apply(r, Cow::Borrowed(input), &mut 0);
+            let (all, n) = red(input);
+            let kept = input == expected;
+            if alone != expected.as_str() || all != *expected || (n == 0) != kept {
+                failed.push(format!(
+                    "{rule} {input:?}: alone {alone:?}, all {all:?} ({n})"
+                ));
+            }
+            assert_eq!(redact_lines(input), redact(input), "{input:?}");
+            assert_eq!(red(&all), (all.clone(), 0), "{input:?}");
+        }
+        assert!(
+            failed.is_empty(),
+            "{} rows fail:\n{}",
+            failed.len(),
+            failed.join("\n")
+        );
+    }
+
+    /// Every quoting of key and value (none, `'`, `"`, a backtick, JSON-escaped `\"`), every
+    /// separator and every line-break form, for values holding what a bare value used to stop
+    /// at.
+    #[test]
+    fn every_quoting_separator_and_line_break_holds() {
+        let quotes = ["", "'", "\"", "`", "\\\""];
+        let seps = ["=", ":", " = ", ": ", "=>", " => ", ":=", " := "];
+        let mut checked = 0;
+        for key in [
+            "password",
+            "DB_PASSWORD",
+            "clientSecret",
+            "api_key",
+            "x-auth-token",
+        ] {
+            for kq in quotes {
+                for sep in seps {
+                    for vq in quotes {
+                        let mut values = vec!["ab;cd&ef)gh<ij", "$ecretPa55word"];
+                        if !vq.is_empty() {
+                            // Short, and an escaped quote inside, in the quoting's own escape.
+                            values.push("x;y&z");
+                            values.push(match vq {
+                                "\"" => r#"ab\"cd"#,
+                                "\\\"" => r#"ab\\\"cd"#,
+                                "'" => "ab''cd",
+                                _ => "ab\\`cd",
+                            });
+                        }
+                        for v in values {
+                            let text = format!("{kq}{key}{kq}{sep}{vq}{v}{vq}");
+                            let want = format!("{kq}{key}{kq}{sep}{vq}{MARKER}{vq}");
+                            let want = if vq == "`" && v.contains('`') {
+                                format!("{kq}{key}{kq}{sep}`{MARKER}`cd`")
+                            } else {
+                                want
+                            };
+                            assert_eq!(red(&text), (want.clone(), 1), "{text:?}");
+                            assert_eq!(redact_lines(&text), redact(&text), "{text:?}");
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        // The value on the next line, and YAML block scalars, with `\n` or `\r\n`.
+        for nl in ["\n", "\r\n"] {
+            for (text, want) in [
+                (
+                    "password:{nl}  hunter2hunter2{nl}",
+                    "password:{nl}  [REDACTED]{nl}",
+                ),
+                (
+                    "password:{nl}  'x;y&z'{nl}",
+                    "password:{nl}  '[REDACTED]'{nl}",
+                ),
+                (
+                    "password:{nl}  \"ab\\\"cd\"{nl}",
+                    "password:{nl}  \"[REDACTED]\"{nl}",
+                ),
+                (
+                    "password =>{nl}  'x;y&z',{nl}",
+                    "password =>{nl}  '[REDACTED]',{nl}",
+                ),
+                (
+                    "\"password\":{nl}\"ab;cd\"{nl}",
+                    "\"password\":{nl}\"[REDACTED]\"{nl}",
+                ),
+                (
+                    "'secret':{nl}    `x;y&z`{nl}",
+                    "'secret':{nl}    `[REDACTED]`{nl}",
+                ),
+                (
+                    "a:{nl}  token: # soon{nl}    tok;en{nl}b: 1",
+                    "a:{nl}  token: # soon{nl}    [REDACTED]{nl}b: 1",
+                ),
+            ] {
+                let (text, want) = (text.replace("{nl}", nl), want.replace("{nl}", nl));
+                assert_eq!(red(&text), (want, 1), "{text:?}");
+                assert_eq!(redact_lines(&text), redact(&text), "{text:?}");
+                checked += 1;
+            }
+            for ind in ["|", ">", "|-", ">-", "|+", ">+", "|2", ">2-"] {
+                for (key, sep) in [
+                    ("password", ": "),
+                    ("\"client_secret\"", ": "),
+                    ("token", ":"),
+                ] {
+                    let text = format!(
+                        "root:{nl}  {key}{sep}{ind}{nl}    ab;cd{nl}{nl}    ef\"gh{nl}  next: 1{nl}"
+                    );
+                    let want = format!(
+                        "root:{nl}  {key}{sep}{ind}{nl}    {MARKER}{nl}{nl}    {MARKER}{nl}  next: 1{nl}"
+                    );
+                    assert_eq!(red(&text), (want, 1), "{text:?}");
+                    assert_eq!(redact_lines(&text), redact(&text), "{text:?}");
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 5 * 5 * 8 * (2 + 4 * 4) + 2 * (7 + 8 * 3));
     }
 }

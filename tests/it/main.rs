@@ -37,6 +37,7 @@ mod parity;
 mod prompts;
 mod prose;
 mod published_schemas;
+mod redaction_variants;
 mod repo_examples;
 mod repo_files;
 mod repo_git;
