@@ -43,6 +43,25 @@ pub const MCP_TASKS: usize = 64;
 /// How long an MCP task is kept after its creation (its `ttlMs`), in milliseconds.
 pub const MCP_TASK_TTL_MS: u64 = 300_000;
 
+/// MCP sessions over Streamable HTTP live at once.
+pub const MCP_SESSIONS: usize = 128;
+/// How long an unused MCP session lives, in seconds.
+pub const MCP_SESSION_IDLE_SECS: u64 = 3600;
+/// SSE streams one MCP session holds open at once.
+pub const MCP_STREAMS: usize = 4;
+/// Resource subscriptions one MCP connection holds.
+pub const MCP_SUBSCRIPTIONS: usize = 1024;
+/// The longest 2026-07-28 `requestState` token read back, in bytes.
+pub const MCP_REQUEST_STATE: usize = 256 * 1024;
+/// Values one `completion/complete` answer carries.
+pub const MCP_COMPLETIONS: usize = 100;
+/// Cancelled request ids one connection remembers.
+pub const MCP_CANCELLED: usize = 1024;
+/// How long a server-to-client request (elicitation, sampling, roots) waits for its answer.
+pub const MCP_ANSWER_SECS: u64 = 300;
+/// The largest image a prompt embeds, before base64.
+pub const PROMPT_IMAGE_BYTES: u64 = 1024 * 1024;
+
 /// One limit of the policy.
 #[derive(Debug, Clone, Copy)]
 pub struct Limit {
@@ -244,6 +263,78 @@ pub const TABLE: &[Limit] = &[
         mcp: "tool result `isError`, code `refused`, `data.rule` `git_pinned`",
         http: "403 problem `refused`",
         cli: "exit 4 `error[refused]`",
+    },
+    Limit {
+        what: "MCP sessions over Streamable HTTP",
+        value: "128 live; one unused for 1 hour expires",
+        amount: Some(MCP_SESSIONS as u64),
+        enforced: "src/http/sse.rs `Sessions` (`MAX_SESSIONS`, `IDLE`)",
+        mcp: "at `/mcp`: a new session takes the place of the one unused longest with no stream open and no call in flight (else 503); an expired one answers 404",
+        http: "n/a",
+        cli: "n/a",
+    },
+    Limit {
+        what: "SSE streams per MCP session",
+        value: "4",
+        amount: Some(MCP_STREAMS as u64),
+        enforced: "src/http/sse.rs `open_stream` (`MAX_STREAMS`)",
+        mcp: "a further GET stream is refused (409)",
+        http: "n/a",
+        cli: "n/a",
+    },
+    Limit {
+        what: "resource subscriptions per MCP connection",
+        value: "1024",
+        amount: Some(MCP_SUBSCRIPTIONS as u64),
+        enforced: "src/mcp/live.rs `subscribe` (`MAX_SUBSCRIPTIONS`)",
+        mcp: "`resources/subscribe` beyond it is -32602",
+        http: "n/a",
+        cli: "n/a",
+    },
+    Limit {
+        what: "2026-07-28 `requestState` token",
+        value: "256 KiB",
+        amount: Some(MCP_REQUEST_STATE as u64),
+        enforced: "src/mcp/mrtr.rs `MAX_STATE` (a longer one is never parsed)",
+        mcp: "the state is not honoured: the round starts again",
+        http: "n/a",
+        cli: "n/a",
+    },
+    Limit {
+        what: "values per `completion/complete` answer",
+        value: "100",
+        amount: Some(MCP_COMPLETIONS as u64),
+        enforced: "src/mcp/model.rs `MAX_COMPLETIONS`",
+        mcp: "not an error: `hasMore: true`, `total` counts all",
+        http: "n/a",
+        cli: "n/a",
+    },
+    Limit {
+        what: "cancelled request ids remembered per MCP connection",
+        value: "1024",
+        amount: Some(MCP_CANCELLED as u64),
+        enforced: "src/mcp/link.rs `MAX_CANCELLED` (the oldest is forgotten first)",
+        mcp: "not an error",
+        http: "n/a",
+        cli: "n/a",
+    },
+    Limit {
+        what: "a server-to-client request (elicitation, sampling, roots) waiting for its answer",
+        value: "5 minutes",
+        amount: Some(MCP_ANSWER_SECS),
+        enforced: "src/mcp/link.rs `ANSWER_TIMEOUT`",
+        mcp: "the call answers as if declined (`not_approved` for an approval)",
+        http: "n/a",
+        cli: "n/a",
+    },
+    Limit {
+        what: "prompt image size (before base64)",
+        value: "1 MiB",
+        amount: Some(PROMPT_IMAGE_BYTES),
+        enforced: "src/knowledge/prompts.rs `image` (through src/rootfs.rs `read_capped`), after the content gate",
+        mcp: "`prompts/get` is a JSON-RPC error naming the image",
+        http: "n/a",
+        cli: "n/a",
     },
     Limit {
         what: "session notes per process",

@@ -24,11 +24,11 @@ use crate::mcp::live::Feed;
 use crate::mcp::model::Session;
 
 /// The most sessions alive at once.
-pub const MAX_SESSIONS: usize = 128;
+pub const MAX_SESSIONS: usize = crate::limits::MCP_SESSIONS;
 /// How long a session may go unused (no request, no open stream) before it expires.
-pub const IDLE: Duration = Duration::from_secs(3600);
+pub const IDLE: Duration = Duration::from_secs(crate::limits::MCP_SESSION_IDLE_SECS);
 /// The most standalone (GET) streams one session may hold open.
-pub const MAX_STREAMS: usize = 4;
+pub const MAX_STREAMS: usize = crate::limits::MCP_STREAMS;
 /// How often an idle stream sends a comment, so that a client gone away is noticed.
 pub const KEEPALIVE: Duration = Duration::from_secs(15);
 

@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 /// How long a server-to-client request waits for its response.
-pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(300);
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(crate::limits::MCP_ANSWER_SECS);
 
 /// One message the server starts (a request to the client or a notification), serialized
 /// with its params redacted: a sampling request can quote a repository file and a log line
@@ -75,7 +75,7 @@ pub struct Pending {
 
 /// The most cancellations remembered at once; a client that cancels more requests than it
 /// has in flight forgets its older cancellations.
-pub const MAX_CANCELLED: usize = 1024;
+pub const MAX_CANCELLED: usize = crate::limits::MCP_CANCELLED;
 
 /// The key of a JSON-RPC id in the tables.
 fn key(id: &Value) -> String {

@@ -25,7 +25,7 @@ use crate::knowledge::watch::Seen;
 pub const TICK: Duration = Duration::from_millis(300);
 
 /// The most URIs one connection may subscribe to.
-pub const MAX_SUBSCRIPTIONS: usize = 1024;
+pub const MAX_SUBSCRIPTIONS: usize = crate::limits::MCP_SUBSCRIPTIONS;
 
 /// One connection's subscriptions and where its notifications go.
 #[derive(Default)]

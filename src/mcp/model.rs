@@ -477,7 +477,7 @@ pub struct Completion {
 }
 
 /// The most values one completion sends (the protocol's cap).
-pub const MAX_COMPLETIONS: usize = 100;
+pub const MAX_COMPLETIONS: usize = crate::limits::MCP_COMPLETIONS;
 
 /// `completion/complete` result.
 #[derive(Debug, Clone, Serialize)]

@@ -32,7 +32,7 @@ pub const INPUT_RESPONSES: &str = "inputResponses";
 pub const REQUEST_STATE: &str = "requestState";
 
 /// The longest `requestState` accepted (the answers it carries included).
-const MAX_STATE: usize = 256 * 1024;
+const MAX_STATE: usize = crate::limits::MCP_REQUEST_STATE;
 
 /// What a state is bound to: the request it may be echoed with.
 #[derive(Debug, Clone, PartialEq)]
