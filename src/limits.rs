@@ -59,8 +59,6 @@ pub const MCP_COMPLETIONS: usize = 100;
 pub const MCP_CANCELLED: usize = 1024;
 /// How long a server-to-client request (elicitation, sampling, roots) waits for its answer.
 pub const MCP_ANSWER_SECS: u64 = 300;
-/// The largest image a prompt embeds, before base64.
-pub const PROMPT_IMAGE_BYTES: u64 = 1024 * 1024;
 
 /// One limit of the policy.
 #[derive(Debug, Clone, Copy)]
@@ -330,7 +328,7 @@ pub const TABLE: &[Limit] = &[
     Limit {
         what: "prompt image size (before base64)",
         value: "1 MiB",
-        amount: Some(PROMPT_IMAGE_BYTES),
+        amount: Some(crate::knowledge::prompts::MAX_IMAGE_BYTES),
         enforced: "src/knowledge/prompts.rs `image` (through src/rootfs.rs `read_capped`), after the content gate",
         mcp: "`prompts/get` is a JSON-RPC error naming the image",
         http: "n/a",

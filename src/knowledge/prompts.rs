@@ -29,7 +29,7 @@ use super::{Index, Object, Snapshot, URI_PREFIX};
 use crate::rootfs::{Follow, Root};
 
 /// The largest image a prompt embeds (1 MiB before base64).
-pub const MAX_IMAGE_BYTES: u64 = crate::limits::PROMPT_IMAGE_BYTES;
+pub const MAX_IMAGE_BYTES: u64 = 1024 * 1024;
 
 /// One entry of `prompts/list`, as it is serialized.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

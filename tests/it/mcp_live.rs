@@ -44,6 +44,8 @@ fn call(mcp: &mut Mcp, id: u64, tool: &str, args: Value, meta: Option<Value>) {
 /// A folder of `n` small text files, in folders of 500.
 fn tree(n: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("a temp dir");
+    // A repository: seneschal serves no folder that is in none unless `--repo` names it.
+    crate::support::git(dir.path(), &["init", "-q"]);
     for i in 0..n {
         let sub = dir.path().join(format!("d{}", i / 500));
         if i % 500 == 0 {
