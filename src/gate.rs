@@ -89,6 +89,16 @@ pub fn checked(bytes: Vec<u8>, path: &str, field: &str) -> Result<Vec<u8>, Capab
     }
 }
 
+/// The lines of `whole` (a file's text) as redaction shows them when it reads the file whole,
+/// `None` when it changes nothing: a reader that hands out lines one by one (blame) takes each
+/// line from here, so a secret whose shape spans lines (a YAML block scalar, a value on the
+/// line after its key) is found where it is whole. The executor still redacts every line.
+pub fn redacted_lines(whole: &[u8]) -> Option<Vec<String>> {
+    let text = String::from_utf8_lossy(whole);
+    let (redacted, n) = crate::redact::redact(&text);
+    (n > 0).then(|| redacted.lines().map(str::to_string).collect())
+}
+
 /// The shortest run of base64 characters on a line that could be a line of key material.
 const KEY_RUN: usize = 16;
 

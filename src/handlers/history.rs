@@ -267,19 +267,19 @@ pub fn blame(
     }
     // The content gate judges the whole file before git cuts it into lines: a key file is
     // refused whole, at a revision as in the working tree.
-    match rev.as_deref() {
-        None => {
-            crate::gate::worktree_file(&root, &rel, path, "/path")?;
-        }
+    let whole = match rev.as_deref() {
+        None => crate::gate::worktree_file(&root, &rel, path, "/path")?,
         Some(commit) => {
             let blob =
                 git::blob_at(&root, commit, &rel, crate::gate::WHOLE_CAP)?.ok_or_else(|| {
                     CapabilityError::not_found(format!("`{path}` does not exist at that revision"))
                         .at("/path")
                 })?;
-            crate::gate::checked(blob, path, "/path")?;
+            crate::gate::checked(blob, path, "/path")?
         }
-    }
+    };
+    let redacted = crate::gate::redacted_lines(&whole);
+    drop(whole);
     let start = input.start.get();
     let limit = input.limit.get();
     let last = start.saturating_add(limit - 1);
@@ -309,6 +309,15 @@ pub fn blame(
     let keep = usize::try_from(limit).unwrap_or(usize::MAX);
     let truncated = wanted_more || lines.len() > keep;
     lines.truncate(keep);
+    // Each line as the whole file's redaction shows it (the content gate's reading).
+    if let Some(whole) = &redacted {
+        for l in &mut lines {
+            let at = usize::try_from(l.line).unwrap_or(usize::MAX);
+            if let Some(text) = at.checked_sub(1).and_then(|i| whole.get(i)) {
+                l.text.clone_from(text);
+            }
+        }
+    }
     Ok(repo_blame::Output {
         path: rel,
         lines: lines

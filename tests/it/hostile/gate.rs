@@ -217,3 +217,32 @@ fn completion_matches_redacted_values_only() {
     let (status, _, err) = mcp.finish();
     assert!(status.success(), "{err}");
 }
+
+#[test]
+fn blame_lines_are_redacted_as_the_whole_file_reads() {
+    let repo = scratch_repo();
+    let dir = repo.path();
+    // A block scalar: the key and its value are on two lines, which blame hands out apart.
+    write(
+        dir,
+        "config/app.yml",
+        b"production:\n  password: |\n    BlockScalarSecret-58fj3kd\n  host: db.internal\n",
+    );
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "config"]);
+    let mut three = Three::new(dir);
+    for input in [
+        json!({"path": "config/app.yml"}),
+        json!({"path": "config/app.yml", "rev": "HEAD"}),
+        json!({"path": "config/app.yml", "start": 3, "limit": 1}),
+    ] {
+        let answer = three.ok("repo.blame", input.clone());
+        let text = answer.to_string();
+        assert!(!text.contains("BlockScalarSecret"), "{input}: {text}");
+        assert!(text.contains("[REDACTED]"), "{input}: {text}");
+        if input.get("start").is_none() {
+            assert!(text.contains("db.internal"), "the other lines stay: {text}");
+        }
+    }
+    three.finish();
+}
