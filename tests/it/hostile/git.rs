@@ -363,18 +363,29 @@ fn settings_that_read_outside_files_are_not_honoured() {
 
 #[test]
 fn git_messages_never_reach_a_client_verbatim() {
-    // A ref file planted with outside-looking text: git complains, quoting it.
+    // A `packed-refs` line git quotes in its complaint ("unexpected line in .git/packed-refs:
+    // …"): the text could be any file's.
     let repo = scratch_repo();
     std::fs::write(
-        repo.path().join(".git/refs/heads/broken"),
-        "OUTSIDE-BYTES-7f3a not a ref\n",
+        repo.path().join(".git/packed-refs"),
+        "OUTSIDE-BYTES-7f3a not a ref line\n",
     )
     .unwrap();
     let mut three = Three::new(repo.path());
-    let answer = three.ok("repo.branches", json!({}));
-    assert!(!answer.to_string().contains("OUTSIDE-BYTES"), "{answer}");
-    let text = three.err("repo.show", json!({"rev": "broken"}), "not_found");
-    assert!(!text.contains("OUTSIDE-BYTES"), "{text}");
+    for (id, input) in [
+        ("repo.log", json!({"limit": 1})),
+        ("repo.branches", json!({})),
+    ] {
+        // The CLI's stderr is its own log (git's words may be there); its answer, the
+        // `error[…]` line, and the MCP and HTTP answers are seneschal's words only.
+        let text = three.err(id, input.clone(), "internal");
+        let answer = text.lines().find(|l| l.starts_with("error[")).unwrap_or("");
+        assert!(!answer.contains("OUTSIDE-BYTES"), "{id}: {text}");
+        assert!(answer.contains("server's log"), "{id}: {text}");
+        for served in [three.mcp_error(id, &input), three.http_error(id, &input)] {
+            assert!(!served.contains("OUTSIDE-BYTES"), "{id}: {served}");
+        }
+    }
     three.finish();
 }
 

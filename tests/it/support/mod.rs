@@ -246,6 +246,25 @@ impl<'a> Three<'a> {
         text
     }
 
+    /// The whole MCP answer of `id` (an error expected), as text.
+    pub fn mcp_error(&mut self, id: &str, input: &serde_json::Value) -> String {
+        let (tool, _) = tool_and_route(id);
+        self.mcp
+            .request(
+                "tools/call",
+                serde_json::json!({"name": tool, "arguments": input}),
+            )
+            .to_string()
+    }
+
+    /// The whole HTTP answer of `id` (an error expected), as text.
+    pub fn http_error(&mut self, id: &str, input: &serde_json::Value) -> String {
+        let (_, route) = tool_and_route(id);
+        http::http_call(&self.http, "GET", &route, input)
+            .1
+            .to_string()
+    }
+
     pub fn finish(self) {
         let (status, _, err) = self.mcp.finish();
         assert!(status.success(), "{err}");
