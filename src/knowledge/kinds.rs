@@ -31,6 +31,10 @@ pub const SCHEMAS: &[(&str, &str)] = &[
         "skill.schema.json",
         include_str!("../../share/schemas/skill.schema.json"),
     ),
+    (
+        "instructions.schema.json",
+        include_str!("../../share/schemas/instructions.schema.json"),
+    ),
 ];
 
 /// Where the repository declares its own kinds.
@@ -674,7 +678,11 @@ mod tests {
     #[test]
     fn distributed_kinds_load() {
         let names: Vec<&str> = distributed().iter().map(|k| k.name.as_str()).collect();
-        assert_eq!(names, ["adr", "guide", "skill"]);
+        assert_eq!(names, ["adr", "guide", "skill", "instructions"]);
+        // The ADR kind's globs are the usual folders, in the order a new record's is chosen.
+        let adr = &distributed()[0];
+        let usual: Vec<String> = ADR_FOLDERS.iter().map(|f| format!("{f}/*.md")).collect();
+        assert_eq!(adr.files, usual);
     }
 
     #[test]

@@ -242,6 +242,22 @@ pub fn parse_bytes(
             &kind,
         );
     }
+    // A status of seneschal's ADR front matter is matched without case and mapped where
+    // certain (`Accepted`, `Approved`), the text as written kept beside it.
+    let mut status_text: Option<Value> = None;
+    if kind.dialect == Some(Dialect::Adr) {
+        if let Some(Value::String(s)) = fields.get("status") {
+            let read = super::adr::read_status(s);
+            if let (false, Some(c), true) = (
+                super::adr::STATUSES.contains(&s.as_str()),
+                read.canonical,
+                read.relations.is_empty(),
+            ) {
+                status_text = Some(Value::String(s.clone()));
+                fields.insert("status".into(), Value::String(c.into()));
+            }
+        }
+    }
     let mut checked = Value::Object(fields);
     // Valid front matter is the common case: `is_valid` answers it without building errors.
     let mut findings: Vec<Finding> = Vec::new();
@@ -362,6 +378,9 @@ pub fn parse_bytes(
     // The object keeps the whole front matter, `kind` included.
     if let (Value::Object(fields), Some(declared)) = (&mut checked, declared) {
         fields.insert("kind".to_string(), declared);
+    }
+    if let (Value::Object(fields), Some(text)) = (&mut checked, status_text) {
+        fields.insert(super::adr::STATUS_TEXT_KEY.to_string(), text);
     }
     FileResult {
         object: Some(Arc::new(Object {

@@ -379,3 +379,108 @@ fn search_ranks_the_record_a_person_would_pick_first() {
     }
     assert!(misses.is_empty(), "{misses:#?}");
 }
+
+#[test]
+fn agent_instruction_files_and_skill_folders_are_served() {
+    use crate::support::mcp::Mcp;
+    let repo = support::scratch_repo();
+    let p = repo.path();
+    let write = |rel: &str, text: &str| {
+        let f = p.join(rel);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, text).unwrap();
+    };
+    write(
+        "AGENTS.md",
+        "# Working in this repository\n\nRun the tests before every commit.\n",
+    );
+    write("CLAUDE.md", "See AGENTS.md.\n");
+    write(
+        ".github/copilot-instructions.md",
+        "# Copilot\n\nPrefer small functions.\n",
+    );
+    write(
+        ".cursor/rules/style.mdc",
+        "---\ndescription: House style for Rust\nglobs: \"src/**/*.rs\"\nalwaysApply: false\n---\nUse rustfmt.\n",
+    );
+    write(
+        ".claude/skills/release-notes/SKILL.md",
+        "---\nname: release-notes\ndescription: Write the release notes from the merged pull requests.\nmodel: any\n---\n# Release notes\n\nList the merged pull requests.\n",
+    );
+    let c = check(p);
+    assert_eq!(c["findings"], serde_json::json!([]), "{c}");
+    let list = json(&sen(p, &["knowledge", "list", "--kind", "instructions"]));
+    let got: Vec<(String, String)> = list["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            (
+                o["uri"].as_str().unwrap().to_string(),
+                o["title"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let k = |id: &str, t: &str| {
+        (
+            format!("seneschal://knowledge/instructions/{id}"),
+            t.to_string(),
+        )
+    };
+    assert_eq!(
+        got,
+        [
+            k("AGENTS.md", "Working in this repository"),
+            k("CLAUDE.md", "CLAUDE.md"),
+            k("copilot-instructions.md", "Copilot"),
+            k("style.mdc", "style.mdc"),
+        ]
+    );
+    let rule = json(&sen(
+        p,
+        &[
+            "knowledge",
+            "get",
+            "--uri",
+            "seneschal://knowledge/instructions/style.mdc",
+        ],
+    ));
+    assert_eq!(rule["front_matter"]["globs"], "src/**/*.rs");
+    assert_eq!(rule["body"], "Use rustfmt.\n");
+    // The skill, with a key of another tool kept, is a resource and a prompt.
+    let skill = json(&sen(
+        p,
+        &[
+            "knowledge",
+            "get",
+            "--uri",
+            "seneschal://knowledge/skill/release-notes",
+        ],
+    ));
+    assert_eq!(skill["file"], ".claude/skills/release-notes/SKILL.md");
+    assert_eq!(skill["front_matter"]["model"], "any");
+    let mut mcp = Mcp::start_with(p, &[], &[]);
+    mcp.initialize("2025-11-25");
+    let prompts = mcp.request("prompts/list", serde_json::json!({}));
+    let resources = mcp.request("resources/list", serde_json::json!({}));
+    let (status, _, _) = mcp.finish();
+    assert!(status.success());
+    let names: Vec<&str> = prompts["result"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["release-notes"], "{prompts}");
+    let uris: Vec<&str> = resources["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert!(
+        uris.contains(&"seneschal://knowledge/instructions/AGENTS.md")
+            && uris.contains(&"seneschal://knowledge/skill/release-notes"),
+        "{uris:?}"
+    );
+}
