@@ -911,7 +911,7 @@ pub fn render(
                         .map_err(|e| format!("the front matter cannot be written as YAML: {e}"))?;
                     out.push_str("---\n");
                     out.push_str(&yaml);
-                    out.push_str("---\n\n");
+                    out.push_str("---\n");
                 }
                 out.push_str(&format!("# {title}\n\n"));
             } else {
@@ -943,6 +943,288 @@ pub fn render(
         out.push('\n');
     }
     Ok(out)
+}
+
+/// A record's text planned in its repository's format: its id, file and bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    /// The record's id.
+    pub id: String,
+    /// The repository-relative file.
+    pub file: String,
+    /// The whole text.
+    pub text: String,
+}
+
+/// Why a record cannot be written: `(JSON pointer into the input, message)`.
+pub type Refusal = (String, String);
+
+/// Today, `YYYY-MM-DD` (UTC), for the `Date:` adr-tools writes.
+pub fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    crate::text::rfc3339(secs)[..10].to_string()
+}
+
+/// The slug of a title, for a file name: lower-case words joined by hyphens.
+fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+        if out.len() >= 60 {
+            break;
+        }
+    }
+    out.trim_end_matches('-').to_string()
+}
+
+/// Checks and settles the metadata of a record to write: a title, a status that is one of
+/// the canonical set (or certainly means one), a date `YYYY-MM-DD`.
+fn settle(front: &Value, style: Style, today: &str) -> Result<Map<String, Value>, Refusal> {
+    let Value::Object(fields) = front else {
+        return Err((
+            "/front_matter".into(),
+            "front_matter must be an object".into(),
+        ));
+    };
+    let mut fields = fields.clone();
+    fields.remove("kind");
+    match fields.get("title") {
+        Some(Value::String(t)) if !t.trim().is_empty() => {}
+        _ => {
+            return Err((
+                "/front_matter/title".into(),
+                "an ADR needs a `title` (a non-empty string; it becomes the `# ` heading)".into(),
+            ))
+        }
+    }
+    if let Some(v) = fields.get("status").cloned() {
+        let read = v.as_str().map(read_status).unwrap_or_default();
+        match read.canonical {
+            Some(c) => {
+                if read.text.to_ascii_lowercase() != c {
+                    fields.insert(STATUS_TEXT_KEY.into(), Value::String(read.text.clone()));
+                }
+                fields.insert("status".into(), Value::String(c.into()));
+            }
+            None => {
+                return Err((
+                    "/front_matter/status".into(),
+                    format!(
+                        "status {v} is none of the statuses: {} (matched without case; approved and adopted mean accepted, declined means rejected)",
+                        STATUSES.join(", ")
+                    ),
+                ))
+            }
+        }
+    }
+    match fields.get("date") {
+        Some(Value::String(d)) if is_iso_date(d) => {}
+        Some(d) => {
+            return Err((
+                "/front_matter/date".into(),
+                format!("date {d} must be a date YYYY-MM-DD"),
+            ))
+        }
+        // adr-tools writes the day a record is made.
+        None if style == Style::Nygard => {
+            fields.insert("date".into(), Value::String(today.to_string()));
+        }
+        None => {}
+    }
+    fields.remove(FORMAT_KEY);
+    Ok(fields)
+}
+
+/// The label and file name of the record `id` among `objects`, for a link to it.
+fn link_to<'a>(
+    objects: &'a [Arc<Object>],
+    kind: &str,
+    style: Style,
+) -> impl Fn(&str) -> Option<(String, String)> + 'a {
+    let kind = kind.to_string();
+    move |id: &str| {
+        let o = objects.iter().find(|o| o.kind == kind && o.id == id)?;
+        let name = o.file.rsplit('/').next()?.to_string();
+        let label = match style {
+            Style::Nygard => format!("{}. {}", heading_number(id)?, o.title),
+            _ => o.title.clone(),
+        };
+        Some((label, name))
+    }
+}
+
+/// The number as adr-tools writes it in a heading: `0001` → `1`.
+fn heading_number(id: &str) -> Option<String> {
+    id.chars().all(|c| c.is_ascii_digit()).then(|| {
+        let n = id.trim_start_matches('0');
+        if n.is_empty() {
+            "0".to_string()
+        } else {
+            n.to_string()
+        }
+    })
+}
+
+/// Plans a new ADR of `kind` in the format, folder and numbering of the repository's records
+/// (`objects`), when they are in another tool's format; `Ok(None)` keeps seneschal's own.
+/// `id` is the id asked for, if any.
+pub fn plan_create(
+    objects: &[Arc<Object>],
+    kind: &Kind,
+    id: Option<&str>,
+    front: &Value,
+    body: &str,
+    today: &str,
+) -> Result<Option<Planned>, Refusal> {
+    let Some(house) = house(objects, &kind.name) else {
+        return Ok(None);
+    };
+    let fields = settle(front, house.style, today)?;
+    let title = fields
+        .get("title")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let s = slug(title);
+    let (id, stem) = match (house.style, id) {
+        (Style::Log4brains, Some(id)) => (id.to_string(), id.to_string()),
+        (Style::Log4brains, None) => {
+            let date = fields
+                .get("date")
+                .and_then(Value::as_str)
+                .unwrap_or(today)
+                .replace('-', "");
+            let stem = if s.is_empty() {
+                date
+            } else {
+                format!("{date}-{s}")
+            };
+            (stem.clone(), stem)
+        }
+        (_, Some(id)) => (
+            id.to_string(),
+            if s.is_empty() {
+                id.to_string()
+            } else {
+                format!("{id}-{s}")
+            },
+        ),
+        (_, None) => {
+            let next = objects
+                .iter()
+                .filter(|o| o.kind == kind.name)
+                .filter_map(|o| o.id.parse::<u64>().ok())
+                .max()
+                .map_or(1, |n| n + 1);
+            let id = format!("{next:0width$}", width = house.width.unwrap_or(4));
+            let stem = if s.is_empty() {
+                id.clone()
+            } else {
+                format!("{id}-{s}")
+            };
+            (id, stem)
+        }
+    };
+    if !super::parse::is_valid_id(&id) {
+        return Err((
+            "/id".into(),
+            format!("id `{id}` must match {}", super::ID_GRAMMAR),
+        ));
+    }
+    let file = if house.folder.is_empty() {
+        format!("{stem}.md")
+    } else {
+        format!("{}/{stem}.md", house.folder)
+    };
+    let number = heading_number(&id);
+    let text = render(
+        house.style,
+        &fields,
+        body,
+        number.as_deref(),
+        &link_to(objects, &kind.name, house.style),
+    )
+    .map_err(|m| ("/front_matter".to_string(), m))?;
+    Ok(Some(Planned { id, file, text }))
+}
+
+/// The Markdown of a record after its metadata (heading, `Date:` line, `## Status` section,
+/// metadata bullets), as a rendering puts it back.
+pub fn content_of(body: &str) -> &str {
+    let mut pos = 0;
+    let mut in_status = false;
+    let mut seen_heading = false;
+    for line in body.split_inclusive('\n') {
+        let t = line.trim();
+        let next = pos + line.len();
+        if t.is_empty() {
+            pos = next;
+            continue;
+        }
+        if in_status {
+            if t.starts_with("## ") || t.starts_with("# ") {
+                in_status = false;
+            } else {
+                pos = next;
+                continue;
+            }
+        }
+        if !seen_heading && t.starts_with("# ") {
+            seen_heading = true;
+            pos = next;
+            continue;
+        }
+        if t.strip_prefix("## ")
+            .is_some_and(|h| clean(h).eq_ignore_ascii_case("status"))
+        {
+            in_status = true;
+            pos = next;
+            continue;
+        }
+        if meta_line(t).is_some() {
+            pos = next;
+            continue;
+        }
+        break;
+    }
+    &body[pos.min(body.len())..]
+}
+
+/// Plans an update of `o` that keeps its file's format; `Ok(None)` when it is in seneschal's
+/// own. `front` is the new metadata (the served front matter, changed), `body` a new body:
+/// either the Markdown after the metadata or a whole text as `knowledge.get` answered it.
+pub fn plan_update(
+    objects: &[Arc<Object>],
+    o: &Object,
+    front: &Value,
+    body: Option<&str>,
+) -> Result<Option<String>, Refusal> {
+    let Some(style) = o
+        .front_matter
+        .get(FORMAT_KEY)
+        .and_then(Value::as_str)
+        .and_then(Style::parse)
+        .filter(|s| *s != Style::Seneschal)
+    else {
+        return Ok(None);
+    };
+    let fields = settle(front, style, &today())?;
+    let content = content_of(body.unwrap_or_else(|| o.body()));
+    let number = heading_number(&o.id);
+    let text = render(
+        style,
+        &fields,
+        content,
+        number.as_deref(),
+        &link_to(objects, &o.kind, style),
+    )
+    .map_err(|m| ("/front_matter".to_string(), m))?;
+    Ok(Some(text))
 }
 
 #[cfg(test)]

@@ -484,3 +484,117 @@ fn agent_instruction_files_and_skill_folders_are_served() {
         "{uris:?}"
     );
 }
+
+/// `knowledge.create` through the command line, approved.
+fn create(dir: &Path, input: Value) -> Value {
+    let o = support::call(dir, "knowledge.create", input);
+    assert!(o.status.success(), "{}", stderr(&o));
+    json(&o)
+}
+
+#[test]
+fn a_new_record_is_written_in_the_repository_s_own_format_folder_and_numbering() {
+    // adr-tools: the next number, `# N. Title`, a `Date:` line and a `## Status` section.
+    let repo = repo_of("npryce-adr-tools");
+    let p = repo.path();
+    let made = create(
+        p,
+        serde_json::json!({"kind": "adr", "front_matter": {"title": "Use JSON for output", "status": "Proposed"},
+               "body": "## Context\n\nScripts parse the output.\n\n## Decision\n\nJSON.\n"}),
+    );
+    assert_eq!(made["file"], "doc/adr/0010-use-json-for-output.md");
+    let text = std::fs::read_to_string(p.join("doc/adr/0010-use-json-for-output.md")).unwrap();
+    let today = &json(&sen(
+        p,
+        &[
+            "knowledge",
+            "get",
+            "--uri",
+            "seneschal://knowledge/adr/0010",
+        ],
+    ))["front_matter"]["date"];
+    assert_eq!(
+        text,
+        format!(
+            "# 10. Use JSON for output\n\nDate: {}\n\n## Status\n\nProposed\n\n## Context\n\nScripts parse the output.\n\n## Decision\n\nJSON.\n",
+            today.as_str().unwrap()
+        )
+    );
+    // An update keeps the format: superseding 0004 rewrites its status section with a link.
+    let uri = "seneschal://knowledge/adr/0004";
+    let before = json(&sen(p, &["knowledge", "get", "--uri", uri]));
+    let mut front = before["front_matter"].clone();
+    front["status"] = "superseded".into();
+    front["superseded_by"] = "0010".into();
+    let o = support::call(
+        p,
+        "knowledge.update",
+        serde_json::json!({"uri": uri, "expected_digest": before["digest"], "front_matter": front}),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(p.join("doc/adr/0004-markdown-format.md")).unwrap();
+    assert!(
+        text.starts_with(
+            "# 4. Markdown format\n\nDate: 2016-02-12\n\n## Status\n\nSuperseded by [10. Use JSON for output](0010-use-json-for-output.md)\n\n## Context\n"
+        ),
+        "{text}"
+    );
+    let after = json(&sen(p, &["knowledge", "get", "--uri", uri]));
+    assert_eq!(after["front_matter"]["status"], "superseded");
+    assert_eq!(after["front_matter"]["superseded_by"], "0010");
+    assert_eq!(after["front_matter"]["adr_format"], "nygard");
+    assert_eq!(after["title"], "Markdown format");
+    // A status outside the set is refused before anything is written, naming the set.
+    let o = support::call(
+        p,
+        "knowledge.create",
+        serde_json::json!({"kind": "adr", "front_matter": {"title": "Maybe", "status": "pondering"}}),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("proposed, accepted, superseded, deprecated, rejected"),
+        "{}",
+        stderr(&o)
+    );
+
+    // log4brains: a date-named file, `- Status:` and `- Date:` bullets.
+    let repo = repo_of("thomvaill-log4brains");
+    let p = repo.path();
+    let made = create(
+        p,
+        serde_json::json!({"kind": "adr", "front_matter": {"title": "Use pnpm", "status": "accepted", "date": "2021-02-01"},
+               "body": "## Context and Problem Statement\n\nInstalls are slow.\n"}),
+    );
+    assert_eq!(made["uri"], "seneschal://knowledge/adr/20210201-use-pnpm");
+    assert_eq!(
+        std::fs::read_to_string(p.join("docs/adr/20210201-use-pnpm.md")).unwrap(),
+        "# Use pnpm\n\n- Status: accepted\n- Date: 2021-02-01\n\n## Context and Problem Statement\n\nInstalls are slow.\n"
+    );
+
+    // MADR: its front matter keys, the title as the heading.
+    let repo = repo_of("adr-madr");
+    let p = repo.path();
+    let made = create(
+        p,
+        serde_json::json!({"kind": "adr", "front_matter": {"title": "Use a changelog", "parent": "Decisions", "nav_order": 19, "status": "accepted"},
+               "body": "## Context and Problem Statement\n\nReleases need notes.\n"}),
+    );
+    assert_eq!(made["file"], "docs/decisions/0019-use-a-changelog.md");
+    let got = json(&sen(
+        p,
+        &[
+            "knowledge",
+            "get",
+            "--uri",
+            "seneschal://knowledge/adr/0019",
+        ],
+    ));
+    assert_eq!(got["title"], "Use a changelog");
+    assert_eq!(got["front_matter"]["nav_order"], 19);
+    assert_eq!(got["front_matter"]["status"], "accepted");
+    assert_eq!(got["front_matter"]["adr_format"], "madr");
+    assert_eq!(
+        std::fs::read_to_string(p.join("docs/decisions/0019-use-a-changelog.md")).unwrap(),
+        "---\nnav_order: 19\nparent: Decisions\nstatus: accepted\n---\n# Use a changelog\n\n## Context and Problem Statement\n\nReleases need notes.\n"
+    );
+}
