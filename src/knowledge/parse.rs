@@ -243,8 +243,8 @@ pub fn parse_bytes(
         );
     }
     // A status of seneschal's ADR front matter is matched without case and mapped where
-    // certain (`Accepted`, `Approved`), the text as written kept beside it.
-    let mut status_text: Option<Value> = None;
+    // certain (`Accepted`, `Approved`); the text as written stays in the file, and the served
+    // front matter keeps to the schema's keys, so that it can be written back as it is.
     if kind.dialect == Some(Dialect::Adr) {
         if let Some(Value::String(s)) = fields.get("status") {
             let read = super::adr::read_status(s);
@@ -253,7 +253,6 @@ pub fn parse_bytes(
                 read.canonical,
                 read.relations.is_empty(),
             ) {
-                status_text = Some(Value::String(s.clone()));
                 fields.insert("status".into(), Value::String(c.into()));
             }
         }
@@ -378,9 +377,6 @@ pub fn parse_bytes(
     // The object keeps the whole front matter, `kind` included.
     if let (Value::Object(fields), Some(declared)) = (&mut checked, declared) {
         fields.insert("kind".to_string(), declared);
-    }
-    if let (Value::Object(fields), Some(text)) = (&mut checked, status_text) {
-        fields.insert(super::adr::STATUS_TEXT_KEY.to_string(), text);
     }
     FileResult {
         object: Some(Arc::new(Object {

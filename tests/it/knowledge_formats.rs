@@ -210,6 +210,40 @@ fn statuses_are_mapped_where_certain_and_otherwise_reported_and_served() {
     assert_eq!(got["front_matter"]["status"], "superseded");
     assert_eq!(got["front_matter"]["superseded_by"], "0019");
     assert_eq!(got["front_matter"]["adr_format"], "madr2");
+    // seneschal's own front matter keeps its contract, its status matched without case.
+    std::fs::write(
+        dir.join("0021-own.md"),
+        "---\ntitle: Our own format\nstatus: Accepted\ndate: 2024-01-04\n---\nBody.\n",
+    )
+    .unwrap();
+    let got = json(&sen(
+        repo.path(),
+        &[
+            "knowledge",
+            "get",
+            "--uri",
+            "seneschal://knowledge/adr/0021",
+        ],
+    ));
+    assert_eq!(
+        got["front_matter"],
+        serde_json::json!({"title": "Our own format", "status": "accepted", "date": "2024-01-04"})
+    );
+    std::fs::write(
+        dir.join("0022-own-bad.md"),
+        "---\ntitle: Our own format, no date\nstatus: accepted\n---\nBody.\n",
+    )
+    .unwrap();
+    let c = check(repo.path());
+    assert!(
+        c["findings"].as_array().unwrap().iter().any(|f| f["file"]
+            == "docs/decisions/0022-own-bad.md"
+            && f["message"]
+                .as_str()
+                .unwrap()
+                .contains("\"date\" is a required property")),
+        "{c}"
+    );
     let accepted = json(&sen(
         repo.path(),
         &["knowledge", "list", "--status", "accepted"],
