@@ -1309,4 +1309,94 @@ mod tests {
             assert!(!is_not_a_record(name), "{name}");
         }
     }
+
+    #[test]
+    fn a_rendering_reads_back_as_what_it_was_given() {
+        let front = serde_json::json!({
+            "title": "Use Lunr for search",
+            "status": "accepted",
+            "date": "2020-11-03",
+            "tags": ["search"]
+        });
+        let Value::Object(front) = front else {
+            unreachable!()
+        };
+        let none = |_: &str| None;
+        for style in [Style::Nygard, Style::Madr, Style::Madr2, Style::Log4brains] {
+            let text = render(
+                style,
+                &front,
+                "## Context\n\nWe need search.\n",
+                Some("7"),
+                &none,
+            )
+            .unwrap();
+            let (fields, body_start) = match super::super::front_matter::split_front_matter(&text) {
+                Ok((fm, line, start)) => (
+                    super::super::front_matter::yaml_mapping(fm, line).unwrap(),
+                    start,
+                ),
+                Err(_) => (Map::new(), 0),
+            };
+            let kind = super::super::kinds::distributed()[0].clone();
+            let r = read(
+                "docs/adr/0007-x.md",
+                "0007-x.md",
+                text.clone(),
+                String::new(),
+                fields,
+                body_start > 0,
+                body_start,
+                &kind,
+            );
+            let o = r.object.expect("served");
+            assert!(r.findings.is_empty(), "{style:?}: {:?}", r.findings);
+            assert_eq!(o.title, "Use Lunr for search", "{style:?}\n{text}");
+            assert_eq!(o.status.as_deref(), Some("accepted"), "{style:?}\n{text}");
+            assert_eq!(o.front_matter["date"], "2020-11-03", "{style:?}\n{text}");
+            assert_eq!(
+                o.front_matter[FORMAT_KEY],
+                style.as_str(),
+                "{style:?}\n{text}"
+            );
+            assert_eq!(o.description, "We need search.", "{style:?}\n{text}");
+            assert_eq!(
+                content_of(o.body()),
+                "## Context\n\nWe need search.\n",
+                "{style:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn odd_input_is_read_without_panicking() {
+        let kind = super::super::kinds::distributed()[0].clone();
+        for text in [
+            "",
+            "#",
+            "# ",
+            "## Status",
+            "- Status:",
+            "* Date: é",
+            "# 1.",
+            "# ADR-",
+            "Date: 2020-13-45\n",
+            "<!-- open",
+            "```\n# x",
+            "# é. ü\n\n## Status\n\nSuperseded by [",
+            "ADR",
+        ] {
+            let r = read(
+                "docs/adr/x.md",
+                "x.md",
+                text.to_string(),
+                String::new(),
+                Map::new(),
+                false,
+                0,
+                &kind,
+            );
+            assert!(r.object.is_some() || !r.findings.is_empty(), "{text:?}");
+        }
+    }
 }
