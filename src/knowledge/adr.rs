@@ -42,7 +42,7 @@ const SYNONYMS: [(&str, &str); 11] = [
     ("deprecated", "deprecated"),
     ("rejected", "rejected"),
     ("declined", "rejected"),
-    ("accept", "accepted"),
+    ("replaced", "superseded"),
 ];
 
 /// The front-matter key naming the format a record was read in.
@@ -285,15 +285,6 @@ pub fn read_status(raw: &str) -> StatusRead {
         .take_while(char::is_ascii_alphabetic)
         .collect();
     out.canonical = SYNONYMS.iter().find(|(w, _)| *w == first).map(|(_, s)| *s);
-    // "Replaced by ..." is certainly superseded.
-    if out.canonical.is_none() && out.relations.iter().any(|(k, _)| *k == "superseded_by") {
-        let opens = relation_of(&text).is_some_and(|(k, rest)| {
-            k == "superseded_by" && text.len() - rest.len() <= text.trim_start().len()
-        });
-        if opens {
-            out.canonical = Some("superseded");
-        }
-    }
     out
 }
 
@@ -1260,6 +1251,10 @@ mod tests {
         );
         assert_eq!(read_status("on hold").canonical, None);
         assert_eq!(read_status("draft").canonical, None);
+        assert_eq!(
+            read_status("Replaced by ADR-0009").canonical,
+            Some("superseded")
+        );
         assert_eq!(
             read_status("superseded by ADR-0057").relations,
             [("superseded_by", "0057".to_string())]
