@@ -1,7 +1,8 @@
 //! Benchmark of the knowledge layer (not a test): 10,000 synthetic objects, cold index time,
 //! the cost of a freshness check, `knowledge.search` latency and resident memory.
 //!
-//! Run: `cargo run --release --example knowledge_bench [-- OBJECTS [index|full] [--json]]`.
+//! Run: `cargo run --release --example knowledge_bench [-- OBJECTS [index|full] [mixed] [--json]]`.
+//! `mixed` writes the ADRs in four formats (seneschal's, adr-tools, MADR, log4brains).
 //! `index` measures the cold index only (one per process: run it several times); `full` (the
 //! default) measures everything. Figures go to stdout as text, or with `--json` as one JSON
 //! line, which `benches/suite.py` (the `knowledge` section) reads into docs/PERFORMANCE.md.
@@ -49,7 +50,9 @@ fn vocabulary() -> Vec<String> {
     words
 }
 
-fn write_corpus(root: &Path, n: usize, words: &[String]) {
+/// Writes the corpus: 7 guides in 10, the rest ADRs; with `mixed`, the ADRs rotate through
+/// seneschal's front matter, adr-tools (Nygard), MADR front matter and log4brains bullets.
+fn write_corpus(root: &Path, n: usize, words: &[String], mixed: bool) {
     let mut rng = Rng(42);
     std::fs::create_dir_all(root.join("docs/guides")).unwrap();
     std::fs::create_dir_all(root.join("docs/adr")).unwrap();
@@ -76,9 +79,25 @@ fn write_corpus(root: &Path, n: usize, words: &[String]) {
                 "---\ntitle: {title}\ntags: {tags}\nstatus: current\n---\n\n# {title}\n\n{body}"
             );
             std::fs::write(root.join(format!("docs/guides/guide-{i:05}.md")), text).unwrap();
-        } else {
+        } else if !mixed || i % 4 == 0 {
             let text = format!("---\ntitle: {title}\nstatus: accepted\ndate: 2026-11-30\ntags: {tags}\n---\n\n{body}");
             std::fs::write(root.join(format!("docs/adr/{i:05}-record.md")), text).unwrap();
+        } else {
+            let (name, text) = match i % 4 {
+                1 => (
+                    format!("{i:05}-record.md"),
+                    format!("# {}. {title}\n\nDate: 2026-11-30\n\n## Status\n\nAccepted\n\n## Context\n\n{body}", i),
+                ),
+                2 => (
+                    format!("{i:05}-record.md"),
+                    format!("---\nstatus: accepted\ndate: 2026-11-30\nnav_order: {i}\nparent: Decisions\n---\n# {title}\n\n## Context and Problem Statement\n\n{body}"),
+                ),
+                _ => (
+                    format!("20261130-record-{i:05}.md"),
+                    format!("# {title}\n\n- Status: accepted\n- Date: 2026-11-30\n\n## Context and Problem Statement\n\n{body}"),
+                ),
+            };
+            std::fs::write(root.join(format!("docs/adr/{name}")), text).unwrap();
         }
     }
 }
@@ -128,13 +147,14 @@ fn main() {
     let n: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(10_000);
     let json = args.iter().any(|a| a == "--json");
     let index_only = args.iter().any(|a| a == "index");
+    let mixed = args.iter().any(|a| a == "mixed");
     // KNOWLEDGE_BENCH_DIR keeps the corpus between runs (for profiling the index alone).
     let dir = tempfile::tempdir().expect("a temp dir");
     let kept = std::env::var_os("KNOWLEDGE_BENCH_DIR").map(std::path::PathBuf::from);
     let root = kept.as_deref().unwrap_or(dir.path());
     let words = vocabulary();
     if !root.join("docs").exists() {
-        write_corpus(root, n, &words);
+        write_corpus(root, n, &words, mixed);
     }
     let bytes: u64 = ["docs/guides", "docs/adr"]
         .iter()

@@ -150,7 +150,7 @@ pub fn list(
             input
                 .status
                 .as_ref()
-                .is_none_or(|s| o.status.as_ref() == Some(s))
+                .is_none_or(|s| o.status.as_ref().is_some_and(|o| o.eq_ignore_ascii_case(s)))
         })
         .collect();
     let start = after.map_or(0, |a| resume(matching.iter().map(|o| o.uri.as_str()), &a));

@@ -16,7 +16,8 @@ use serde_json::{json, Map, Value};
 use crate::confine;
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::knowledge::kinds::{Format, Kind};
+use crate::knowledge::adr;
+use crate::knowledge::kinds::{Dialect, Format, Kind};
 use crate::knowledge::{escape_pointer, glob, Snapshot, URI_PREFIX};
 use crate::registry::types::{audit_list, knowledge_create, knowledge_delete, knowledge_update};
 use crate::store::{self, Effects};
@@ -299,6 +300,54 @@ fn next_number(snapshot: &Snapshot, kind: &str) -> String {
     format!("{:04}", max + 1)
 }
 
+/// The plan of a new record whose text the knowledge layer wrote in its repository's format.
+fn create_planned(
+    ctx: &Context,
+    snapshot: &Snapshot,
+    kind: &Kind,
+    p: adr::Planned,
+) -> Result<Prepared, CapabilityError> {
+    let uri = format!("{URI_PREFIX}{}/{}", kind.name, p.id);
+    if let Some(o) = snapshot.get(&uri) {
+        return Err(
+            CapabilityError::conflict(format!("`{uri}` already exists ({})", o.file))
+                .at("/id")
+                .with_data(json!({ "current_digest": o.digest, "file": o.file })),
+        );
+    }
+    confine_to_kind(&ctx.repo, kind, &p.file, "/id")?;
+    if store::read(&ctx.repo, &p.file)?.is_some() {
+        return Err(CapabilityError::conflict(format!(
+            "`{}` already exists (it is not a valid object; knowledge.check says why)",
+            p.file
+        ))
+        .at("/id"));
+    }
+    capped(&p.text)?;
+    Ok(Prepared {
+        uri,
+        effects: Effects {
+            create: vec![p.file.clone()],
+            ..Effects::default()
+        },
+        file: p.file,
+        bytes: Some(p.text.into_bytes()),
+    })
+}
+
+/// Refuses a text over the cap for knowledge objects (the index would not read it).
+fn capped(text: &str) -> Result<(), CapabilityError> {
+    if text.len() as u64 > crate::knowledge::MAX_FILE_BYTES {
+        return Err(CapabilityError::invalid_input(format!(
+            "the file would be {} bytes, over the {} byte (1 MiB) cap for knowledge objects",
+            text.len(),
+            crate::knowledge::MAX_FILE_BYTES
+        ))
+        .at("/body"));
+    }
+    Ok(())
+}
+
 /// `knowledge.create`: a new object in its kind's folder.
 pub fn create(
     ctx: &Context,
@@ -320,6 +369,25 @@ pub fn create(
                 .cloned()
                 .unwrap_or_else(|| json!({}));
             let input_id = raw_in.get("id").and_then(Value::as_str).map(str::to_string);
+            // An ADR goes in the format, folder and numbering of the repository's own records.
+            if kind.dialect == Some(Dialect::Adr) {
+                let body = raw_in
+                    .get("body")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let planned = adr::plan_create(
+                    &snapshot.objects,
+                    kind,
+                    input_id.as_deref(),
+                    &front,
+                    body,
+                    &adr::today(),
+                )
+                .map_err(|(at, m)| CapabilityError::invalid_input(m).at(at))?;
+                if let Some(p) = planned {
+                    return create_planned(ctx, snapshot, kind, p);
+                }
+            }
             let field_id = kind
                 .id
                 .field
@@ -465,6 +533,29 @@ pub fn update(
                 .get("front_matter")
                 .cloned()
                 .unwrap_or_else(|| o.front_matter.clone());
+            // A record in another tool's format keeps its format.
+            let kept = match kind.dialect {
+                Some(Dialect::Adr) => adr::plan_update(
+                    &snapshot.objects,
+                    o,
+                    &front,
+                    raw_in.get("body").and_then(Value::as_str),
+                )
+                .map_err(|(at, m)| CapabilityError::invalid_input(m).at(at))?,
+                _ => None,
+            };
+            if let Some(text) = kept {
+                capped(&text)?;
+                return Ok(Prepared {
+                    uri: o.uri.clone(),
+                    file: o.file.clone(),
+                    effects: Effects {
+                        change: vec![o.file.clone()],
+                        ..Effects::default()
+                    },
+                    bytes: Some(text.into_bytes()),
+                });
+            }
             validate(kind, &front)?;
             if let Some(f) = &kind.id.field {
                 if let Some(v) = front.get(f) {

@@ -31,12 +31,31 @@ pub const SCHEMAS: &[(&str, &str)] = &[
         "skill.schema.json",
         include_str!("../../share/schemas/skill.schema.json"),
     ),
+    (
+        "instructions.schema.json",
+        include_str!("../../share/schemas/instructions.schema.json"),
+    ),
 ];
 
 /// Where the repository declares its own kinds.
 pub const REPO_KINDS: &str = ".seneschal/kinds.yaml";
 /// Where the repository keeps the schemas of its own kinds.
 pub const REPO_SCHEMAS: &str = ".seneschal/schemas";
+
+/// The file adr-tools writes the name of its ADR folder in.
+pub const ADR_DIR_FILE: &str = ".adr-dir";
+
+/// The folders where ADRs usually live, searched when there is no `.adr-dir`; a new record
+/// goes into the first when none exists.
+pub const ADR_FOLDERS: [&str; 7] = [
+    "docs/adr",
+    "doc/adr",
+    "docs/decisions",
+    "docs/architecture/decisions",
+    "architecture/decisions",
+    "adr",
+    "decisions",
+];
 
 /// The grammar of a kind name (it becomes a URI segment).
 const KIND_NAME: &str = "^[a-z][a-z0-9_-]{0,63}$";
@@ -69,6 +88,20 @@ impl Format {
     }
 }
 
+/// How a kind's files are read besides its format: the formats of other tools, detected per
+/// file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    /// Architecture decision records: seneschal's front matter, or the formats of adr-tools
+    /// (Nygard), MADR 2–4 and log4brains ([`super::adr`]); README, index and template files
+    /// are not objects; the folders come from `.adr-dir` or the usual places.
+    Adr,
+    /// Files whose front matter is optional (agent instruction files): without it, the title
+    /// is the first heading and the front matter is empty.
+    Plain,
+}
+
 /// How an object's id is read: the front-matter `field` first, then `file_pattern`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -93,6 +126,8 @@ struct Decl {
     schema: String,
     #[serde(default)]
     prompt: bool,
+    #[serde(default)]
+    dialect: Option<Dialect>,
 }
 
 fn markdown() -> Format {
@@ -119,7 +154,7 @@ impl Origin {
 }
 
 /// A loaded kind with its compiled contract.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Kind {
     /// The name, a URI segment.
     pub name: String,
@@ -138,11 +173,13 @@ pub struct Kind {
     /// The front-matter schema.
     pub schema: Value,
     /// The compiled schema.
-    pub validator: jsonschema::Validator,
+    pub validator: Arc<jsonschema::Validator>,
     /// Where the kind was declared.
     pub origin: Origin,
     /// Whether its objects are served as MCP prompts (`prompt: true`).
     pub prompt: bool,
+    /// The formats of other tools its files may be written in (`dialect`).
+    pub dialect: Option<Dialect>,
 }
 
 impl Kind {
@@ -212,6 +249,10 @@ fn load_decls(
             return Vec::new();
         }
     };
+    // A repository's kinds.yaml may only place the distributed kinds (`files:`).
+    if origin == Origin::Repository && doc.get("kinds").is_none() && doc.get("files").is_some() {
+        return Vec::new();
+    }
     let Some(map) = doc.get("kinds").and_then(serde_yaml::Value::as_mapping) else {
         findings.push(finding(
             String::new(),
@@ -219,15 +260,20 @@ fn load_decls(
         ));
         return Vec::new();
     };
-    if let Some(extra) = doc
-        .as_mapping()
-        .and_then(|m| m.keys().find(|k| k.as_str() != Some("kinds")))
-    {
+    let allowed: &[&str] = match origin {
+        Origin::Distributed => &["kinds"],
+        Origin::Repository => &["kinds", "files"],
+    };
+    if let Some(extra) = doc.as_mapping().and_then(|m| {
+        m.keys()
+            .find(|k| !k.as_str().is_some_and(|k| allowed.contains(&k)))
+    }) {
         findings.push(finding(
             String::new(),
             format!(
-                "unknown top-level key {}; only `kinds` is read",
-                serde_json::to_string(extra).unwrap_or_default()
+                "unknown top-level key {}; the keys read are: {}",
+                serde_json::to_string(extra).unwrap_or_default(),
+                allowed.join(", ")
             ),
         ));
     }
@@ -330,9 +376,10 @@ fn load_decls(
             id_pattern,
             schema_file: decl.schema,
             schema,
-            validator,
+            validator: Arc::new(validator),
             origin,
             prompt: decl.prompt,
+            dialect: decl.dialect,
         }));
     }
     out
@@ -398,13 +445,17 @@ pub fn load(root: &Root) -> Kinds {
     };
     let text = match read_config(root, REPO_KINDS) {
         Ok(Some(text)) => text,
-        Ok(None) => return kinds,
+        Ok(None) => {
+            place(root, &mut kinds, &BTreeMap::new());
+            return kinds;
+        }
         Err(message) => {
             kinds.findings.push(Finding {
                 file: REPO_KINDS.into(),
                 pointer: String::new(),
                 message,
             });
+            place(root, &mut kinds, &BTreeMap::new());
             return kinds;
         }
     };
@@ -430,7 +481,169 @@ pub fn load(root: &Root) -> Kinds {
         &mut kinds.findings,
     );
     kinds.all.extend(added);
+    let placed = repository_files(&text, &kinds.all, &mut kinds.findings);
+    place(root, &mut kinds, &placed);
     kinds
+}
+
+/// The `files:` of a repository's kinds.yaml: where distributed kinds' files live in this
+/// repository, by kind name (each a list of globs, replacing the kind's own).
+fn repository_files(
+    text: &str,
+    all: &[Arc<Kind>],
+    findings: &mut Vec<Finding>,
+) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(text) else {
+        return out;
+    };
+    let Some(files) = doc.get("files") else {
+        return out;
+    };
+    let finding = |pointer: String, message: String| Finding {
+        file: REPO_KINDS.into(),
+        pointer,
+        message,
+    };
+    let distributed: Vec<&str> = all
+        .iter()
+        .filter(|k| k.origin == Origin::Distributed)
+        .map(|k| k.name.as_str())
+        .collect();
+    let Some(map) = files.as_mapping() else {
+        findings.push(finding(
+            "/files".into(),
+            format!(
+                "expected a mapping from kind names ({}) to lists of globs",
+                distributed.join(", ")
+            ),
+        ));
+        return out;
+    };
+    for (key, value) in map {
+        let name = key.as_str().unwrap_or_default();
+        let pointer = format!("/files/{}", super::escape_pointer(name));
+        if !distributed.contains(&name) {
+            findings.push(finding(
+                pointer,
+                format!(
+                    "`files` places the distributed kinds ({}); a repository kind declares its own files",
+                    distributed.join(", ")
+                ),
+            ));
+            continue;
+        }
+        let globs: Option<Vec<String>> = value.as_sequence().map(|s| {
+            s.iter()
+                .filter_map(|g| g.as_str().map(str::to_string))
+                .collect()
+        });
+        match globs {
+            Some(g) if !g.is_empty() && g.len() == value.as_sequence().map_or(0, Vec::len) => {
+                if let Some((i, problem)) = g
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, g)| glob_problem(g).map(|p| (i, p)))
+                {
+                    findings.push(finding(format!("{pointer}/{i}"), problem));
+                    continue;
+                }
+                out.insert(name.to_string(), g);
+            }
+            _ => findings.push(finding(
+                pointer,
+                "expected a non-empty list of globs (strings), e.g. [\"records/*.md\"]".into(),
+            )),
+        }
+    }
+    out
+}
+
+/// The folder of `.adr-dir`, read as adr-tools writes it (one line, maybe `./`-prefixed).
+fn adr_dir(root: &Root, findings: &mut Vec<Finding>) -> Option<String> {
+    let text = match read_config(root, ADR_DIR_FILE) {
+        Ok(Some(t)) => t,
+        Ok(None) => return None,
+        Err(message) => {
+            findings.push(Finding {
+                file: ADR_DIR_FILE.into(),
+                pointer: String::new(),
+                message,
+            });
+            return None;
+        }
+    };
+    let line = text.lines().next().unwrap_or("").trim();
+    let dir = line.trim_start_matches("./").trim_end_matches('/');
+    let glob = format!("{dir}/*.md");
+    if dir.is_empty() || dir == "." {
+        return Some("*.md".into());
+    }
+    match glob_problem(&glob) {
+        Some(problem) => {
+            findings.push(Finding {
+                file: ADR_DIR_FILE.into(),
+                pointer: String::new(),
+                message: format!("names the folder `{line}`, which is not read: {problem}"),
+            });
+            None
+        }
+        None => Some(glob),
+    }
+}
+
+/// Whether the folder a glob lists exists (the part before its last segment).
+fn folder_exists(root: &Root, glob: &str) -> bool {
+    let folder = glob.rsplit_once('/').map_or("", |(d, _)| d);
+    root.open_dir(folder, Follow::Inside).is_ok()
+}
+
+/// Places the distributed kinds in this repository: the repository's `files:` first; for
+/// the ADR kind, else the folder `.adr-dir` names, else those of its usual folders that
+/// exist (all of them when none does, so that the first is created by a write).
+fn place(root: &Root, kinds: &mut Kinds, placed: &BTreeMap<String, Vec<String>>) {
+    let mut findings = Vec::new();
+    for k in kinds.all.iter_mut() {
+        if k.origin != Origin::Distributed {
+            continue;
+        }
+        let files = if let Some(files) = placed.get(&k.name) {
+            files.clone()
+        } else if k.dialect == Some(Dialect::Adr) {
+            match adr_dir(root, &mut findings) {
+                Some(glob) => vec![glob],
+                None => {
+                    let present: Vec<String> = k
+                        .files
+                        .iter()
+                        .filter(|g| folder_exists(root, g))
+                        .cloned()
+                        .collect();
+                    if present.is_empty() {
+                        continue;
+                    }
+                    present
+                }
+            }
+        } else {
+            continue;
+        };
+        if files != k.files {
+            let mut moved = (**k).clone();
+            moved.files = files;
+            *k = Arc::new(moved);
+        }
+    }
+    kinds.findings.extend(findings);
+}
+
+/// Which of the usual ADR folders exist: what the placement of the ADR kind depends on
+/// besides `.seneschal/kinds.yaml` and `.adr-dir`.
+pub fn usual_folders_present(root: &Root) -> Vec<bool> {
+    ADR_FOLDERS
+        .iter()
+        .map(|f| root.open_dir(f, Follow::Inside).is_ok())
+        .collect()
 }
 
 /// The kinds as `knowledge.kinds` answers them, by name.
@@ -465,7 +678,11 @@ mod tests {
     #[test]
     fn distributed_kinds_load() {
         let names: Vec<&str> = distributed().iter().map(|k| k.name.as_str()).collect();
-        assert_eq!(names, ["adr", "guide", "skill"]);
+        assert_eq!(names, ["adr", "guide", "skill", "instructions"]);
+        // The ADR kind's globs are the usual folders, in the order a new record's is chosen.
+        let adr = &distributed()[0];
+        let usual: Vec<String> = ADR_FOLDERS.iter().map(|f| format!("{f}/*.md")).collect();
+        assert_eq!(adr.files, usual);
     }
 
     #[test]

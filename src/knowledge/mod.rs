@@ -16,6 +16,7 @@
 //! The MCP projection lists and reads knowledge objects through [`resources`], [`read`] and
 //! [`templates`]; these signatures are the contract between the two modules.
 
+pub mod adr;
 pub mod front_matter;
 pub mod glob;
 pub mod kinds;
@@ -165,6 +166,8 @@ struct State {
     config: Vec<(String, Option<Stamp>)>,
     kinds: Option<Arc<Kinds>>,
     listing: Vec<Listed>,
+    /// The findings of Markdown files in knowledge folders that no kind reads.
+    unread: Vec<Finding>,
     /// What each file of `listing` read as, in the same order; empty when nothing can be
     /// reused (nothing read yet, or the kinds changed).
     parsed: Vec<Arc<FileResult>>,
@@ -203,7 +206,16 @@ fn config_stamps(root: &Root) -> Vec<(String, Option<Stamp>)> {
         Err(_) => (rel.to_string(), Some(Stamp::REFUSED)),
     };
     let mut out = vec![stamp(kinds::REPO_KINDS)];
-    if out[0].1.is_some() {
+    let repo_kinds = out[0].1.is_some();
+    // The ADR kind's folders: `.adr-dir`, and which of the usual folders exist.
+    out.push(stamp(kinds::ADR_DIR_FILE));
+    for (folder, present) in kinds::ADR_FOLDERS
+        .iter()
+        .zip(kinds::usual_folders_present(root))
+    {
+        out.push((folder.to_string(), present.then_some(Stamp::REFUSED)));
+    }
+    if repo_kinds {
         if let Ok(entries) = root
             .open_dir(kinds::REPO_SCHEMAS, Follow::Inside)
             .and_then(|d| d.entries())
@@ -277,15 +289,31 @@ impl Index {
         // handle it opens: the listing need not stamp it first.
         let cold = state.parsed.is_empty();
         let mut listing = list(&handle, root, &kinds, &mut dirs, !cold);
+        let unread = unread(&handle, root, &kinds, &listing, &mut dirs);
+        // A usual ADR folder created later changes where the ADR kind reads.
+        for folder in kinds::ADR_FOLDERS {
+            dirs.push(root.join(folder));
+            if let Some((parent, _)) = folder.rsplit_once('/') {
+                dirs.push(root.join(parent));
+            }
+        }
         state.trusted =
             watch_all(&mut state, &mut dirs) && !listing.iter().any(|l| l.file.via_symlink);
-        if !kinds_changed && state.listing == listing {
+        if !kinds_changed && state.listing == listing && state.unread == unread {
             if let Some(s) = &state.snapshot {
                 return s.clone();
             }
         }
         let old_results = std::mem::take(&mut state.parsed);
-        let (snapshot, results) = build(&handle, &kinds, &mut listing, &state.listing, old_results);
+        let (snapshot, results) = build(
+            &handle,
+            &kinds,
+            &mut listing,
+            &state.listing,
+            old_results,
+            &unread,
+        );
+        state.unread = unread;
         let snapshot = Arc::new(snapshot);
         state.parsed = results;
         state.listing = listing;
@@ -330,8 +358,13 @@ fn list(
     let mut found: Vec<(Candidate, Option<&str>)> = Vec::new();
     let mut batch = Vec::new();
     for k in &kinds.all {
+        let records_only = k.dialect == Some(kinds::Dialect::Adr);
         for glob in &k.files {
             glob::expand_stamping(root, root_path, glob, &mut batch, dirs, stamp);
+            // README, index and template files in an ADR folder are not records.
+            if records_only {
+                batch.retain(|c| !adr::is_not_a_record(c.rel.rsplit('/').next().unwrap_or("")));
+            }
             found.extend(batch.drain(..).map(|c| (c, Some(k.name.as_str()))));
         }
     }
@@ -364,6 +397,95 @@ fn list(
         listing.push(Listed { file, claim });
     }
     listing
+}
+
+/// Whether a file name is a Markdown file's.
+fn is_markdown(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    [".md", ".markdown", ".mdx"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+}
+
+/// The Markdown files in the ADR kinds' folders (and one level below) that no kind reads and
+/// that are not README, index or template files: one finding per folder, naming them.
+fn unread(
+    root: &Root,
+    root_path: &Path,
+    kinds: &Kinds,
+    listing: &[Listed],
+    dirs: &mut Vec<PathBuf>,
+) -> Vec<Finding> {
+    let mut folders: Vec<&str> = kinds
+        .all
+        .iter()
+        .filter(|k| k.dialect == Some(kinds::Dialect::Adr))
+        .flat_map(|k| k.files.iter())
+        .filter_map(|g| g.rsplit_once('/').map(|(d, _)| d))
+        .filter(|d| !d.contains(['*', '?']))
+        .collect();
+    folders.sort_unstable();
+    folders.dedup();
+    let read = |rel: &str| {
+        listing
+            .binary_search_by(|l| l.file.rel.as_str().cmp(rel))
+            .is_ok()
+    };
+    let mut out = Vec::new();
+    for folder in folders {
+        let Ok(dir) = root.open_dir(folder, Follow::Inside) else {
+            continue;
+        };
+        let Ok(entries) = dir.entries() else { continue };
+        let mut names: Vec<String> = Vec::new();
+        for entry in entries {
+            let Some(name) = entry.name.to_str() else {
+                continue;
+            };
+            if name.starts_with('.') || crate::rules::is_git_name(&entry.name) {
+                continue;
+            }
+            let rel = format!("{folder}/{name}");
+            if entry.kind == rustix::fs::FileType::Directory {
+                let Ok(sub) = root.open_dir(&rel, Follow::Inside) else {
+                    continue;
+                };
+                dirs.push(root_path.join(&rel));
+                let Ok(inner) = sub.entries() else { continue };
+                for e in inner {
+                    let Some(n) = e.name.to_str() else { continue };
+                    let r = format!("{rel}/{n}");
+                    if !n.starts_with('.')
+                        && is_markdown(n)
+                        && !adr::is_not_a_record(n)
+                        && !read(&r)
+                    {
+                        names.push(format!("{name}/{n}"));
+                    }
+                }
+            } else if is_markdown(name) && !adr::is_not_a_record(name) && !read(&rel) {
+                names.push(name.to_string());
+            }
+        }
+        if names.is_empty() {
+            continue;
+        }
+        names.sort();
+        out.push(Finding {
+            file: folder.to_string(),
+            pointer: String::new(),
+            message: format!(
+                "{} Markdown file{} in {folder} {} not read: {}; no kind's files match {} (list them under `files:` in {})",
+                names.len(),
+                if names.len() == 1 { "" } else { "s" },
+                if names.len() == 1 { "was" } else { "were" },
+                names.join(", "),
+                if names.len() == 1 { "it" } else { "them" },
+                kinds::REPO_KINDS,
+            ),
+        });
+    }
+    out
 }
 
 /// What reading one file gives: the result and the file's stamp.
@@ -411,8 +533,10 @@ fn build(
     listing: &mut [Listed],
     old: &[Listed],
     old_results: Vec<Arc<FileResult>>,
+    unread: &[Finding],
 ) -> (Snapshot, Vec<Arc<FileResult>>) {
     let mut findings: Vec<Finding> = kinds.findings.clone();
+    findings.extend(unread.iter().cloned());
     let read = |l: &Listed| -> ReadFile {
         match &l.claim {
             Err(names) => {

@@ -7,7 +7,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::front_matter::{simple_mapping, split_front_matter, yaml_mapping};
-use super::kinds::{Format, Kind, Kinds};
+use super::kinds::{Dialect, Format, Kind, Kinds};
 use super::{escape_pointer, Finding, Object, MAX_FILE_BYTES, URI_PREFIX};
 use crate::text::hex;
 
@@ -93,7 +93,7 @@ pub fn shorten(s: &str, max: usize) -> String {
 /// Whether `id` matches [`super::ID_GRAMMAR`] (`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`), checked
 /// by hand: it is asked once per object (the test `the_id_grammar_is_the_regex` compares it with
 /// the expression).
-fn is_valid_id(id: &str) -> bool {
+pub(super) fn is_valid_id(id: &str) -> bool {
     let b = id.as_bytes();
     !b.is_empty()
         && b.len() <= 128
@@ -101,6 +101,21 @@ fn is_valid_id(id: &str) -> bool {
         && b[1..]
             .iter()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+}
+
+/// Whether an ADR's front matter is seneschal's own: it has a `title`, and every key is one
+/// of the kind's schema (MADR's front matter has no title and keys of its own).
+fn is_seneschal_front_matter(
+    kind: &Kind,
+    fields: &serde_json::Map<String, Value>,
+    present: bool,
+) -> bool {
+    let known = kind.schema.get("properties").and_then(Value::as_object);
+    present
+        && fields.contains_key("title")
+        && fields
+            .keys()
+            .all(|k| known.is_some_and(|p| p.contains_key(k)))
 }
 
 /// The finding of a file over the cap.
@@ -140,7 +155,15 @@ pub fn parse_bytes(
         }
     };
     let format = kind.map(|k| k.format).unwrap_or(Format::Markdown);
+    let dialect = kind.and_then(|k| k.dialect);
+    // A kind with a dialect reads files without front matter too.
+    let opens_front_matter = text
+        .trim_start_matches('\u{feff}')
+        .lines()
+        .next()
+        .is_some_and(|l| l.trim_end() == "---");
     let (fm_text, first_line, body_start) = match format {
+        Format::Markdown if dialect.is_some() && !opens_front_matter => ("", 1, 0),
         Format::Markdown => match split_front_matter(&text) {
             Ok(parts) => parts,
             Err(message) => return FileResult::bad(file, "", message),
@@ -199,6 +222,40 @@ pub fn parse_bytes(
             "/kind",
             format!("kind `{}` is read from YAML files, not Markdown", kind.name),
         );
+    }
+    // An ADR in another tool's format (anything but seneschal's front matter: a `title` and
+    // only the schema's own keys) is read leniently.
+    if kind.dialect == Some(Dialect::Adr)
+        && !is_seneschal_front_matter(&kind, &fields, opens_front_matter)
+    {
+        if let Some(declared) = declared {
+            fields.insert("kind".to_string(), declared);
+        }
+        return super::adr::read(
+            file,
+            file_name,
+            text,
+            digest,
+            fields,
+            opens_front_matter,
+            body_start,
+            &kind,
+        );
+    }
+    // A status of seneschal's ADR front matter is matched without case and mapped where
+    // certain (`Accepted`, `Approved`); the text as written stays in the file, and the served
+    // front matter keeps to the schema's keys, so that it can be written back as it is.
+    if kind.dialect == Some(Dialect::Adr) {
+        if let Some(Value::String(s)) = fields.get("status") {
+            let read = super::adr::read_status(s);
+            if let (false, Some(c), true) = (
+                super::adr::STATUSES.contains(&s.as_str()),
+                read.canonical,
+                read.relations.is_empty(),
+            ) {
+                fields.insert("status".into(), Value::String(c.into()));
+            }
+        }
     }
     let mut checked = Value::Object(fields);
     // Valid front matter is the common case: `is_valid` answers it without building errors.

@@ -120,7 +120,7 @@ fn each_distributed_and_repository_kind_is_served() {
     );
     assert_eq!(by_name("runbook")["origin"], "repository");
     assert_eq!(by_name("term")["format"], "yaml");
-    assert_eq!(kinds["kinds"].as_array().unwrap().len(), 5);
+    assert_eq!(kinds["kinds"].as_array().unwrap().len(), 6);
 }
 
 #[test]
@@ -402,7 +402,7 @@ fn broken_repository_kind_declarations_are_findings() {
     let kinds = json(&sen(p, &["knowledge", "kinds"]));
     assert_eq!(
         kinds["kinds"].as_array().unwrap().len(),
-        3,
+        4,
         "only the distributed kinds load"
     );
 }
@@ -492,7 +492,10 @@ fn resources_templates_and_read_serve_the_objects() {
     .is_none());
     let templates = seneschal::knowledge::templates(&ctx.knowledge, &ctx.repo);
     let names: Vec<&str> = templates.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["adr", "guide", "runbook", "skill", "term"]);
+    assert_eq!(
+        names,
+        ["adr", "guide", "instructions", "runbook", "skill", "term"]
+    );
     assert_eq!(templates[0].uri_template, "seneschal://knowledge/adr/{id}");
-    assert_eq!(templates[4].mime_type, "application/yaml");
+    assert_eq!(templates[5].mime_type, "application/yaml");
 }

@@ -20,6 +20,7 @@ mod freshness;
 mod git_resolver;
 mod hostile;
 mod http_server;
+mod knowledge_formats;
 mod knowledge_objects;
 mod knowledge_search;
 mod layering;

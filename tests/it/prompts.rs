@@ -272,7 +272,7 @@ fn completion_offers_argument_values_and_template_ids() {
     let any = json!({"type": "ref/resource", "uri": "seneschal://knowledge/{kind}/{id}"});
     assert_eq!(
         values(&complete(&mut mcp, any.clone(), "kind", "")),
-        json!(["adr", "guide", "skill"])
+        json!(["adr", "guide", "instructions", "skill"])
     );
     // In the modern era too.
     let modern = mcp.modern(

@@ -153,7 +153,7 @@ fn the_server_card_lists_the_resource_templates_every_server_answers() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["adr", "guide", "skill"]);
+    assert_eq!(names, ["adr", "guide", "instructions", "skill"]);
     assert_eq!(
         card["resourceTemplates"], listed["result"]["resourceTemplates"],
         "the card and resources/templates/list disagree on a repository with no kinds of its own"
