@@ -99,6 +99,146 @@ pub fn redacted_lines(whole: &[u8]) -> Option<Vec<String>> {
     (n > 0).then(|| redacted.lines().map(str::to_string).collect())
 }
 
+/// `patch` (a unified diff) with each hunk redacted as its file reads: the old side (context
+/// and `-` lines) and the new side (context and `+` lines) of every hunk are redacted as one
+/// text each, without the diff's line prefixes, so a secret whose shape spans lines (a YAML
+/// block scalar, a value on the line after its key) is found although the patch interleaves the
+/// sides; each line takes its redacted text back with its prefix. A side whose redaction joins
+/// lines answers the marker on each of its lines. `None` when nothing was redacted, else the text and how many secrets it replaced. A key line
+/// outside a hunk's context is not seen: the executor's pass over the patch is what remains.
+pub fn redacted_patch(patch: &str) -> Option<(String, usize)> {
+    let mut lines: Vec<String> = patch.split('\n').map(str::to_string).collect();
+    let mut changed = 0usize;
+    let mut hunk: Vec<usize> = Vec::new();
+    let mut flush = |hunk: &mut Vec<usize>, lines: &mut Vec<String>| {
+        for side in [b'-', b'+'] {
+            let at: Vec<usize> = hunk
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    matches!(lines[i].as_bytes().first(), Some(b' '))
+                        || lines[i].as_bytes().first() == Some(&side)
+                })
+                .collect();
+            if at.is_empty() {
+                continue;
+            }
+            let text: String = at
+                .iter()
+                .map(|&i| &lines[i][1..])
+                .collect::<Vec<_>>()
+                .join("\n");
+            let (red, n) = crate::redact::redact(&text);
+            if n == 0 {
+                continue;
+            }
+            changed += n;
+            let red: Vec<&str> = red.split('\n').collect();
+            if red.len() == at.len() {
+                for (&i, new) in at.iter().zip(red) {
+                    if &lines[i][1..] != new {
+                        lines[i] = format!("{}{new}", &lines[i][..1]);
+                    }
+                }
+            } else {
+                for &i in &at {
+                    lines[i] = format!("{}{}", &lines[i][..1], crate::redact::MARKER);
+                }
+            }
+        }
+        hunk.clear();
+    };
+    let mut in_hunk = false;
+    for i in 0..lines.len() {
+        let first = lines[i].as_bytes().first().copied();
+        if lines[i].starts_with("@@") {
+            flush(&mut hunk, &mut lines);
+            in_hunk = true;
+        } else if lines[i].starts_with("diff --git ") {
+            flush(&mut hunk, &mut lines);
+            in_hunk = false;
+        } else if in_hunk && matches!(first, Some(b' ' | b'+' | b'-')) {
+            hunk.push(i);
+        }
+    }
+    flush(&mut hunk, &mut lines);
+    (changed > 0).then(|| (lines.join("\n"), changed))
+}
+
+/// Whether the file at `path` is one whose secrets may span lines (YAML and JSON: a block
+/// scalar, a value on the line after its key), so a diff of it is redacted by the whole file.
+pub fn spans_lines(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    [".yml", ".yaml", ".json", ".json5", ".jsonc"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+}
+
+/// `patch` with the hunk lines of the file whose section starts with `header` (`diff --git a/…
+/// b/…`) replaced by the lines of the whole file's redaction: `old` for `-` lines, `new` for
+/// context and `+` lines (each `None` when that side changed nothing), found by the line numbers
+/// of the hunk headers. How many lines changed, and the patch.
+pub fn map_whole(
+    patch: &str,
+    header: &str,
+    old: Option<&[String]>,
+    new: Option<&[String]>,
+) -> (String, usize) {
+    let mut out: Vec<String> = Vec::new();
+    let mut changed = 0;
+    let (mut inside, mut in_hunk) = (false, false);
+    let (mut o, mut n) = (0usize, 0usize);
+    for line in patch.split('\n') {
+        if line.starts_with("diff --git ") {
+            inside = line == header;
+            in_hunk = false;
+        } else if inside && line.starts_with("@@ ") {
+            // `@@ -a[,b] +c[,d] @@`: the first line of each side.
+            let mut nums = line[3..].split(' ').take(2).map(|r| {
+                r[1..]
+                    .split(',')
+                    .next()
+                    .and_then(|v| v.parse::<usize>().ok())
+                    .unwrap_or(1)
+            });
+            o = nums.next().unwrap_or(1);
+            n = nums.next().unwrap_or(1);
+            in_hunk = true;
+        } else if inside && in_hunk {
+            let pick = |side: Option<&[String]>, at: usize| {
+                side.and_then(|s| at.checked_sub(1).and_then(|i| s.get(i)))
+                    .cloned()
+            };
+            let replaced = match line.as_bytes().first() {
+                Some(b' ') => {
+                    let r = pick(new, n).or_else(|| pick(old, o));
+                    o += 1;
+                    n += 1;
+                    r
+                }
+                Some(b'-') => {
+                    o += 1;
+                    pick(old, o - 1)
+                }
+                Some(b'+') => {
+                    n += 1;
+                    pick(new, n - 1)
+                }
+                _ => None,
+            };
+            if let Some(text) = replaced {
+                if text != line[1..] {
+                    out.push(format!("{}{text}", &line[..1]));
+                    changed += 1;
+                    continue;
+                }
+            }
+        }
+        out.push(line.to_string());
+    }
+    (out.join("\n"), changed)
+}
+
 /// The shortest run of base64 characters on a line that could be a line of key material.
 const KEY_RUN: usize = 16;
 

@@ -1315,6 +1315,51 @@ pub fn withheld_by_content(
     Ok(withheld)
 }
 
+/// `patch` with the hunks of `files` taken from their whole files' redaction
+/// ([`crate::gate::redacted_lines`], [`crate::gate::map_whole`]): both sides read whole (the
+/// blobs by id, the working-tree file when `worktree` and git named no new blob). How many
+/// lines changed, and the patch.
+pub fn redact_by_whole_files(
+    repo: &Path,
+    files: &[&FileDiff],
+    patch: &str,
+    worktree: bool,
+) -> Result<(String, usize), CapabilityError> {
+    let names: Vec<String> = files
+        .iter()
+        .flat_map(|f| [f.ids.0.clone(), f.ids.1.clone()])
+        .map(|id| id.unwrap_or_else(|| "0".repeat(40)))
+        .collect();
+    let mut read = blobs(repo, &names, crate::gate::WHOLE_CAP)?.into_iter();
+    let mut text = patch.to_string();
+    let mut changed = 0;
+    for f in files {
+        let side = |b: Option<Blob>| match b {
+            Some(Blob::Bytes(bytes)) => crate::gate::redacted_lines(&bytes),
+            _ => None,
+        };
+        let old = side(read.next());
+        let mut new = side(read.next());
+        if f.ids.1.is_none() && worktree && f.change != "deleted" {
+            new = crate::gate::worktree_file(repo, &f.path, &f.path, "/paths")
+                .ok()
+                .and_then(|b| crate::gate::redacted_lines(&b));
+        }
+        if old.is_none() && new.is_none() {
+            continue;
+        }
+        let header = format!(
+            "diff --git a/{} b/{}",
+            f.from.as_deref().unwrap_or(&f.path),
+            f.path
+        );
+        let (t, n) = crate::gate::map_whole(&text, &header, old.as_deref(), new.as_deref());
+        text = t;
+        changed += n;
+    }
+    Ok((text, changed))
+}
+
 /// The raw records of `git diff --raw -z` (`:modes ids status\0path\0`, a second path for a
 /// rename or copy), in git's order, without line counts.
 pub fn parse_raw(out: &[u8]) -> Result<Vec<FileDiff>, CapabilityError> {

@@ -46,6 +46,8 @@ struct Diffed {
     skipped: u64,
     patch: Option<String>,
     truncated: bool,
+    /// Secrets the content gate replaced in the patch (the executor adds its own).
+    redactions: u64,
 }
 
 fn diffed(
@@ -63,6 +65,7 @@ fn diffed(
             skipped,
             patch: None,
             truncated: false,
+            redactions: 0,
         });
     }
     let cap = usize::try_from(max_bytes)
@@ -94,11 +97,28 @@ fn diffed(
             git::diff_patch(root, spec, &named, context, cap)?
         };
     }
+    // Each hunk redacted as its file reads (the content gate), before the executor's pass:
+    // YAML and JSON files by the whole file's redaction, every hunk by its two sides.
+    let (mut patch, mut redactions) = (patch, 0u64);
+    let whole: Vec<&FileDiff> = files
+        .iter()
+        .filter(|f| crate::gate::spans_lines(&f.path))
+        .collect();
+    if !whole.is_empty() {
+        let (text, n) = git::redact_by_whole_files(root, &whole, &patch, worktree)?;
+        patch = text;
+        redactions += n as u64;
+    }
+    if let Some((text, n)) = crate::gate::redacted_patch(&patch) {
+        patch = text;
+        redactions += n as u64;
+    }
     Ok(Diffed {
         files,
         skipped,
         patch: Some(patch),
         truncated,
+        redactions,
     })
 }
 
@@ -180,7 +200,7 @@ pub fn diff(ctx: &Context, input: repo_diff::Input) -> Result<repo_diff::Output,
         skipped_secret_files: d.skipped,
         patch: d.patch,
         truncated: d.truncated,
-        redactions: 0,
+        redactions: d.redactions,
     })
 }
 
@@ -243,7 +263,7 @@ pub fn show(ctx: &Context, input: repo_show::Input) -> Result<repo_show::Output,
         skipped_secret_files: d.skipped,
         patch: d.patch,
         truncated: d.truncated || detail_truncated,
-        redactions: 0,
+        redactions: d.redactions,
     })
 }
 

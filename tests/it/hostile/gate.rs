@@ -246,3 +246,36 @@ fn blame_lines_are_redacted_as_the_whole_file_reads() {
     }
     three.finish();
 }
+
+#[test]
+fn diff_hunks_are_redacted_as_the_file_reads() {
+    let repo = scratch_repo();
+    let dir = repo.path();
+    let config = "production:\n  password: |\n    BlockScalarSecret-58fj3kd\n  api_token:\n    NextLineToken-kd8833ls\n  host: db.internal\n";
+    write(dir, "config/app.yml", config.as_bytes());
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "config"]);
+    // A change beside the secrets: the hunk's context carries them.
+    write(
+        dir,
+        "config/app.yml",
+        config.replace("db.internal", "db.other").as_bytes(),
+    );
+    let mut three = Three::new(dir);
+    for (id, input) in [
+        ("repo.diff", json!({})),
+        ("repo.diff", json!({"from": "HEAD~1", "to": "HEAD"})),
+        ("repo.show", json!({"rev": "HEAD", "patch": true})),
+    ] {
+        let answer = three.ok(id, input.clone());
+        let text = answer.to_string();
+        assert!(!text.contains("BlockScalarSecret"), "{id} {input}: {text}");
+        assert!(!text.contains("NextLineToken"), "{id} {input}: {text}");
+        assert!(text.contains("[REDACTED]"), "{id} {input}: {text}");
+        assert!(
+            answer["redactions"].as_u64().unwrap() >= 2,
+            "{id} {input}: {text}"
+        );
+    }
+    three.finish();
+}
