@@ -1062,6 +1062,18 @@ pub struct FileDiff {
     pub ids: (Option<String>, Option<String>),
 }
 
+impl FileDiff {
+    /// The header line of this file's section of a patch (`diff --git a/FROM b/PATH`, with the
+    /// fixed prefixes [`DiffSpec`] asks for).
+    pub fn patch_header(&self) -> String {
+        format!(
+            "diff --git a/{} b/{}",
+            self.from.as_deref().unwrap_or(&self.path),
+            self.path
+        )
+    }
+}
+
 /// The files `spec` changes under `paths` (already confined), sorted by path.
 pub fn diff_files(
     repo: &Path,
@@ -1218,8 +1230,9 @@ pub fn counts_from_patch(raw: Vec<FileDiff>, patch: &[u8]) -> Option<Vec<FileDif
     let mut next = sections.into_iter().peekable();
     let mut files = Vec::with_capacity(raw.len());
     for mut f in raw {
-        let expected = format!("a/{} b/{}", f.from.as_deref().unwrap_or(&f.path), f.path);
-        if next.peek().is_some_and(|s| s.header == expected.as_bytes()) {
+        let expected = f.patch_header();
+        let expected = &expected.as_bytes()["diff --git ".len()..];
+        if next.peek().is_some_and(|s| s.header == expected) {
             let s = next.next()?;
             (f.additions, f.deletions) = if s.binary {
                 (None, None)
@@ -1255,14 +1268,9 @@ pub fn withheld_by_content(
             continue;
         }
         let header = section.split(|b| *b == b'\n').next().unwrap_or_default();
-        let claimed = files.iter().position(|f| {
-            let expected = format!(
-                "diff --git a/{} b/{}",
-                f.from.as_deref().unwrap_or(&f.path),
-                f.path
-            );
-            header == expected.as_bytes()
-        });
+        let claimed = files
+            .iter()
+            .position(|f| header == f.patch_header().as_bytes());
         match claimed {
             Some(i) => flagged.push(i),
             None => {
@@ -1348,12 +1356,8 @@ pub fn redact_by_whole_files(
         if old.is_none() && new.is_none() {
             continue;
         }
-        let header = format!(
-            "diff --git a/{} b/{}",
-            f.from.as_deref().unwrap_or(&f.path),
-            f.path
-        );
-        let (t, n) = crate::gate::map_whole(&text, &header, old.as_deref(), new.as_deref());
+        let (t, n) =
+            crate::gate::map_whole(&text, &f.patch_header(), old.as_deref(), new.as_deref());
         text = t;
         changed += n;
     }

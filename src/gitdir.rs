@@ -158,8 +158,8 @@ struct Kept {
     pinned: Arc<Pinned>,
 }
 
-/// The identity of a file's content as `stat` tells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The identity of a file's content as `stat` tells it (all zero for no file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 struct Stamp {
     ino: u64,
     size: u64,
@@ -172,14 +172,7 @@ struct Stamp {
 impl Stamp {
     fn of(meta: Option<&std::fs::Metadata>) -> Stamp {
         match meta {
-            None => Stamp {
-                ino: 0,
-                size: 0,
-                mtime: 0,
-                mtime_ns: 0,
-                ctime: 0,
-                ctime_ns: 0,
-            },
+            None => Stamp::default(),
             Some(m) => Stamp {
                 ino: m.ino(),
                 size: m.size(),

@@ -177,21 +177,6 @@ fn compose(kind: &Kind, front: &Value, body: &str) -> Result<Vec<u8>, Capability
     Ok(text.into_bytes())
 }
 
-fn slug(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('-') && !out.is_empty() {
-            out.push('-');
-        }
-        if out.len() >= 60 {
-            break;
-        }
-    }
-    out.trim_end_matches('-').to_string()
-}
-
 /// The id a kind reads from a file name, if any.
 fn id_from_name(kind: &Kind, name: &str) -> Option<String> {
     kind.id_pattern.as_ref().and_then(|re| {
@@ -223,8 +208,8 @@ fn new_file(kind: &Kind, id: &str, front: &Value) -> Result<String, CapabilityEr
         .and_then(Value::as_str)
         .unwrap_or_default();
     let mut stems = vec![id.to_string()];
-    if last && !slug(title).is_empty() {
-        stems.push(format!("{id}-{}", slug(title)));
+    if last && !crate::knowledge::adr::slug(title).is_empty() {
+        stems.push(format!("{id}-{}", crate::knowledge::adr::slug(title)));
     }
     for stem in stems {
         let mut segs: Vec<String> = segments.iter().map(|s| s.to_string()).collect();
@@ -419,7 +404,7 @@ pub fn create(
                         .get("title")
                         .and_then(Value::as_str)
                         .unwrap_or_default();
-                    let s = slug(title);
+                    let s = crate::knowledge::adr::slug(title);
                     if s.is_empty() {
                         return Err(CapabilityError::invalid_input(
                             "give an `id`, or a front-matter title to make one from",

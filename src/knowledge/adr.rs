@@ -290,13 +290,7 @@ pub fn read_status(raw: &str) -> StatusRead {
 
 /// Whether `s` is a date `YYYY-MM-DD`.
 pub fn is_iso_date(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 10
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b.iter()
-            .enumerate()
-            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+    super::front_matter::is_date(s)
         && (1..=12).contains(&s[5..7].parse::<u32>().unwrap_or(0))
         && (1..=31).contains(&s[8..10].parse::<u32>().unwrap_or(0))
 }
@@ -959,7 +953,7 @@ pub fn today() -> String {
 }
 
 /// The slug of a title, for a file name: lower-case words joined by hyphens.
-fn slug(s: &str) -> String {
+pub fn slug(s: &str) -> String {
     let mut out = String::new();
     for c in s.chars() {
         if c.is_ascii_alphanumeric() {

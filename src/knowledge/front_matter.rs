@@ -71,7 +71,7 @@ fn is_plain_char(c: char) -> bool {
 }
 
 /// A `YYYY-MM-DD` date: serde_yaml reads it as a string (YAML 1.2 has no timestamps).
-fn is_date(s: &str) -> bool {
+pub fn is_date(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 10
         && b[4] == b'-'
