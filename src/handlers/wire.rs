@@ -631,6 +631,7 @@ pub fn wire(ctx: &Context, input: mcp_wire::Input) -> Result<mcp_wire::Output, C
         let out = output(&p, &command, !p.writes.is_empty(), false)?;
         Ok(store::Plan {
             writes: p.writes,
+            modes: Vec::new(),
             effects: p.effects,
             answer: serde_json::to_value(&out)
                 .map_err(|e| CapabilityError::internal(e.to_string()))?,

@@ -87,6 +87,7 @@ fn run<T: Serialize + DeserializeOwned>(
         })?;
         Ok(store::Plan {
             writes: vec![(p.file.clone(), p.bytes.clone())],
+            modes: Vec::new(),
             answer,
             effects: p.effects,
         })

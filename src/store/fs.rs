@@ -158,8 +158,38 @@ pub fn read(root: &Path, rel: &str) -> Result<Option<Vec<u8>>, CapabilityError> 
 /// Writes `bytes` to `rel` whole: a temporary file in the same folder, fsync, rename, fsync
 /// of the folder.
 pub fn write(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), CapabilityError> {
+    write_mode(root, rel, bytes, None)
+}
+
+/// [`write`] with the permission bits the new file gets: `None` keeps those of the file it
+/// replaces (a new file gets 0644 less the umask), `Some(mode)` sets them exactly (the
+/// executable bit of a blob git checks out).
+pub fn write_mode(
+    root: &Path,
+    rel: &str,
+    bytes: &[u8],
+    mode: Option<u32>,
+) -> Result<(), CapabilityError> {
     let (dir, name) = parent_dir(root, rel, true)?;
-    write_at(&dir, &name, rel, bytes)
+    let mode = mode.or_else(|| existing_mode(&dir, &name));
+    write_at_mode(&dir, &name, rel, bytes, mode)
+}
+
+/// The permission bits of the regular file `name` under `dir` (links are not followed).
+fn existing_mode(dir: &OwnedFd, name: &str) -> Option<u32> {
+    let c = CString::new(name).ok()?;
+    // SAFETY: a zeroed stat is a valid out-parameter.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `dir` is open, `c` NUL-terminated, `st` a valid out-parameter.
+    let r = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            c.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    (r == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG).then_some(st.st_mode & 0o7777)
 }
 
 /// Writes `bytes` to `name` under `dir` whole (temporary file, fsync, rename, folder fsync);
@@ -169,6 +199,17 @@ pub(super) fn write_at(
     name: &str,
     rel: &str,
     bytes: &[u8],
+) -> Result<(), CapabilityError> {
+    write_at_mode(dir, name, rel, bytes, None)
+}
+
+/// [`write_at`], the new file's permission bits set to `mode` when given.
+fn write_at_mode(
+    dir: &OwnedFd,
+    name: &str,
+    rel: &str,
+    bytes: &[u8],
+    mode: Option<u32>,
 ) -> Result<(), CapabilityError> {
     sweep_temporaries(dir, name);
     let tmp = format!(
@@ -202,7 +243,15 @@ pub(super) fn write_at(
         unsafe { libc::unlinkat(dir.as_raw_fd(), ctmp.as_ptr(), 0) };
         e
     };
-    f.write_all(bytes)
+    let chmod = |f: &File| match mode {
+        Some(m) => {
+            use std::os::unix::fs::PermissionsExt;
+            f.set_permissions(std::fs::Permissions::from_mode(m))
+        }
+        None => Ok(()),
+    };
+    chmod(&f)
+        .and_then(|()| f.write_all(bytes))
         .and_then(|()| f.sync_all())
         .map_err(|e| cleanup(io_err(&format!("cannot write `{rel}`"), e)))?;
     drop(f);
@@ -289,7 +338,8 @@ pub(super) fn sweep_temporaries_of(root: &Path, rel: &str) {
     }
 }
 
-/// Removes `rel` and fsyncs its folder.
+/// Removes `rel` and fsyncs its folder, then removes the folders the removal left empty (git
+/// keeps no empty folder, and neither does a delete), never the root.
 pub fn remove(root: &Path, rel: &str) -> Result<(), CapabilityError> {
     let (dir, name) = parent_dir(root, rel, false)?;
     if !remove_at(&dir, &name, rel)? {
@@ -297,6 +347,21 @@ pub fn remove(root: &Path, rel: &str) -> Result<(), CapabilityError> {
             &format!("cannot delete `{rel}`"),
             std::io::Error::from_raw_os_error(libc::ENOENT),
         ));
+    }
+    drop(dir);
+    let mut folder = rel;
+    while let Some((up, _)) = folder.rsplit_once('/') {
+        folder = up;
+        let Ok((dir, name)) = parent_dir(root, folder, false) else {
+            break;
+        };
+        let Ok(c) = CString::new(name) else { break };
+        // SAFETY: as in open_dir_at; AT_REMOVEDIR removes only an empty folder (a link or a
+        // file there fails with ENOTDIR, a full folder with ENOTEMPTY: both end the walk).
+        if unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
+            break;
+        }
+        let _ = sync_dir(&dir, folder);
     }
     Ok(())
 }

@@ -51,7 +51,7 @@ mod keys;
 
 pub use audit::{records, verify, Verified, ANCHOR, KEY_ENV};
 use fs::{io_err, Mode};
-pub use fs::{read, remove, write};
+pub use fs::{read, remove, write, write_mode};
 
 /// The state folder, relative to the repository root.
 pub const STATE_DIR: &str = ".seneschal";
@@ -404,8 +404,11 @@ impl Effects {
 
 /// A prepared write: the files to replace (`None` deletes), what it does, and its answer.
 pub struct Plan {
-    /// Repository-relative paths and their new bytes (`None`: delete).
+    /// Repository-relative paths and their new bytes (`None`: delete). A replaced file keeps
+    /// its permission bits unless `modes` names the path.
     pub writes: Vec<(String, Option<Vec<u8>>)>,
+    /// Exact permission bits for some of the written paths (a checked-out executable).
+    pub modes: Vec<(String, u32)>,
     /// What the write does.
     pub effects: Effects,
     /// The answer once applied.
@@ -498,7 +501,12 @@ pub fn transact(
         .writes
         .iter()
         .try_for_each(|(path, bytes)| match bytes {
-            Some(b) => write(root, path, b),
+            Some(b) => write_mode(
+                root,
+                path,
+                b,
+                plan.modes.iter().find(|(p, _)| p == path).map(|(_, m)| *m),
+            ),
             None => remove(root, path),
         });
     let status = match &applied {
