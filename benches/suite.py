@@ -109,9 +109,9 @@ class Figure:
 
 FIGURES: list[Figure] = []
 # Which `--only` keys fill each report section.
-KEYS = {"MCP stdio": ["mcp"], "Memory": ["memory"], "HTTP": ["http"], "Build": ["build", "growth"], "Knowledge": ["knowledge"], "files.search": ["files"], "repo.diff": ["diff"], "repo reads": ["git"]}
+KEYS = {"MCP stdio": ["mcp"], "Memory": ["memory"], "HTTP": ["http"], "Build": ["build", "growth"], "Knowledge": ["knowledge"], "files.search": ["files"], "repo.diff": ["diff"], "repo reads": ["git"], "Reference servers": ["peers"]}
 SECTION_OF = {k: sec for sec, keys in KEYS.items() for k in keys}
-ALL_KEYS = ["mcp", "memory", "http", "build", "growth", "knowledge", "files", "diff", "git"]
+ALL_KEYS = ["mcp", "memory", "http", "build", "growth", "knowledge", "files", "diff", "git", "peers"]
 NOTES: dict[str, list[str]] = {}
 
 
@@ -806,6 +806,173 @@ def bench_git(quick: bool) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# The reference servers an agent would otherwise run: mcp-server-git and the filesystem server.
+
+# Where the reference servers are installed (scripts/bench.sh installs them: a venv with
+# `mcp-server-git` from PyPI and `@modelcontextprotocol/server-filesystem` from npm).
+PEERS = Path(os.environ.get("BENCH_PEERS", ROOT / "target" / "peers"))
+
+
+class Stdio:
+    """A resident MCP server over stdio (newline-delimited JSON-RPC, as every SDK speaks it),
+    initialized in the 2025-11-25 era; `call` times one `tools/call` round trip."""
+
+    def __init__(self, cmd: list[str], cwd: Path):
+        self.p = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, bufsize=0)
+        self.r = io.BufferedReader(self.p.stdout, 1 << 22)
+        self.id = 0
+        self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                    "clientInfo": {"name": "bench", "version": "0"}})
+        os.write(self.p.stdin.fileno(), INITIALIZED)
+        self.sizes: dict[str, int] = {}
+
+    def request(self, method: str, params: dict) -> tuple[dict, float, int]:
+        self.id += 1
+        line = json.dumps({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}).encode() + b"\n"
+        a = time.perf_counter()
+        os.write(self.p.stdin.fileno(), line)
+        while True:
+            raw = self.r.readline()
+            if not raw:
+                raise RuntimeError(f"{method}: the server closed its output")
+            msg = json.loads(raw)
+            if msg.get("id") == self.id:
+                return msg, (time.perf_counter() - a) * 1000, len(raw)
+
+    def call(self, tool: str, args: dict) -> float:
+        msg, took, size = self.request("tools/call", {"name": tool, "arguments": args})
+        res = msg.get("result")
+        assert res is not None and not res.get("isError"), (tool, json.dumps(msg)[:400])
+        self.sizes[tool] = size
+        return took
+
+    def close(self) -> None:
+        self.p.stdin.close()
+        try:
+            self.p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+
+
+def paired(sec: str, name: str, peer: str, n: int, peer_run, ours_run, prepare=None) -> None:
+    """`n` rounds, each timing the peer's call and seneschal's in alternating order (after
+    `prepare`, untimed, when the call needs a fresh state); the ratio is the median of the
+    per-round ratios seneschal / peer."""
+    for _ in range(2):
+        for r in (peer_run, ours_run):
+            if prepare:
+                prepare()
+            r()
+    a: list[float] = []
+    b: list[float] = []
+    for i in range(n):
+        order = [(peer_run, a), (ours_run, b)] if i % 2 == 0 else [(ours_run, b), (peer_run, a)]
+        for run_, out in order:
+            if prepare:
+                prepare()
+            out.append(run_())
+    ratio = statistics.median(y / x for x, y in zip(a, b))
+    med = statistics.median
+    fig(sec, f"{name} ({n} rounds)", f"{peer} {med(a):.2f} ms, seneschal {med(b):.2f} ms; ratio {ratio:.2f}",
+        "≤ 1 × the peer", ratio <= 1.0)
+
+
+def bench_peers(quick: bool) -> None:
+    sec = "Reference servers"
+    git_bin = PEERS / "venv" / "bin" / "mcp-server-git"
+    fs_bin = PEERS / "node_modules" / ".bin" / "mcp-server-filesystem"
+    if not git_bin.exists() or not fs_bin.exists():
+        note(sec, f"the reference servers are not installed under {PEERS} (scripts/bench.sh installs them): not measured.")
+        return
+    n = 15 if quick else 40
+    work = Path(tempfile.mkdtemp(prefix="seneschal-peers-"))
+    repo = work / "repo"
+    run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(repo)])
+    for k, v in (("user.name", "Bench"), ("user.email", "bench@example.invalid")):
+        run(["git", "config", k, v], cwd=repo)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+           "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+    os.environ.update({k: v for k, v in env.items() if k.startswith("GIT_")})
+    ours = Stdio([str(BIN), "--repo", str(repo), "mcp", "--approval", "trust-client"], repo)
+    pgit = Stdio([str(git_bin), "--repository", str(repo)], repo)
+    pfs = Stdio([str(fs_bin), str(repo)], repo)
+    rp = {"repo_path": str(repo)}
+    try:
+        sizes = []
+        for name, s in (("seneschal", ours), ("mcp-server-git", pgit), ("server-filesystem", pfs)):
+            msg, _, size = s.request("tools/list", {})
+            sizes.append(f"{name} {size:,} bytes for {len(msg['result']['tools'])} tools")
+        note(sec, "`tools/list` answers: " + "; ".join(sizes) + ".")
+        # A change in the working tree, so both diffs have something to say.
+        target = repo / "README.md"
+        target.write_text(target.read_text() + "\nA line the benchmark added.\n")
+        paired(sec, "`repo_status` / `git_status`", "mcp-server-git", n,
+               lambda: pgit.call("git_status", rp), lambda: ours.call("repo_status", {}))
+        paired(sec, "`repo_log` 20 / `git_log` 20", "mcp-server-git", n,
+               lambda: pgit.call("git_log", {**rp, "max_count": 20}), lambda: ours.call("repo_log", {"limit": 20}))
+        paired(sec, "`repo_diff` / `git_diff_unstaged`", "mcp-server-git", n,
+               lambda: pgit.call("git_diff_unstaged", rp), lambda: ours.call("repo_diff", {}))
+        paired(sec, "`repo_show HEAD` / `git_show HEAD`", "mcp-server-git", n,
+               lambda: pgit.call("git_show", {**rp, "revision": "HEAD"}), lambda: ours.call("repo_show", {"rev": "HEAD"}))
+        counter = [0]
+
+        def stage_one() -> None:
+            counter[0] += 1
+            f = repo / "bench" / f"c{counter[0]}.txt"
+            f.parent.mkdir(exist_ok=True)
+            f.write_text(f"round {counter[0]}\n")
+            run(["git", "add", str(f)], cwd=repo)
+
+        paired(sec, "`repo_commit` / `git_commit` (one staged file)", "mcp-server-git", n,
+               lambda: pgit.call("git_commit", {**rp, "message": f"bench {counter[0]}"}),
+               lambda: ours.call("repo_commit", {"message": f"bench {counter[0]}"}), prepare=stage_one)
+        run(["git", "checkout", "-q", "--", "README.md"], cwd=repo)
+        rel = "src/git.rs"
+        paired(sec, f"`files_read` / `read_text_file` ({rel})", "server-filesystem", n,
+               lambda: pfs.call("read_text_file", {"path": str(repo / rel)}), lambda: ours.call("files_read", {"path": rel}))
+        paired(sec, "`files_list` / `list_directory` (src)", "server-filesystem", n,
+               lambda: pfs.call("list_directory", {"path": str(repo / "src")}), lambda: ours.call("files_list", {"path": "src"}))
+        paired(sec, "`files_find` / `search_files` (`**/*.rs`)", "server-filesystem", n,
+               lambda: pfs.call("search_files", {"path": str(repo), "pattern": "**/*.rs"}),
+               lambda: ours.call("files_find", {"pattern": "**/*.rs"}))
+        flip = [False]
+
+        def edit_args() -> tuple[str, str]:
+            flip[0] = not flip[0]
+            return ("Nothing here yet", "Nothing here") if flip[0] else ("Nothing here", "Nothing here yet")
+
+        edited = repo / "bench" / "edit.txt"
+        edited.parent.mkdir(exist_ok=True)
+        edited.write_text("first line\nNothing here yet\nlast line\n")
+
+        def peer_edit() -> float:
+            old, new = edit_args()
+            return pfs.call("edit_file", {"path": str(edited), "edits": [{"oldText": old, "newText": new}]})
+
+        def our_edit() -> float:
+            old, new = edit_args()
+            return ours.call("files_edit", {"path": "bench/edit.txt", "edits": [{"old": old, "new": new}]})
+
+        paired(sec, "`files_edit` / `edit_file` (one replacement)", "server-filesystem", n, peer_edit, our_edit)
+        made = [0]
+
+        def peer_write() -> float:
+            made[0] += 1
+            return pfs.call("write_file", {"path": str(repo / "bench" / f"w{made[0]}.txt"), "content": "a new file\n" * 20})
+
+        def our_write() -> float:
+            made[0] += 1
+            return ours.call("files_write", {"path": f"bench/w{made[0]}.txt", "content": "a new file\n" * 20})
+
+        paired(sec, "`files_write` / `write_file` (a new 220-byte file)", "server-filesystem", n, peer_write, our_write)
+    finally:
+        for s in (ours, pgit, pfs):
+            s.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
 # Report.
 
 
@@ -995,6 +1162,16 @@ def write_report(args, sections: list[str], started: str) -> str:
             "not the git run. `repo.show` runs the commit's fields and its diff as two git processes",
             "side by side, beside naming the first parent, against one `git show`.",
         ],
+        "Reference servers": [
+            "seneschal against the two reference servers an agent would otherwise run beside it,",
+            "`mcp-server-git` (PyPI) and `@modelcontextprotocol/server-filesystem` (npm), each resident",
+            "over stdio on the same scratch clone of this repository, `tools/call` round trips timed",
+            "from one client in alternating order (the ratio is the median of per-round ratios",
+            "seneschal / peer; the target is ≤ 1). seneschal runs with `--approval trust-client`, as",
+            "the peers ask nothing either; its writes still take the repository lock and append and",
+            "fsync the intent and outcome records of the audit log and fsync the file and its folder,",
+            "which the peers don't. A commit round stages one new file first (untimed, plain git).",
+        ],
     }
     body: list[str] = []
     for sec in order:
@@ -1039,7 +1216,8 @@ def main() -> None:
     if not BIN.exists():
         sys.exit(f"{BIN} is missing: run `cargo build --release` (scripts/bench.sh does)")
     funcs = {"mcp": bench_mcp, "memory": bench_memory, "http": bench_http, "build": bench_build, "growth": bench_growth,
-             "knowledge": bench_knowledge, "files": bench_files, "diff": bench_diff, "git": bench_git}
+             "knowledge": bench_knowledge, "files": bench_files, "diff": bench_diff, "git": bench_git,
+             "peers": bench_peers}
     for s in sections:
         log(f"section {s}")
         try:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # seneschal's benchmark suite, one command: builds the release binary, runs benches/suite.py
 # (MCP stdio, memory at rest against rmcp, HTTP, build and generation, knowledge, files.search
-# against rg, repo.diff against git diff) and rewrites docs/PERFORMANCE.md. Arguments go to the
-# suite: --quick, --only mcp,memory,http,build,growth,knowledge,files,diff, --no-write.
+# against rg, repo.diff against git diff, the git readers, the two reference servers) and rewrites docs/PERFORMANCE.md. Arguments go to the
+# suite: --quick, --only mcp,memory,http,build,growth,knowledge,files,diff,git,peers, --no-write.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --bin seneschal
@@ -12,4 +12,12 @@ cargo build --release --example mcp_roundtrip
 # HTTP section, rmcp's echo server over stdio for the memory section.
 cargo build --release --manifest-path benches/axum-anchor/Cargo.toml --target-dir target/axum-anchor
 cargo build --release --manifest-path benches/rmcp-anchor/Cargo.toml --target-dir target/rmcp-anchor
+# The reference servers of the "Reference servers" section, installed once under target/peers.
+peers=target/peers
+if [ ! -x "$peers/venv/bin/mcp-server-git" ]; then
+  python3 -m venv "$peers/venv" && "$peers/venv/bin/pip" install -q mcp-server-git
+fi
+if [ ! -x "$peers/node_modules/.bin/mcp-server-filesystem" ]; then
+  npm install --silent --prefix "$peers" @modelcontextprotocol/server-filesystem
+fi
 exec python3 benches/suite.py "$@"
