@@ -34,4 +34,5 @@ pub mod rules;
 pub mod store;
 pub mod text;
 pub mod transport;
+pub mod udiff;
 pub mod versions;

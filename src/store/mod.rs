@@ -402,6 +402,68 @@ impl Effects {
     }
 }
 
+/// The most diff text an intent record carries; the rest is cut (`diff_truncated`).
+pub const DIFF_CAP: usize = 64 * 1024;
+
+/// What an intent record shows of its change, for the person reading the audit (the cockpit's
+/// activity feed): the unified diff of every text file it writes outside `.git/`, redacted,
+/// with its line counts. A file the content gate withholds (a secret-bearing name, a private
+/// key block on either side) and a binary file are named, never shown.
+#[derive(Default)]
+struct Shown {
+    diff: String,
+    added: u64,
+    removed: u64,
+    withheld: Vec<String>,
+    truncated: bool,
+}
+
+impl Shown {
+    fn add(&mut self, path: &str, old: Option<&[u8]>, new: Option<&[u8]>) {
+        if path == ".git" || path.starts_with(".git/") {
+            return;
+        }
+        let gated = crate::gate::name(path).is_some()
+            || old.is_some_and(|b| crate::gate::content(b).is_some())
+            || new.is_some_and(|b| crate::gate::content(b).is_some());
+        let (Some(a), Some(b), false) = (as_text(old), as_text(new), gated) else {
+            self.withheld.push(path.to_string());
+            return;
+        };
+        let d = crate::udiff::unified(old.map(|_| path), new.map(|_| path), a, b);
+        self.added += d.added;
+        self.removed += d.removed;
+        let (text, _) = crate::redact::redact(&d.text);
+        if self.diff.len() + text.len() > DIFF_CAP {
+            let room = DIFF_CAP.saturating_sub(self.diff.len());
+            let cut = (0..=room).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+            self.diff.push_str(&text[..cut]);
+            self.truncated = true;
+        } else {
+            self.diff.push_str(&text);
+        }
+    }
+
+    fn into_record(self, r: &mut Value) {
+        if self.diff.is_empty() && self.withheld.is_empty() {
+            return;
+        }
+        r["diff"] = json!(self.diff);
+        r["lines"] = json!({"added": self.added, "removed": self.removed});
+        if self.truncated {
+            r["diff_truncated"] = json!(true);
+        }
+        if !self.withheld.is_empty() {
+            r["diff_withheld"] = json!(self.withheld);
+        }
+    }
+}
+
+/// A side of a diff as text: an absent file is empty, a binary one `None`.
+fn as_text(b: Option<&[u8]>) -> Option<&str> {
+    b.map_or(Some(""), crate::udiff::text)
+}
+
 /// A prepared write: the files to replace (`None` deletes), what it does, and its answer.
 pub struct Plan {
     /// Repository-relative paths and their new bytes (`None`: delete). A replaced file keeps
@@ -466,17 +528,21 @@ pub fn transact(
     };
     let paths = json!(plan.effects.paths());
     let mut targets = Vec::new();
+    let mut shown = Shown::default();
     for (path, bytes) in &plan.writes {
-        let before = match read(root, path) {
-            Ok(b) => b.map_or_else(|| ABSENT.to_string(), |b| digest(&b)),
+        let old = match read(root, path) {
+            Ok(b) => b,
             Err(e) => return refused(&mut s, e),
         };
+        let before = old.as_deref().map_or_else(|| ABSENT.to_string(), digest);
         let after = bytes.as_deref().map_or_else(|| ABSENT.to_string(), digest);
+        shown.add(path, old.as_deref(), bytes.as_deref());
         targets.push(json!({ "path": path, "before": before, "after": after }));
     }
     let targets = Value::Array(targets);
     let mut intent = record("intent", capability, t, &request, &paths);
     intent["targets"] = targets.clone();
+    shown.into_record(&mut intent);
     intent["key_hash"] = key.map_or(Value::Null, |k| json!(keys::key_hash(k)));
     // Write-ahead: without a durable intent nothing is written.
     let seq = s.append(approved(intent))?["seq"].as_u64().expect("a seq");
