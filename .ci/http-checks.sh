@@ -7,8 +7,9 @@
 #    0 errors;
 # 2. schemathesis (PyPI) run against the live server over the read-only (GET) operations
 #    reports no failure;
-# 3. headless Chromium (Debian `chromium`): /docs renders every operation of /openapi.json and
-#    the cockpit at / renders every capability in its table (asserted on the DOM text);
+# 3. headless Chromium (Debian `chromium`): /docs renders every operation of /openapi.json,
+#    the cockpit at / renders every capability in its table, and, in a scratch repository
+#    written twice, its activity feed shows both writes with their diffs (asserted on the DOM);
 #    screenshots are kept in $HTTP_CHECKS_ARTIFACTS (default target/http-checks/).
 #
 # Tools are installed once into $HTTP_CHECKS_CACHE (default ~/.cache/seneschal-http-checks) at
@@ -115,8 +116,41 @@ print(f"the cockpit shows all {len(caps)} capabilities with effect, approval and
 EOF
 }
 
+# The activity feed, in a scratch repository of its own: two writes through the command line
+# (a new file, then an edit of it), then a `serve` there whose cockpit must show both, newest
+# first, with the edit's diff lines.
+activity_dom() {
+    local repo="$WORK/activity" base pid
+    mkdir -p "$repo" && git -C "$repo" init -q
+    (cd "$repo" && "$BIN" call files.write --yes --input '{"path": "notes/plan.md", "content": "# Plan\n\nShip it.\n"}' >/dev/null)
+    (cd "$repo" && "$BIN" call files.edit --yes --input '{"path": "notes/plan.md", "edits": [{"old": "Ship it.", "new": "Ship it on Friday."}]}' >/dev/null)
+    mkfifo "$WORK/activity.stdin"
+    (cd "$repo" && exec "$BIN" serve --bind 127.0.0.1:0) < "$WORK/activity.stdin" > "$WORK/activity.stdout" 2>/dev/null &
+    pid=$!
+    exec 4> "$WORK/activity.stdin"
+    for _ in $(seq 1 100); do grep -q '^listening on ' "$WORK/activity.stdout" 2>/dev/null && break; sleep 0.1; done
+    base=$(sed -n 's/^listening on //p' "$WORK/activity.stdout")
+    chrome --dump-dom "$base/" > "$ART/activity.dom.html"
+    chrome --screenshot="$ART/activity.png" "$base/" >/dev/null
+    exec 4>&-
+    wait "$pid" 2>/dev/null || true
+    "$PY" - "$ART/activity.dom.html" <<'EOF'
+import html, re, sys
+dom = open(sys.argv[1]).read()
+feed = dom[dom.index('id="activity"'):]
+feed = feed[:feed.index("</ol>")]
+items = [html.unescape(re.sub(r"<[^>]+>", "", i)) for i in re.findall(r"<li[^>]*>(.*?)</li>", feed, re.S)]
+assert len(items) == 2, items
+assert items[0].startswith("files.edit applied") and items[1].startswith("files.write applied"), items
+assert "-Ship it." in items[0] and "+Ship it on Friday." in items[0], items[0]
+assert "notes/plan.md" in items[1] and "+# Plan" in items[1], items[1]
+print("the cockpit's activity feed shows both writes, newest first, with their diffs")
+EOF
+}
+
 check "chromium renders /docs from /openapi.json" docs_dom
 check "chromium renders the cockpit's capability table" cockpit_dom
+check "chromium renders the cockpit's activity feed" activity_dom
 
 echo "artifacts: $ART"
 echo "http-checks: $passed passed, $failed failed"
