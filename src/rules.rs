@@ -32,6 +32,8 @@ pub enum Rule {
     /// The repository's git folder is not `<root>/.git` itself, or its configuration or
     /// layout leads git outside the root.
     GitPinned,
+    /// seneschal's own state folder (`.seneschal/`): no file write goes there.
+    StateDir,
 }
 
 impl Rule {
@@ -49,6 +51,7 @@ impl Rule {
             Rule::HardLink => "hard_link",
             Rule::LogTruncated => "log_truncated",
             Rule::GitPinned => "git_pinned",
+            Rule::StateDir => "state_dir",
         }
     }
 }

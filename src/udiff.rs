@@ -23,12 +23,7 @@ pub const CONTEXT: usize = 3;
 
 /// The diff from `old` (at `old_path`, `None`: the file is created) to `new` (at `new_path`,
 /// `None`: the file is deleted).
-pub fn unified(
-    old_path: Option<&str>,
-    new_path: Option<&str>,
-    old: &str,
-    new: &str,
-) -> Unified {
+pub fn unified(old_path: Option<&str>, new_path: Option<&str>, old: &str, new: &str) -> Unified {
     let diff = TextDiff::from_lines(old, new);
     let mut out = Unified::default();
     for change in diff.iter_all_changes() {
@@ -77,12 +72,27 @@ mod tests {
     #[test]
     fn created_deleted_equal_and_a_missing_newline() {
         let c = unified(None, Some("n.txt"), "", "x\n");
-        assert!(c.text.starts_with("--- /dev/null\n+++ b/n.txt\n"), "{}", c.text);
+        assert!(
+            c.text.starts_with("--- /dev/null\n+++ b/n.txt\n"),
+            "{}",
+            c.text
+        );
         let d = unified(Some("n.txt"), None, "x\n", "");
-        assert!(d.text.contains("+++ /dev/null") && d.removed == 1, "{}", d.text);
-        assert_eq!(unified(Some("s"), Some("s"), "same\n", "same\n"), Unified::default());
+        assert!(
+            d.text.contains("+++ /dev/null") && d.removed == 1,
+            "{}",
+            d.text
+        );
+        assert_eq!(
+            unified(Some("s"), Some("s"), "same\n", "same\n"),
+            Unified::default()
+        );
         let m = unified(Some("m"), Some("m"), "a\n", "a");
-        assert!(m.text.contains("\\ No newline at end of file"), "{}", m.text);
+        assert!(
+            m.text.contains("\\ No newline at end of file"),
+            "{}",
+            m.text
+        );
         assert_eq!(text(b"a\0b"), None);
         assert_eq!(text(b"plain"), Some("plain"));
     }

@@ -11,6 +11,7 @@
 
 pub mod capabilities;
 pub mod contract;
+pub mod edit;
 pub mod files;
 pub mod history;
 pub mod knowledge;

@@ -436,7 +436,10 @@ impl Shown {
         let (text, _) = crate::redact::redact(&d.text);
         if self.diff.len() + text.len() > DIFF_CAP {
             let room = DIFF_CAP.saturating_sub(self.diff.len());
-            let cut = (0..=room).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+            let cut = (0..=room)
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(0);
             self.diff.push_str(&text[..cut]);
             self.truncated = true;
         } else {
