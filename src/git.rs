@@ -520,8 +520,105 @@ pub struct Commit {
 
 const LOG_FIELDS: usize = 6;
 
-/// The last `limit` commits reachable from HEAD, touching `path` when given (already
-/// confined). Empty before the first commit.
+/// What [`log`] walks, every part already checked: the revisions (commit ids, or ranges of
+/// commit ids `a..b` / `a...b`; none: HEAD), the committer-date bounds in a form git reads
+/// exactly ([`log_date`]), and the confined path.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogSpec<'a> {
+    /// Commit ids or ranges of commit ids; empty for HEAD.
+    pub revs: Vec<String>,
+    /// `--since`: commits committed at or after this time.
+    pub since: Option<String>,
+    /// `--until`: commits committed at or before this time.
+    pub until: Option<String>,
+    /// Only commits that touched this path.
+    pub path: Option<&'a str>,
+}
+
+/// A client's ISO 8601 date (`2024-05-01`) or date-time (`2024-05-01T12:00:00Z`, `T` or a
+/// space, seconds and fraction optional, `Z` or `±HH:MM` or `±HHMM`, UTC without a zone) as
+/// `YYYY-MM-DD HH:MM:SS ±HHMM`, which git's date parser reads exactly (git guesses at anything
+/// else, `yesterday` included, and fills a date's missing time from the clock). A date alone
+/// is the start of its day, or its end when `end_of_day`. `None`: not such a date.
+pub fn log_date(text: &str, end_of_day: bool) -> Option<String> {
+    let b = text.as_bytes();
+    let digits = |from: usize, n: usize| -> Option<u32> {
+        let part = b.get(from..from + n)?;
+        part.iter()
+            .all(u8::is_ascii_digit)
+            .then(|| std::str::from_utf8(part).ok()?.parse().ok())
+            .flatten()
+    };
+    let (year, month, day) = (digits(0, 4)?, digits(5, 2)?, digits(8, 2)?);
+    if b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') {
+        return None;
+    }
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    if !(1..=12).contains(&month) || !(1..=days).contains(&day) || year < 1970 {
+        return None;
+    }
+    let date = format!("{year:04}-{month:02}-{day:02}");
+    if b.len() == 10 {
+        let time = if end_of_day { "23:59:59" } else { "00:00:00" };
+        return Some(format!("{date} {time} +0000"));
+    }
+    if !matches!(b.get(10), Some(b'T' | b't' | b' ')) {
+        return None;
+    }
+    let (hour, minute) = (digits(11, 2)?, digits(14, 2)?);
+    if b.get(13) != Some(&b':') || hour > 23 || minute > 59 {
+        return None;
+    }
+    let mut at = 16;
+    let mut second = 0;
+    if b.get(at) == Some(&b':') {
+        second = digits(at + 1, 2)?;
+        if second > 60 {
+            return None;
+        }
+        at += 3;
+        if b.get(at) == Some(&b'.') {
+            at += 1;
+            let start = at;
+            while b.get(at).is_some_and(u8::is_ascii_digit) {
+                at += 1;
+            }
+            if at == start {
+                return None;
+            }
+        }
+    }
+    let zone = match &b[at..] {
+        [] | [b'Z' | b'z'] => "+0000".to_string(),
+        [sign @ (b'+' | b'-'), h1, h2, rest @ ..] => {
+            let mm = match rest {
+                [b':', m1, m2] | [m1, m2] => [*m1, *m2],
+                _ => return None,
+            };
+            let hh = [*h1, *h2];
+            if !hh.iter().chain(&mm).all(u8::is_ascii_digit) {
+                return None;
+            }
+            let (hh, mm) = (
+                std::str::from_utf8(&hh).ok()?,
+                std::str::from_utf8(&mm).ok()?,
+            );
+            if hh > "14" || mm > "59" {
+                return None;
+            }
+            format!("{}{hh}{mm}", char::from(*sign))
+        }
+        _ => return None,
+    };
+    Some(format!("{date} {hour:02}:{minute:02}:{second:02} {zone}"))
+}
+
 /// The longest subject a log answer carries, in bytes; a longer one is cut (on a character
 /// boundary) and the answer says `truncated`.
 pub const SUBJECT_CAP: usize = 4096;
@@ -542,28 +639,37 @@ fn cut(text: &mut String, cap: usize) -> bool {
     true
 }
 
-/// The last `limit` commits of HEAD (touching `path`), newest first, and whether the answer
-/// was cut: git's answer read to [`RUN_CAP`] bytes (whole records kept; a first record larger
-/// than that keeps its fields, its subject cut), each subject to [`SUBJECT_CAP`].
+/// The last `limit` commits of `spec` (HEAD when it names no revision), newest first, and
+/// whether the answer was cut: git's answer read to [`RUN_CAP`] bytes (whole records kept; a
+/// first record larger than that keeps its fields, its subject cut), each subject to
+/// [`SUBJECT_CAP`]. Empty before the first commit, when no revision is named.
 pub fn log(
     repo: &Path,
     limit: u64,
-    path: Option<&str>,
+    spec: &LogSpec<'_>,
 ) -> Result<(Vec<Commit>, bool), CapabilityError> {
-    if head(repo)?.is_none() {
+    if spec.revs.is_empty() && head(repo)?.is_none() {
         return Ok((Vec::new(), false));
     }
     let n = format!("-n{limit}");
+    let since = spec.since.as_ref().map(|d| format!("--since={d}"));
+    let until = spec.until.as_ref().map(|d| format!("--until={d}"));
     let mut args = vec![
         "log",
         "-z",
         "--no-color",
         "--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%s",
         n.as_str(),
-        "HEAD",
-        "--",
     ];
-    if let Some(p) = path {
+    args.extend(since.as_deref());
+    args.extend(until.as_deref());
+    args.push("--end-of-options");
+    if spec.revs.is_empty() {
+        args.push("HEAD");
+    }
+    args.extend(spec.revs.iter().map(String::as_str));
+    args.push("--");
+    if let Some(p) = spec.path {
         args.push(p);
     }
     let (out, more) = run_capped(repo, &args, RUN_CAP).map_err(|f| f.into_error("the log"))?;

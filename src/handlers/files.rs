@@ -65,82 +65,153 @@ fn open_root(ctx: &Context) -> Result<Root, CapabilityError> {
     })
 }
 
-/// `files.read`: a window of lines of one confined file.
-pub fn read(
-    ctx: &Context,
-    input: files_read::Input,
-) -> Result<files_read::Output, CapabilityError> {
-    let path = input.path.as_str();
-    let rel = confine::lexical_relative(path, "/path")?;
-    let root = open_root(ctx)?;
+/// One file read: the fields of a single-path `files.read` answer.
+struct Window {
+    path: String,
+    size: u64,
+    binary: bool,
+    content: Option<String>,
+    lines: u64,
+    total_lines: Option<u64>,
+    truncated: bool,
+    next_offset: Option<std::num::NonZeroU64>,
+    redactions: u64,
+    digest: String,
+}
+
+/// The working-tree file at `path` read whole through the confined root, and its confined
+/// path; the content gate has passed it.
+fn worktree_bytes(
+    root: &Root,
+    path: &str,
+    field: &str,
+) -> Result<(String, Vec<u8>), CapabilityError> {
+    let rel = confine::lexical_relative(path, field)?;
     let mut bytes = Vec::new();
     root.open_file(&rel, Follow::Inside)
         .and_then(|mut file| file.read_capped(FILE_CAP, &mut bytes))
         .map_err(|denied| match denied {
-            Denied::Refused(rule, why) => refusal(rule, path, &why, "/path"),
+            Denied::Refused(rule, why) => refusal(rule, path, &why, field),
             Denied::NotFound => {
-                CapabilityError::not_found(format!("`{path}` does not exist")).at("/path")
+                CapabilityError::not_found(format!("`{path}` does not exist")).at(field)
             }
             Denied::IsDir => CapabilityError::invalid_input(format!(
-                "`{path}` is a directory; files.search or repo.status list files"
+                "`{path}` is a directory; files.find, files.list or files.search list files"
             ))
-            .at("/path"),
-            other => CapabilityError::not_found(format!("`{path}` {other}")).at("/path"),
+            .at(field),
+            other => CapabilityError::not_found(format!("`{path}` {other}")).at(field),
         })?;
-    let bytes = gate::checked(bytes, path, "/path")?;
+    Ok((rel, gate::checked(bytes, path, field)?))
+}
+
+/// One path's read: its confined path and its whole bytes, or the error that refused it.
+type Read = Result<(String, Vec<u8>), CapabilityError>;
+
+/// The files `paths` (each with the field that names it) as they are in `commit`, read
+/// through one git run: each confined by its text (no `..`, no absolute path), refused by
+/// name as the working-tree read refuses it (`.git`, secret-bearing names), then by its blob's
+/// content (the content gate), over [`FILE_CAP`] by size; `not_found` when the commit has no
+/// such file.
+fn blob_bytes(
+    repo: &Path,
+    commit: &str,
+    paths: &[(&str, String)],
+) -> Result<Vec<Read>, CapabilityError> {
+    let mut out: Vec<Read> = Vec::new();
+    let mut names = Vec::new();
+    for (path, field) in paths {
+        let checked =
+            confine::lexical_relative(path, field).and_then(|rel| match gate::name(&rel) {
+                Some(rule) => Err(refusal(rule, path, gate::why(rule), field)),
+                None if rel.is_empty() => Err(CapabilityError::invalid_input(
+                    "the repository root is a folder, not a file",
+                )
+                .at(field.as_str())),
+                None => Ok(rel),
+            });
+        if let Ok(rel) = &checked {
+            names.push(format!("{commit}:{rel}"));
+        }
+        out.push(checked.map(|rel| (rel, Vec::new())));
+    }
+    let mut blobs = crate::git::blobs(repo, &names, FILE_CAP)?.into_iter();
+    for ((path, field), slot) in paths.iter().zip(out.iter_mut()) {
+        let Ok((rel, _)) = slot else { continue };
+        let rel = std::mem::take(rel);
+        *slot = match blobs.next() {
+            Some(crate::git::Blob::Bytes(bytes)) => {
+                gate::checked(bytes, path, field).map(|b| (rel, b))
+            }
+            Some(crate::git::Blob::TooLarge(size)) => Err(refusal(
+                Rule::SizeCap,
+                path,
+                &format!("it is {size} bytes at that revision, over the cap of {FILE_CAP}"),
+                field,
+            )),
+            _ => Err(
+                CapabilityError::not_found(format!("`{path}` is no file at that revision"))
+                    .at(field.as_str()),
+            ),
+        };
+    }
+    Ok(out)
+}
+
+/// The window of `limit` lines from line `offset` of the file `rel` whose whole bytes are
+/// `bytes`, redacted.
+fn window(rel: String, bytes: &[u8], offset: u64, limit: u64) -> Window {
     let size = bytes.len() as u64;
-    let offset = input.offset.get();
+    let digest = crate::store::digest(bytes);
     if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_PROBE)]).is_some() {
-        return Ok(files_read::Output {
+        return Window {
             path: rel,
             size,
             binary: true,
             content: None,
-            offset: input.offset,
             lines: 0,
             total_lines: None,
             truncated: false,
             next_offset: None,
             redactions: 0,
-        });
+            digest,
+        };
     }
-    let text = String::from_utf8_lossy(&bytes);
+    let text = String::from_utf8_lossy(bytes);
     let all: Vec<&str> = text.split_inclusive('\n').collect();
     let total = all.len() as u64;
     let start = usize::try_from(offset - 1)
         .unwrap_or(usize::MAX)
         .min(all.len());
-    let want = usize::try_from(input.limit.get()).unwrap_or(usize::MAX);
-    let mut window = String::new();
+    let want = usize::try_from(limit).unwrap_or(usize::MAX);
+    let mut content = String::new();
     let mut taken = 0usize;
     let mut long_line = false;
     for line in all[start..].iter().take(want) {
-        if window.len() + line.len() > CONTENT_CAP {
+        if content.len() + line.len() > CONTENT_CAP {
             if taken == 0 {
                 // One line longer than the cap: its head, cut on a character boundary.
-                window.push_str(line);
+                content.push_str(line);
                 long_line = true;
                 taken = 1;
             }
             break;
         }
-        window.push_str(line);
+        content.push_str(line);
         taken += 1;
     }
     let end = start + taken;
     let more = end < all.len();
     let (content, redactions) = if long_line {
-        redact_cut(&window, CONTENT_CAP)
+        redact_cut(&content, CONTENT_CAP)
     } else {
-        let (c, n) = redact(&window);
+        let (c, n) = redact(&content);
         (c.into_owned(), n)
     };
-    Ok(files_read::Output {
+    Window {
         path: rel,
         size,
         binary: false,
         content: Some(content),
-        offset: input.offset,
         lines: taken as u64,
         total_lines: Some(total),
         truncated: more || long_line,
@@ -150,7 +221,151 @@ pub fn read(
             None
         },
         redactions: redactions as u64,
-    })
+        digest,
+    }
+}
+
+/// The most paths one `files.read` call takes (the schema's `maxItems`).
+pub const MAX_PATHS: usize = 50;
+
+/// `files.read`: a window of lines of one confined file (`path`) or of several (`paths`), in
+/// the working tree or at a revision (`rev`).
+///
+/// With `paths`, each file answers in `files` (its window, or the `error` that refused it,
+/// so one refused path does not fail the others), and the top-level fields sum the call up:
+/// `path` empty, `content`, `total_lines`, `next_offset` and `digest` null, `size`, `lines`
+/// and `redactions` the sums, `truncated` when any file was.
+pub fn read(
+    ctx: &Context,
+    input: files_read::Input,
+) -> Result<files_read::Output, CapabilityError> {
+    let paths: Vec<(&str, String)> = match (&input.path, input.paths.is_empty()) {
+        (Some(p), true) => vec![(p.as_str(), "/path".to_string())],
+        (None, false) => input
+            .paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.as_str(), format!("/paths/{i}")))
+            .collect(),
+        (Some(_), false) => {
+            return Err(CapabilityError::invalid_input(
+                "give `path` (one file) or `paths` (several), not both",
+            )
+            .at("/paths"))
+        }
+        (None, true) => {
+            return Err(CapabilityError::invalid_input(
+                "`path` (one file) or `paths` (several) is required",
+            )
+            .at("/path"))
+        }
+    };
+    if paths.len() > MAX_PATHS {
+        return Err(CapabilityError::invalid_input(format!(
+            "at most {MAX_PATHS} paths are read in one call"
+        ))
+        .at("/paths"));
+    }
+    let (offset, limit) = (input.offset.get(), input.limit.get());
+    let (commit, read) = match input.rev.as_deref() {
+        Some(rev) => {
+            crate::gitdir::pin(&ctx.repo).map_err(|u| u.into_error("the repository"))?;
+            let commit = crate::git::resolve_commit(&ctx.repo, rev, "/rev")?;
+            let read = blob_bytes(&ctx.repo, &commit, &paths)?;
+            (Some(commit), read)
+        }
+        None => {
+            let root = open_root(ctx)?;
+            let read = paths
+                .iter()
+                .map(|(p, field)| worktree_bytes(&root, p, field))
+                .collect();
+            (None, read)
+        }
+    };
+    let windows = read
+        .into_iter()
+        .map(|r| r.map(|(rel, bytes)| window(rel, &bytes, offset, limit)));
+    if input.path.is_some() {
+        let w = windows
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| Err(CapabilityError::internal("no file was read")))?;
+        return Ok(files_read::Output {
+            path: w.path,
+            size: w.size,
+            binary: w.binary,
+            content: w.content,
+            offset: input.offset,
+            lines: w.lines,
+            total_lines: w.total_lines,
+            truncated: w.truncated,
+            next_offset: w.next_offset,
+            redactions: w.redactions,
+            digest: Some(w.digest),
+            commit,
+            files: Vec::new(),
+        });
+    }
+    let mut answer = files_read::Output {
+        path: String::new(),
+        size: 0,
+        binary: false,
+        content: None,
+        offset: input.offset,
+        lines: 0,
+        total_lines: None,
+        truncated: false,
+        next_offset: None,
+        redactions: 0,
+        digest: None,
+        commit,
+        files: Vec::new(),
+    };
+    for (r, (asked, _)) in windows.zip(&paths) {
+        answer.files.push(match r {
+            Ok(w) => {
+                answer.size += w.size;
+                answer.lines += w.lines;
+                answer.redactions += w.redactions;
+                answer.truncated |= w.truncated;
+                files_read::OutputFilesItem {
+                    path: w.path,
+                    size: Some(w.size),
+                    binary: Some(w.binary),
+                    content: w.content,
+                    offset: Some(input.offset),
+                    lines: Some(w.lines),
+                    total_lines: w.total_lines,
+                    truncated: Some(w.truncated),
+                    next_offset: w.next_offset,
+                    redactions: Some(w.redactions),
+                    digest: Some(w.digest),
+                    error: None,
+                }
+            }
+            // Only a path's own verdicts answer in its item; a failure of the call fails it.
+            Err(e) if e.code == crate::codes::ErrorCode::Internal => return Err(e),
+            Err(e) => files_read::OutputFilesItem {
+                path: asked.to_string(),
+                size: None,
+                binary: None,
+                content: None,
+                offset: None,
+                lines: None,
+                total_lines: None,
+                truncated: None,
+                next_offset: None,
+                redactions: None,
+                digest: None,
+                error: Some(files_read::OutputFilesItemError {
+                    code: e.code.as_str().to_string(),
+                    message: e.message,
+                }),
+            },
+        });
+    }
+    Ok(answer)
 }
 
 /// The matches of one file.

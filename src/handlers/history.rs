@@ -1,5 +1,5 @@
-//! Handlers of the history part of the `repo.*` group: diff, show, blame and branches, read
-//! through `git` ([`crate::git`], its one command builder).
+//! Handlers of the history part of the `repo.*` group: log, diff, show, blame and branches,
+//! read through `git` ([`crate::git`], its one command builder).
 //!
 //! Everything a client names is untrusted: a revision is resolved to a commit id before it
 //! reaches a diff ([`git::resolve_commit`]: one that begins with `-` is `invalid_input`, one
@@ -15,8 +15,8 @@
 use crate::confine;
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::git::{self, DiffSpec, FileDiff};
-use crate::registry::types::{repo_blame, repo_branches, repo_diff, repo_show};
+use crate::git::{self, DiffSpec, FileDiff, LogSpec};
+use crate::registry::types::{repo_blame, repo_branches, repo_diff, repo_log, repo_show};
 
 /// The smallest patch cap (the schema's minimum of `max_bytes`).
 const MIN_PATCH_CAP: usize = 1024;
@@ -388,4 +388,89 @@ pub fn branches(
             .collect(),
         truncated,
     })
+}
+
+/// The commit ids a client's `rev` names for a log: one revision, or a range `a..b` or
+/// `a...b` (an empty side is HEAD, as git reads it), each side resolved to a commit id
+/// ([`git::resolve_commits`]: one that begins with `-` is `invalid_input`, one that names no
+/// commit `not_found`), so git is handed ids alone.
+fn log_revs(root: &std::path::Path, rev: &str) -> Result<String, CapabilityError> {
+    git::check_revision(rev, "/rev")?;
+    let (a, dots, b) = match rev.find("..") {
+        Some(at) if rev[at..].starts_with("...") => (&rev[..at], "...", &rev[at + 3..]),
+        Some(at) => (&rev[..at], "..", &rev[at + 2..]),
+        None => return git::resolve_commit(root, rev, "/rev"),
+    };
+    let side = |s: &'_ str| {
+        if s.is_empty() {
+            "HEAD".to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    let (a, b) = (side(a), side(b));
+    let ids = git::resolve_commits(root, &[(a.as_str(), "/rev"), (b.as_str(), "/rev")])?;
+    Ok(format!("{}{dots}{}", ids[0], ids[1]))
+}
+
+/// A client's `since` or `until` as git reads it exactly ([`git::log_date`]), or
+/// `invalid_input`.
+fn log_bound(
+    text: Option<&str>,
+    end_of_day: bool,
+    field: &str,
+) -> Result<Option<String>, CapabilityError> {
+    let Some(text) = text else { return Ok(None) };
+    git::log_date(text, end_of_day).map(Some).ok_or_else(|| {
+        CapabilityError::invalid_input(format!(
+            "`{text}` is not an ISO 8601 date (`2024-05-01`) or date-time (`2024-05-01T12:00:00Z`)"
+        ))
+        .at(field)
+    })
+}
+
+/// `repo.log`: the last commits of HEAD, of a revision or of a range, optionally of one
+/// confined path and between two committer dates.
+pub fn log(ctx: &Context, input: repo_log::Input) -> Result<repo_log::Output, CapabilityError> {
+    let since = log_bound(input.since.as_deref().map(|s| s.as_str()), false, "/since")?;
+    let until = log_bound(input.until.as_deref().map(|s| s.as_str()), true, "/until")?;
+    if let Some(rev) = input.rev.as_deref() {
+        git::check_revision(rev, "/rev")?;
+    }
+    let path = match input.path.as_deref() {
+        Some(p) => {
+            let confined = confine::confine(&ctx.repo, p, "/path")?;
+            // The root itself (`.`) means the whole history.
+            Some(confined.rel).filter(|r| !r.is_empty())
+        }
+        None => None,
+    };
+    let root = top(ctx)?;
+    let revs = match input.rev.as_deref() {
+        Some(rev) => vec![log_revs(&root, rev)?],
+        None => Vec::new(),
+    };
+    let spec = LogSpec {
+        revs,
+        since,
+        until,
+        path: path.as_deref(),
+    };
+    let limit = input.limit.get();
+    // One commit more than asked tells whether the history goes on.
+    let (mut commits, cut) = git::log(&root, limit.saturating_add(1), &spec)?;
+    let truncated = cut || commits.len() as u64 > limit;
+    commits.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    let commits = commits
+        .into_iter()
+        .map(|c| repo_log::OutputCommitsItem {
+            sha: c.sha,
+            parents: c.parents,
+            author_name: c.author_name,
+            author_email: c.author_email,
+            authored_at: c.authored_at,
+            subject: c.subject,
+        })
+        .collect();
+    Ok(repo_log::Output { commits, truncated })
 }

@@ -5,8 +5,11 @@
 //! rules) and listed through that handle; sizes come from `fstatat` on the same handle, never
 //! following a link. Entries are left out as `files.search` leaves them out: the same ignore
 //! rules, read through the confined root (`files::IgnoreRules`: `.ignore`, `.gitignore`,
-//! `.git/info/exclude`), and the same names (`.git`, secret-bearing files). No handler here
-//! redacts: the answer is `repository` disclosure, redacted by the executor.
+//! `.git/info/exclude`), and the same names (`.git`, secret-bearing files). `files.find` walks
+//! the tree below a folder the same way, one folder handle at a time: each subfolder opened
+//! from its parent's handle without following a link ([`Root::open_dir_in`]), so a folder
+//! swapped for a link while the walk runs is skipped, never entered. No handler here redacts:
+//! the answer is `repository` disclosure, redacted by the executor.
 
 use std::sync::Arc;
 
@@ -17,8 +20,8 @@ use super::files::IgnoreRules;
 use crate::confine::{self, refusal};
 use crate::context::Context;
 use crate::error::CapabilityError;
-use crate::registry::types::files_list;
-use crate::rootfs::{Denied, Follow, Root};
+use crate::registry::types::{files_find, files_list};
+use crate::rootfs::{Denied, Dir, Follow, Root};
 
 /// `files.list`: the entries of one folder, sorted by name.
 pub fn list(
@@ -124,4 +127,152 @@ pub fn list(
         entries: shown,
         truncated,
     })
+}
+
+/// The confined folder at `rel` (asked as `path`), opened for listing, or the error that
+/// refuses it.
+fn folder(root: &Root, rel: &str, path: &str) -> Result<Dir, CapabilityError> {
+    root.open_dir(rel, Follow::Inside)
+        .map_err(|denied| match denied {
+            Denied::Refused(rule, why) => refusal(rule, path, &why, "/path"),
+            Denied::NotFound => {
+                CapabilityError::not_found(format!("`{path}` does not exist")).at("/path")
+            }
+            Denied::NotDir | Denied::IsDir => CapabilityError::invalid_input(format!(
+                "`{path}` is not a folder; files.read reads a file"
+            ))
+            .at("/path"),
+            other => CapabilityError::not_found(format!("`{path}` {other}")).at("/path"),
+        })
+}
+
+/// The walk of `files.find`: what it matches, what it skips, and what it found.
+struct Find<'a> {
+    root: &'a Root,
+    root_path: &'a std::path::Path,
+    rules: &'a IgnoreRules,
+    glob: &'a ignore::overrides::Override,
+    kind: Option<files_find::InputKind>,
+    /// One more than the limit: finding it says the answer is cut.
+    want: usize,
+    found: Vec<files_find::OutputMatchesItem>,
+}
+
+impl Find<'_> {
+    /// Walks the folder `dir` at `rel`, depth first, its entries by name; stops once `want`
+    /// matches are found.
+    fn walk(&mut self, dir: &Dir, rel: &str) {
+        let Ok(mut entries) = dir.entries() else {
+            return;
+        };
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        for entry in entries {
+            if self.found.len() >= self.want {
+                return;
+            }
+            if confine::name_rule(&entry.name).is_some() {
+                continue;
+            }
+            let name = entry.name.to_string_lossy();
+            let entry_rel = if rel.is_empty() {
+                name.into_owned()
+            } else {
+                format!("{rel}/{name}")
+            };
+            let abs = self.root_path.join(&entry_rel);
+            let is_dir = entry.kind == FileType::Directory;
+            if self.rules.ignored(&abs, is_dir) {
+                continue;
+            }
+            let (kind, wanted) = match entry.kind {
+                FileType::RegularFile => (
+                    files_find::OutputMatchesItemKind::File,
+                    Some(files_find::InputKind::File),
+                ),
+                FileType::Directory => (
+                    files_find::OutputMatchesItemKind::Dir,
+                    Some(files_find::InputKind::Dir),
+                ),
+                FileType::Symlink => (
+                    files_find::OutputMatchesItemKind::Symlink,
+                    Some(files_find::InputKind::Symlink),
+                ),
+                _ => (files_find::OutputMatchesItemKind::Other, None),
+            };
+            let kind_ok = self.kind.is_none_or(|k| Some(k) == wanted);
+            if kind_ok && self.glob.matched(&abs, is_dir).is_whitelist() {
+                let meta = dir.stat(&entry.name);
+                self.found.push(files_find::OutputMatchesItem {
+                    path: entry_rel.clone(),
+                    kind,
+                    size: meta
+                        .filter(|_| entry.kind == FileType::RegularFile)
+                        .map(|m| m.len),
+                    modified: meta.and_then(|m| {
+                        u64::try_from(m.mtime_ns.div_euclid(1_000_000_000))
+                            .ok()
+                            .map(crate::text::rfc3339)
+                    }),
+                });
+            }
+            if is_dir {
+                // From the parent's handle, never through a link (one swapped in is skipped).
+                if let Ok(sub) = self.root.open_dir_in(dir, rel, &entry.name, Follow::Never) {
+                    self.walk(&sub, &entry_rel);
+                }
+            }
+        }
+    }
+}
+
+/// `files.find`: the files and folders under a folder whose repository-relative path matches
+/// a glob, depth first, each folder's entries by name.
+pub fn find(
+    ctx: &Context,
+    input: files_find::Input,
+) -> Result<files_find::Output, CapabilityError> {
+    let path = input.path.as_str();
+    let rel = confine::lexical_relative(path, "/path")?;
+    let root_path = ctx.repo.canonicalize().map_err(|e| {
+        CapabilityError::internal(format!("the repository root cannot be resolved: {e}"))
+    })?;
+    let bad = |e: ignore::Error| {
+        CapabilityError::invalid_input(format!("the pattern is not a glob that compiles: {e}"))
+            .at("/pattern")
+    };
+    let mut ob = OverrideBuilder::new(&root_path);
+    ob.add(input.pattern.as_str()).map_err(bad)?;
+    let glob = ob.build().map_err(bad)?;
+    let root = Arc::new(Root::open(&ctx.repo).map_err(|e| {
+        CapabilityError::internal(format!("the repository root cannot be opened: {e}"))
+    })?);
+    let dir = folder(&root, &rel, path)?;
+    let rules = IgnoreRules::new(root.clone(), root_path.clone());
+    let limit = usize::try_from(input.limit.get()).unwrap_or(usize::MAX);
+    let mut walk = Find {
+        root: &root,
+        root_path: &root_path,
+        rules: &rules,
+        glob: &glob,
+        kind: input.kind,
+        want: limit.saturating_add(1),
+        found: Vec::new(),
+    };
+    // A folder inside an ignored folder holds nothing the walk would see.
+    let mut prefix = String::new();
+    let mut hidden = false;
+    for name in rel.split('/').filter(|n| !n.is_empty()) {
+        if !prefix.is_empty() {
+            prefix.push('/');
+        }
+        prefix.push_str(name);
+        hidden |= rules.ignored(&root_path.join(&prefix), true);
+    }
+    if !hidden {
+        walk.walk(&dir, &rel);
+    }
+    let mut matches = walk.found;
+    let truncated = matches.len() > limit;
+    matches.truncate(limit);
+    Ok(files_find::Output { matches, truncated })
 }

@@ -1,4 +1,5 @@
-//! Handlers of the `repo.*` group: identity, status and history, read through `git`.
+//! Handlers of the `repo.*` group: identity and status, read through `git` (the history
+//! readers, `repo.log` among them, are in [`super::history`]).
 //!
 //! No handler here redacts: every answer of the group is `repository` disclosure, so the
 //! executor redacts it whole before any transport (see [`crate::execute`]). Remote URLs are
@@ -8,7 +9,7 @@
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::git;
-use crate::registry::types::{repo_identity, repo_log, repo_status};
+use crate::registry::types::{repo_identity, repo_status};
 
 /// The repository root: the context's, which every git run is pinned to
 /// ([`crate::gitdir::pin`] refuses a layout that leads elsewhere).
@@ -96,34 +97,4 @@ pub fn status(
         untracked: s.untracked,
         clean,
     })
-}
-
-/// `repo.log`: the last commits reachable from HEAD, optionally of one confined path.
-pub fn log(ctx: &Context, input: repo_log::Input) -> Result<repo_log::Output, CapabilityError> {
-    let path = match input.path.as_deref() {
-        Some(p) => {
-            let confined = crate::confine::confine(&ctx.repo, p, "/path")?;
-            // The root itself (`.`) means the whole history.
-            Some(confined.rel).filter(|r| !r.is_empty())
-        }
-        None => None,
-    };
-    let root = root(ctx)?;
-    let limit = input.limit.get();
-    // One commit more than asked tells whether the history goes on.
-    let (mut commits, cut) = git::log(&root, limit.saturating_add(1), path.as_deref())?;
-    let truncated = cut || commits.len() as u64 > limit;
-    commits.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-    let commits = commits
-        .into_iter()
-        .map(|c| repo_log::OutputCommitsItem {
-            sha: c.sha,
-            parents: c.parents,
-            author_name: c.author_name,
-            author_email: c.author_email,
-            authored_at: c.authored_at,
-            subject: c.subject,
-        })
-        .collect();
-    Ok(repo_log::Output { commits, truncated })
 }

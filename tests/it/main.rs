@@ -38,6 +38,7 @@ mod parity;
 mod prompts;
 mod prose;
 mod published_schemas;
+mod reads_more;
 mod redaction_variants;
 mod repo_examples;
 mod repo_files;

@@ -100,9 +100,12 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
     }
     match outcome {
         Ok(v) => {
-            let blocks = (!d.content_blocks.is_empty())
-                .then(|| v.get(CONTENT_FIELD))
-                .flatten();
+            let own = file_text_blocks(d.id, &v);
+            let blocks = own.as_ref().or_else(|| {
+                (!d.content_blocks.is_empty())
+                    .then(|| v.get(CONTENT_FIELD))
+                    .flatten()
+            });
             Ok(Body::Owned(success_bytes(&v, blocks, call.era)))
         }
         Err(e) => {
@@ -114,6 +117,49 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
 
 /// The output field holding the content blocks a capability declares (`content_blocks`).
 const CONTENT_FIELD: &str = "content";
+
+/// The content blocks of a `files.read` answer (already redacted, as every answer the
+/// executor returns): a text block holding the file's text itself, or a sentence for a binary
+/// file, then the answer without its text as JSON (path, digest, window, `next_offset`), for a
+/// client that shows its model the blocks alone. With `paths`, a block per file, opened by a
+/// `==> path <==` line, then the JSON. `structuredContent` stays the whole answer.
+fn file_text_blocks(id: &str, v: &Value) -> Option<Value> {
+    if id != "files.read" {
+        return None;
+    }
+    let text_of = |f: &Value| -> String {
+        if let Some(text) = f.get("content").and_then(Value::as_str) {
+            return text.to_string();
+        }
+        if let Some(message) = f.pointer("/error/message").and_then(Value::as_str) {
+            return message.to_string();
+        }
+        let size = f.get("size").and_then(Value::as_u64).unwrap_or(0);
+        format!("A binary file of {size} bytes: its content is not shown.")
+    };
+    let block = |text: String| serde_json::json!({"type": "text", "text": text});
+    let mut blocks = Vec::new();
+    let mut rest = v.clone();
+    match v.get("files").and_then(Value::as_array) {
+        Some(files) if !files.is_empty() => {
+            for f in files {
+                let path = f.get("path").and_then(Value::as_str).unwrap_or_default();
+                blocks.push(block(format!("==> {path} <==\n{}", text_of(f))));
+            }
+            if let Some(files) = rest.get_mut("files").and_then(Value::as_array_mut) {
+                for f in files.iter_mut().filter_map(Value::as_object_mut) {
+                    f.remove("content");
+                }
+            }
+        }
+        _ => blocks.push(block(text_of(v))),
+    }
+    if let Some(o) = rest.as_object_mut() {
+        o.remove("content");
+    }
+    blocks.push(block(serde_json::to_string(&rest).ok()?));
+    Some(Value::Array(blocks))
+}
 
 /// A successful `CallToolResult` assembled by bytes: the answer is serialized once and used
 /// both as `structuredContent` and, escaped, as the first text block (the modern era's fields
