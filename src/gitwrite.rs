@@ -141,12 +141,26 @@ impl Work {
             .map_err(|f| f.into_error(what))
     }
 
-    /// Copies `.git/index` (read without following links) to the private index; the bytes,
-    /// `None` when the repository has no index yet.
+    /// Copies `.git/index` (read without following links) to the private index, with the
+    /// original's modification time: git tells a racily clean entry (a file changed in the
+    /// second the index was written) by comparing entry and index times, so a copy stamped
+    /// "now" would hide such a change. The bytes, `None` when the repository has no index yet.
     pub fn copy_index(&self) -> Result<Option<Vec<u8>>, CapabilityError> {
+        let modified = std::fs::symlink_metadata(self.repo.join(".git/index"))
+            .and_then(|m| m.modified())
+            .ok();
         let bytes = store::read(&self.repo, ".git/index")?;
         if let Some(b) = &bytes {
             std::fs::write(self.index(), b).map_err(|e| internal("the index copy", e))?;
+            // Without the original's time, no entry may pass as clean by its stat data alone:
+            // the copy is stamped as old as can be, so git re-reads every entry's file.
+            let stamp =
+                modified.unwrap_or(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1));
+            std::fs::File::options()
+                .write(true)
+                .open(self.index())
+                .and_then(|f| f.set_modified(stamp))
+                .map_err(|e| internal("the index copy's time", e))?;
         }
         Ok(bytes)
     }
