@@ -586,8 +586,8 @@ mod tests {
 
     #[test]
     fn index_entries_are_parsed_and_compared() {
-        let old = parse_entries(b"100644 aaaa 0\ta.txt\0100755 bbbb 0\tb.sh\0");
-        let new = parse_entries(b"100644 aaab 0\ta.txt\0100644 cccc 0\tc.txt\0");
+        let old = parse_entries(b"100644 aaaa 0\ta.txt\x00100755 bbbb 0\tb.sh\0");
+        let new = parse_entries(b"100644 aaab 0\ta.txt\x00100644 cccc 0\tc.txt\0");
         assert_eq!(old["b.sh"].mode, "100755");
         assert_eq!(
             changed(&old, &new),
