@@ -11,8 +11,9 @@
 //! The claims checked: `readOnlyHint` → nothing changed by any call; `idempotentHint` → the
 //! repeat added no effect; `destructiveHint: false` (an additive writer) → no call changed or
 //! removed an existing file (every file is hashed before and after each call);
-//! `process_state` → no file changed; `repository_write` → `.git` untouched and at least one
-//! example shows its effect.
+//! `process_state` → no file changed; `repository_write` → at least one example shows its
+//! effect, and `.git` untouched unless the manifest declares `git_state` (then at least one
+//! example changes `.git`: the index, a ref, HEAD or the objects).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -752,7 +753,8 @@ fn overwritten(delta: &[String]) -> Vec<&str> {
 /// `readOnlyHint` → nothing changed; `destructiveHint: false` → no existing file's bytes
 /// changed and none removed (every file of the tree is hashed before and after each call: an
 /// additive writer may only add); `process_state` → no file changed; `repository_write` →
-/// `.git` untouched and at least one example shows an effect.
+/// at least one example shows an effect, and `.git` untouched without `git_state`, changed by
+/// at least one example with it.
 fn claims(
     d: &Descriptor,
     hints: Hints,
@@ -780,21 +782,34 @@ fn claims(
                 Snapshot::files_changed(delta).join(", ")
             ));
         }
-        if d.effect == Effect::RepositoryWrite && delta.iter().any(|c| c.starts_with(".git:")) {
+        if d.effect == Effect::RepositoryWrite
+            && !d.git_state
+            && delta.iter().any(|c| c.starts_with(".git:"))
+        {
             broken.push(format!(
-                "repository_write must not touch .git, but {what} did"
+                "repository_write without git_state must not touch .git, but {what} did"
             ));
         }
     }
     if d.effect == Effect::RepositoryWrite && example_effects == 0 {
         broken.push("repository_write, but no example shows an effect".into());
     }
+    let git_examples = deltas
+        .iter()
+        .filter(|(what, delta)| {
+            what.starts_with("example ") && delta.iter().any(|c| c.starts_with(".git:"))
+        })
+        .count();
+    if d.git_state && git_examples == 0 {
+        broken.push("git_state, but no example changes .git".into());
+    }
     if broken.is_empty() {
         let additive = if d.additive { " additive" } else { "" };
+        let git_state = if d.git_state { " git_state" } else { "" };
         (
             Status::Pass,
             format!(
-                "effect {}{additive}: readOnly={} idempotent={} destructive={} held over {} call(s)",
+                "effect {}{additive}{git_state}: readOnly={} idempotent={} destructive={} held over {} call(s)",
                 d.effect.as_str(),
                 hints.read_only,
                 hints.idempotent,
@@ -903,7 +918,7 @@ mod tests {
     fn an_additive_writer_that_changes_an_existing_file_is_caught() {
         let d = CAPABILITIES
             .iter()
-            .find(|d| d.additive)
+            .find(|d| d.additive && !d.git_state)
             .expect("the registry has an additive writer");
         assert!(!d.hints().destructive && d.effect == Effect::RepositoryWrite);
         let dir = tempfile::tempdir().expect("temp dir");
@@ -933,11 +948,46 @@ mod tests {
         // The same rewrite by a destructive writer breaks no claim.
         let destructive = CAPABILITIES
             .iter()
-            .find(|d| d.effect == Effect::RepositoryWrite && !d.additive)
+            .find(|d| d.effect == Effect::RepositoryWrite && !d.additive && !d.git_state)
             .expect("the registry has a destructive writer");
         let (status, evidence) = judged(destructive, dir.path(), || {
             std::fs::write(&kept, "other bytes").unwrap()
         });
+        assert_eq!(status, Status::Pass, "{evidence}");
+    }
+
+    /// A writer without `git_state` that touches `.git` breaks its claim; one with it must
+    /// change `.git` in an example, and may.
+    #[test]
+    fn git_state_is_held_both_ways() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git/refs/heads")).unwrap();
+        let plain = CAPABILITIES
+            .iter()
+            .find(|d| d.effect == Effect::RepositoryWrite && !d.git_state)
+            .expect("a writer of files");
+        let gitted = CAPABILITIES
+            .iter()
+            .find(|d| d.git_state)
+            .expect("a writer of git state");
+        let touch = || {
+            std::fs::write(dir.path().join(".git/refs/heads/x"), "0\n").unwrap();
+        };
+        let (status, evidence) = judged(plain, dir.path(), touch);
+        assert_eq!(status, Status::Fail);
+        assert!(evidence.contains("without git_state"), "{evidence}");
+        // The label of `judged` is no example: a git writer whose examples leave .git alone fails.
+        let (status, evidence) = judged(gitted, dir.path(), || {
+            std::fs::write(dir.path().join(".git/refs/heads/y"), "0\n").unwrap();
+        });
+        assert_eq!(status, Status::Fail);
+        assert!(evidence.contains("no example changes .git"), "{evidence}");
+        let ctx = Context::new(dir.path().to_path_buf(), Effect::RepositoryWrite);
+        let ((), delta) = around(dir.path(), &ctx, || {
+            std::fs::write(dir.path().join(".git/refs/heads/z"), "0\n").unwrap();
+        });
+        let (status, evidence) =
+            claims(gitted, gitted.hints(), &[("example `z`".into(), delta)], 1);
         assert_eq!(status, Status::Pass, "{evidence}");
     }
 }

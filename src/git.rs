@@ -1893,6 +1893,77 @@ pub fn parse_branches(out: &[u8]) -> Vec<Branch> {
     list
 }
 
+// ---------------------------------------------------------------------------------------------
+// Runs with extra environment and input, for the git writes (src/gitwrite.rs).
+
+/// Runs git with `args` and the extra environment `env` (a temporary index, an object folder,
+/// an identity), feeding `input` to its stdin: stdout on success. Watched like [`run`], and
+/// failing past [`RUN_CAP`] bytes of answer.
+pub fn run_with(
+    repo: &Path,
+    args: &[&str],
+    env: &[(&str, &std::ffi::OsStr)],
+    input: &[u8],
+) -> Result<Vec<u8>, Failure> {
+    use std::io::{Read, Write};
+    let started = |e: std::io::Error| Failure::exited(None, format!("git cannot be started: {e}"));
+    let mut cmd = command(repo)?;
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(started)?;
+    let watch = Watch::over(&child);
+    let mut stdin = child.stdin.take().expect("piped");
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let mut stderr = child.stderr.take().expect("piped");
+    let errors = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = stderr.by_ref().take(64 * 1024).read_to_end(&mut text);
+        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+        text
+    });
+    let mut out = Vec::new();
+    let read = child
+        .stdout
+        .take()
+        .expect("piped")
+        .take(RUN_CAP as u64 + 1)
+        .read_to_end(&mut out);
+    if out.len() > RUN_CAP {
+        let _ = child.kill();
+    }
+    let status = child.wait().map_err(started)?;
+    let _ = feeder.join();
+    let text = errors.join().unwrap_or_default();
+    if Watch::fired(&watch) {
+        return Err(stopped());
+    }
+    read.map_err(started)?;
+    if out.len() > RUN_CAP {
+        return Err(Failure::exited(
+            None,
+            format!("git's answer is larger than {RUN_CAP} bytes"),
+        ));
+    }
+    if status.success() {
+        Ok(out)
+    } else {
+        Err(Failure::exited(
+            status.code(),
+            String::from_utf8_lossy(&text).trim().to_string(),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

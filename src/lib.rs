@@ -20,6 +20,7 @@ pub mod gate;
 pub mod generate;
 pub mod git;
 pub mod gitdir;
+pub mod gitwrite;
 pub mod handlers;
 pub mod http;
 pub mod interact;

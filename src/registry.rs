@@ -39,6 +39,9 @@ pub struct Descriptor {
     pub handler: Option<&'static str>,
     /// What the manifest declares about the capability's behaviour.
     pub class: Class,
+    /// The capability changes the repository's git state (index, refs, HEAD) under `.git/`
+    /// (the manifest's `git_state`); the conformance harness holds it to that.
+    pub git_state: bool,
     /// Tags.
     pub tags: &'static [&'static str],
     /// Every error code a call can return.

@@ -447,6 +447,7 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
             determinism: Determinism::parse(&manifest.determinism).expect("schema-checked"),
             stability,
         },
+        git_state: manifest.git_state,
         tags: manifest.tags,
         input,
         output,

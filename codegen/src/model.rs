@@ -41,6 +41,10 @@ pub struct Manifest {
     /// existing byte (a create that refuses to overwrite), so it is not destructive.
     #[serde(default)]
     pub additive: bool,
+    /// Only with `effect: repository_write`: the capability changes the repository's git
+    /// state (the index, refs, HEAD, objects under `.git/`), through the same store.
+    #[serde(default)]
+    pub git_state: bool,
     pub disclosure: String,
     pub determinism: String,
     pub stability: String,
@@ -120,6 +124,8 @@ pub struct Capability {
     pub task_asks_first: bool,
     /// What the manifest declares about the capability's behaviour.
     pub class: Class,
+    /// The capability changes the repository's git state (index, refs, HEAD) under `.git/`.
+    pub git_state: bool,
     pub tags: Vec<String>,
     pub input: Value,
     pub output: Value,
@@ -205,6 +211,9 @@ impl Capability {
             "source": self.source.to_string_lossy().replace('\\', "/"),
         });
         self.mark_additive(&mut d, "additive");
+        if self.git_state {
+            d["git_state"] = serde_json::json!(true);
+        }
         if !self.content_blocks.is_empty() {
             d["content_blocks"] = serde_json::json!(self.content_blocks);
         }

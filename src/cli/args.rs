@@ -130,6 +130,7 @@ mod tests {
             determinism: Determinism::Input,
             stability: Stability::Stable,
         },
+        git_state: false,
         tags: &[],
         errors: &[],
         mcp_tool: None,

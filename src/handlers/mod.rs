@@ -13,6 +13,7 @@ pub mod capabilities;
 pub mod contract;
 pub mod edit;
 pub mod files;
+pub mod gitwrite;
 pub mod history;
 pub mod knowledge;
 pub mod listing;

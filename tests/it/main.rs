@@ -18,6 +18,7 @@ mod files_list;
 mod foundation;
 mod freshness;
 mod git_resolver;
+mod git_writes;
 mod hostile;
 mod http_server;
 mod knowledge_formats;

@@ -29,7 +29,16 @@ pub fn section(c: &Capability) -> String {
     } else {
         ""
     };
-    let _ = writeln!(s, "| effect | `{}`{additive} |", c.effect.as_str());
+    let git_state = if c.git_state {
+        ", git state: changes the index, refs or HEAD under `.git/`"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        s,
+        "| effect | `{}`{additive}{git_state} |",
+        c.effect.as_str()
+    );
     let _ = writeln!(
         s,
         "| hints | readOnlyHint={} destructiveHint={} idempotentHint={} openWorldHint={} |",

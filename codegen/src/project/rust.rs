@@ -196,6 +196,7 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
     let determinism = determinism_tokens(c.determinism);
     let stability = stability_tokens(c.stability);
     let additive = c.additive;
+    let git_state = c.git_state;
     let tags = &c.tags;
     let errors: Vec<TokenStream> = c
         .all_errors()
@@ -255,6 +256,7 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
                 determinism: #determinism,
                 stability: #stability,
             },
+            git_state: #git_state,
             tags: &[#(#tags),*],
             errors: &[#(#errors),*],
             mcp_tool: #mcp_tool,
