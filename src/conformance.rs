@@ -382,7 +382,7 @@ impl Drop for Lease<'_> {
 
 impl Probe {
     fn new(base: Scratch) -> Probe {
-        let ctx = Context::new(base.path.clone(), Effect::RepositoryWrite);
+        let ctx = Context::scratch(base.path.clone(), Effect::RepositoryWrite);
         let base_snapshot = Snapshot::take(&base.path, &ctx);
         Probe {
             base,
@@ -394,7 +394,7 @@ impl Probe {
     fn fresh(&self) -> Result<(Lease<'_>, Context), String> {
         let spare = self.spare.borrow_mut().take();
         if let Some(s) = spare {
-            let ctx = Context::new(s.path.clone(), Effect::RepositoryWrite);
+            let ctx = Context::scratch(s.path.clone(), Effect::RepositoryWrite);
             if Snapshot::take(&s.path, &ctx) == self.base_snapshot {
                 let path = s.path.clone();
                 return Ok((
@@ -414,7 +414,7 @@ impl Probe {
         let s = Scratch { path: path.clone() };
         copy_tree(&self.base.path, &s.path, &[])
             .map_err(|e| format!("cannot copy the scratch base: {e}"))?;
-        let ctx = Context::new(s.path.clone(), Effect::RepositoryWrite);
+        let ctx = Context::scratch(s.path.clone(), Effect::RepositoryWrite);
         Ok((
             Lease {
                 probe: self,

@@ -23,6 +23,11 @@ pub struct Context {
     pub knowledge: crate::knowledge::Index,
     /// What a call that needs approval meets when its client cannot be asked (`--approval`).
     pub approval: crate::interact::ApprovalPolicy,
+    /// The name and email a commit is made as when the user has no git identity of their own
+    /// (neither `GIT_AUTHOR_*` nor `user.name`/`user.email` in their configuration): `None`
+    /// for every server and command, where the commit is refused instead; set by the
+    /// conformance harness alone, for its scratch repositories ([`Context::scratch`]).
+    pub stand_in_identity: Option<(String, String)>,
 }
 
 /// One session note.
@@ -46,7 +51,20 @@ impl Context {
             notes: Mutex::new(Vec::new()),
             knowledge: crate::knowledge::Index::default(),
             approval: crate::interact::ApprovalPolicy::default(),
+            stand_in_identity: None,
         }
+    }
+
+    /// The context of a scratch repository the conformance harness (or a test of examples)
+    /// runs calls in: a commit there is made as `seneschal conformance` when the machine's user
+    /// has no git identity, so an example's outcome does not depend on the machine.
+    pub fn scratch(repo: PathBuf, max_effect: Effect) -> Context {
+        let mut ctx = Context::new(repo, max_effect);
+        ctx.stand_in_identity = Some((
+            "seneschal conformance".into(),
+            "conformance@seneschal.invalid".into(),
+        ));
+        ctx
     }
 
     /// The same context with the approval policy `policy`.

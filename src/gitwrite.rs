@@ -420,7 +420,10 @@ pub struct Person {
 
 /// The author and the committer of a commit seneschal makes: the user's own identity, from
 /// the environment, then the user's git configuration files; `refused` when there is none.
-pub fn identity(repo: &Path) -> Result<(Person, Person), CapabilityError> {
+pub fn identity(
+    repo: &Path,
+    stand_in: Option<&(String, String)>,
+) -> Result<(Person, Person), CapabilityError> {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
     let mut files: Vec<PathBuf> = Vec::new();
     let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -449,7 +452,11 @@ pub fn identity(repo: &Path) -> Result<(Person, Person), CapabilityError> {
         }
         found
     };
-    let (user_name, user_email) = (from_files("user.name"), from_files("user.email"));
+    let (mut user_name, mut user_email) = (from_files("user.name"), from_files("user.email"));
+    if let (None, None, Some((name, email))) = (&user_name, &user_email, stand_in) {
+        user_name = Some(name.clone());
+        user_email = Some(email.clone());
+    }
     let person = |name_env: &str, email_env: &str| -> Option<Person> {
         Some(Person {
             name: env(name_env).or_else(|| user_name.clone())?,

@@ -357,7 +357,7 @@ pub fn commit(
             )));
         }
         let parent = gitwrite::head_commit(&ctx.repo, &head)?;
-        let (author, committer) = gitwrite::identity(&ctx.repo)?;
+        let (author, committer) = gitwrite::identity(&ctx.repo, ctx.stand_in_identity.as_ref())?;
         work.copy_index()?;
         let index = work.index();
         let tree =

@@ -44,7 +44,7 @@ fn contradictions(index: usize, declared: &[Example], repo: &Path) -> Vec<String
         } else {
             repo.to_path_buf()
         };
-        let ctx = Context::new(root, Effect::RepositoryWrite);
+        let ctx = Context::scratch(root, Effect::RepositoryWrite);
         // The runner approves what it runs, as the conformance harness does.
         let _peer = seneschal::interact::Scope::enter(std::sync::Arc::new(
             seneschal::interact::Accepting("harness"),
