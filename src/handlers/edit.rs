@@ -78,10 +78,12 @@ fn target(root: &Path, path: &str, field: &str) -> Result<Target, CapabilityErro
             ))
         }
         Err(Denied::IsDir) => {
-            return Err(CapabilityError::invalid_input(format!(
-                "`{path}` is a folder; the file writes take files only"
+            return Err(refusal(
+                Rule::SpecialFile,
+                path,
+                "it is a folder; the file writes take regular files only",
+                field,
             ))
-            .at(field))
         }
         Err(Denied::NotDir) => {
             return Err(CapabilityError::invalid_input(format!(
@@ -277,10 +279,10 @@ pub fn write(
         let mut effects = Effects::default();
         let change = if t.old.is_some() {
             effects.change.push(t.rel.clone());
-            "replaces the file"
+            "replace"
         } else {
             effects.create.push(t.rel.clone());
-            "a new file"
+            "new file"
         };
         Ok(Prepared {
             path: t.rel.clone(),

@@ -15,6 +15,7 @@ mod conformance;
 mod contract;
 mod examples;
 mod files_list;
+mod files_writes;
 mod foundation;
 mod freshness;
 mod git_resolver;
