@@ -352,6 +352,42 @@ pub const TABLE: &[Limit] = &[
         http: "reading: a finding, 404 `not_found`; a write: 400 problem `invalid_input`, pointer `/body` (413 first when over `--max-body`)",
         cli: "`knowledge check` exit 11; `knowledge get` exit 3; a write: exit 2 `error[invalid_input]`",
     },
+    Limit {
+        what: "file write size (`files.write`, `files.edit`: the new bytes)",
+        value: "8 MiB",
+        amount: Some(crate::gate::WHOLE_CAP),
+        enforced: "src/handlers/edit.rs `admit` (before anything is written; `files.write`'s `content` also by its schema's `maxLength`)",
+        mcp: "tool result `isError`, code `refused`, `data.rule` `size_cap`",
+        http: "403 problem `refused` (413 first when over `--max-body`)",
+        cli: "exit 4 `error[refused]`",
+    },
+    Limit {
+        what: "edits per `files.edit` call",
+        value: "100",
+        amount: Some(100),
+        enforced: "the manifest's schema (`maxItems`), checked by src/execute.rs `validate_input`",
+        mcp: "tool result `isError`, code `invalid_input`, pointer `/edits`",
+        http: "400 problem `invalid_input`",
+        cli: "exit 2 `error[invalid_input]`",
+    },
+    Limit {
+        what: "paths per `files.read` call",
+        value: "50",
+        amount: Some(50),
+        enforced: "the manifest's schema (`maxItems`), checked by src/execute.rs `validate_input`",
+        mcp: "tool result `isError`, code `invalid_input`, pointer `/paths`",
+        http: "400 problem `invalid_input`",
+        cli: "exit 2 `error[invalid_input]`",
+    },
+    Limit {
+        what: "diff carried by a write's audit record",
+        value: "64 KiB (then cut, `diff_truncated`)",
+        amount: Some(crate::store::DIFF_CAP as u64),
+        enforced: "src/store/mod.rs `Shown::add`",
+        mcp: "n/a (the write's own answer carries its whole diff)",
+        http: "n/a",
+        cli: "n/a",
+    },
 ];
 
 /// The table as Markdown, the way docs/ROBUSTNESS.md carries it.
@@ -402,6 +438,23 @@ mod tests {
         assert_eq!(amount("HTTP connections"), Some(256));
         assert_eq!(amount("HTTP request deadline"), Some(10));
         assert_eq!(amount("HTTP keep-alive"), Some(30));
+        assert_eq!(amount("file write size"), Some(8 << 20));
+        assert_eq!(amount("diff carried"), Some(64 << 10));
+        let schema = |id: &str, pointer: &str| {
+            let d = crate::registry::find(id).expect("registered").1;
+            serde_json::from_str::<serde_json::Value>(d.input_schema)
+                .expect("a schema")
+                .pointer(pointer)
+                .and_then(serde_json::Value::as_u64)
+        };
+        assert_eq!(
+            amount("edits per"),
+            schema("files.edit", "/properties/edits/maxItems")
+        );
+        assert_eq!(
+            amount("paths per"),
+            schema("files.read", "/properties/paths/maxItems")
+        );
     }
 
     #[test]
