@@ -244,7 +244,19 @@ impl Log {
 
     /// Completes `record` (seq, prev, hash, mac), appends it, fsyncs, and rewrites the anchor.
     /// Answers the record as written.
-    pub fn append(&mut self, state: &OwnedFd, mut record: Value) -> Result<Value, CapabilityError> {
+    pub fn append(&mut self, state: &OwnedFd, record: Value) -> Result<Value, CapabilityError> {
+        let record = self.append_unanchored(record)?;
+        let seq = record["seq"].as_u64().expect("a seq");
+        self.write_anchor(state, seq)?;
+        Ok(record)
+    }
+
+    /// [`Log::append`] without rewriting the anchor: for a write's intent, whose outcome
+    /// follows in the same session and anchors both (one anchor per write, not two). The
+    /// record is durable before anything is applied; a crash before the outcome leaves the
+    /// anchor one record behind, which is never taken for a truncation (only a log shorter
+    /// than its anchor is).
+    pub fn append_unanchored(&mut self, mut record: Value) -> Result<Value, CapabilityError> {
         let seq = self.next_seq;
         record["seq"] = json!(seq);
         record["prev"] = json!(self.prev);
@@ -271,7 +283,6 @@ impl Log {
         self.prev = hash;
         self.prev_mac = mac.unwrap_or_else(|| MAC_GENESIS.to_string());
         self.next_seq = seq + 1;
-        self.write_anchor(state, seq)?;
         Ok(record)
     }
 

@@ -262,6 +262,10 @@ impl Session {
         self.log.append(&self.locked.state, record)
     }
 
+    fn append_unanchored(&mut self, record: Value) -> Result<Value, CapabilityError> {
+        self.log.append_unanchored(record)
+    }
+
     /// Settles each pending intent: the key first (confirmed when applied, released
     /// otherwise), then the outcome record, so a crash in between settles it again the same way.
     fn settle(&mut self) -> Result<(), CapabilityError> {
@@ -548,7 +552,10 @@ pub fn transact(
     shown.into_record(&mut intent);
     intent["key_hash"] = key.map_or(Value::Null, |k| json!(keys::key_hash(k)));
     // Write-ahead: without a durable intent nothing is written.
-    let seq = s.append(approved(intent))?["seq"].as_u64().expect("a seq");
+    // Anchored with its outcome, below (one anchor rewrite per write).
+    let seq = s.append_unanchored(approved(intent))?["seq"]
+        .as_u64()
+        .expect("a seq");
     let outcome = |s: &mut Session, word: &str, e: Option<&CapabilityError>| {
         s.append(approved(outcome_record(
             capability,
