@@ -293,7 +293,7 @@ impl Log {
         }
         let mut text = canonical(&anchor);
         text.push('\n');
-        fs::write_at(state, ANCHOR_NAME, ANCHOR, text.as_bytes())
+        fs::write_at_lagging(state, ANCHOR_NAME, ANCHOR, text.as_bytes())
     }
 }
 

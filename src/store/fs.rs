@@ -211,6 +211,30 @@ fn write_at_mode(
     bytes: &[u8],
     mode: Option<u32>,
 ) -> Result<(), CapabilityError> {
+    replace_at(dir, name, rel, bytes, mode)?;
+    sync_dir(dir, rel)
+}
+
+/// [`write_at`] without the folder's fsync: the new file is whole before the rename (its own
+/// fsync), but a crash may keep the old one. Only for the audit's anchor, which may lag behind
+/// the log (a log longer than its anchor is no truncation) but never be torn.
+pub(super) fn write_at_lagging(
+    dir: &OwnedFd,
+    name: &str,
+    rel: &str,
+    bytes: &[u8],
+) -> Result<(), CapabilityError> {
+    replace_at(dir, name, rel, bytes, None)
+}
+
+/// A temporary file written, fsynced and renamed over `name`.
+fn replace_at(
+    dir: &OwnedFd,
+    name: &str,
+    rel: &str,
+    bytes: &[u8],
+    mode: Option<u32>,
+) -> Result<(), CapabilityError> {
     sweep_temporaries(dir, name);
     let tmp = format!(
         ".{name}.seneschal-{}-{}.tmp",
@@ -271,7 +295,7 @@ fn write_at_mode(
             std::io::Error::last_os_error(),
         )));
     }
-    sync_dir(dir, rel)
+    Ok(())
 }
 
 /// The entry names of the folder `dir` (without `.` and `..`), read through its handle.
