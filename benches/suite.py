@@ -1063,7 +1063,7 @@ def write_report(args, sections: list[str], started: str) -> str:
         "capabilities.",
         "",
     ]
-    order = ["MCP stdio", "Memory", "HTTP", "Build", "Knowledge", "files.search", "repo.diff", "repo reads"]
+    order = ["MCP stdio", "Memory", "HTTP", "Build", "Knowledge", "files.search", "repo.diff", "repo reads", "Reference servers"]
     how = {
         "MCP stdio": [
             "`seneschal mcp` driven over its pipes. Round trips (one request in flight) come from a",
@@ -1168,9 +1168,10 @@ def write_report(args, sections: list[str], started: str) -> str:
             "over stdio on the same scratch clone of this repository, `tools/call` round trips timed",
             "from one client in alternating order (the ratio is the median of per-round ratios",
             "seneschal / peer; the target is ≤ 1). seneschal runs with `--approval trust-client`, as",
-            "the peers ask nothing either; its writes still take the repository lock and append and",
-            "fsync the intent and outcome records of the audit log and fsync the file and its folder,",
-            "which the peers don't. A commit round stages one new file first (untimed, plain git).",
+            "the peers ask nothing either; its writes still take the repository lock, append and",
+            "fsync the intent and outcome records of the audit log, rewrite its anchor, and fsync the",
+            "file and its folder, which the peers don't (see the Optimizations below). A commit round",
+            "stages one new file first (untimed, plain git).",
         ],
     }
     body: list[str] = []
