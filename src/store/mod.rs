@@ -550,6 +550,11 @@ pub fn transact(
     let mut intent = record("intent", capability, t, &request, &paths);
     intent["targets"] = targets.clone();
     shown.into_record(&mut intent);
+    // The sentence a person approved (or would have), redacted: what the audit's reader (the
+    // cockpit's activity feed) shows of a write whose files are all under `.git/`.
+    if let Some(review) = plan.answer.get("review").and_then(Value::as_str) {
+        intent["review"] = json!(crate::redact::redact(review).0);
+    }
     intent["key_hash"] = key.map_or(Value::Null, |k| json!(keys::key_hash(k)));
     // Write-ahead: without a durable intent nothing is written.
     // Anchored with its outcome, below (one anchor rewrite per write).
