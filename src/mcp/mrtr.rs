@@ -10,6 +10,11 @@
 //! (when the client declared the capability it needs). When anything was recorded, the
 //! method answers [`Round::input_required`] whatever the call made of the missing answer.
 //!
+//! Only answers to questions this server asked count: the state lists the keys it asked, and
+//! an `inputResponses` entry under any other key — or any entry on a first round, which carries
+//! no state — is ignored (and said in the server's log), so a client cannot approve a call by
+//! sending an answer nobody asked for.
+//!
 //! The `requestState` carries every answer gathered so far, so that a request asking `a`, then
 //! (with `a` answered) `b`, completes in three rounds without any state on the server. It is
 //! bound to the method, the tool or prompt name and the arguments, and sealed with
@@ -99,8 +104,8 @@ impl Round {
             name: name.to_string(),
             arguments: arguments.clone(),
         };
-        let mut known = match params.get(REQUEST_STATE) {
-            None | Some(Value::Null) => Map::new(),
+        let (mut known, asked) = match params.get(REQUEST_STATE) {
+            None | Some(Value::Null) => (Map::new(), Vec::new()),
             Some(Value::String(state)) => unseal(state, &request.binding()).ok_or_else(|| {
                 RpcError::invalid_params(format!(
                     "invalid params: `{REQUEST_STATE}` fails its integrity check (altered, expired with the process that issued it, or issued for another request)"
@@ -123,7 +128,16 @@ impl Round {
                     ))
                     .with_data(json!({"field": INPUT_RESPONSES, "key": key})));
                 }
-                known.extend(answers.iter().map(|(k, v)| (k.clone(), v.clone())))
+                for (k, v) in answers {
+                    if asked.iter().any(|a| a == k) {
+                        known.insert(k.clone(), v.clone());
+                    } else {
+                        eprintln!(
+                            "seneschal mcp: `{method}` of `{name}` carries an answer to `{k}`, \
+                             which this server did not ask: ignored"
+                        );
+                    }
+                }
             }
             Some(_) => {
                 return Err(RpcError::invalid_params(format!(
@@ -212,7 +226,7 @@ impl Round {
         let result = json!({
             "resultType": "input_required",
             "inputRequests": *asked,
-            "requestState": seal(&self.request.binding(), &used),
+            "requestState": seal(&self.request.binding(), &used, asked.keys()),
             "_meta": {META_SERVER_INFO: ServerInfo::THIS},
         });
         Some(serde_json::to_string(&result).expect("values serialize"))
@@ -225,15 +239,23 @@ fn key() -> &'static [u8; 32] {
     KEY.get_or_init(crate::text::random::<32>)
 }
 
-/// The state carrying `answers` for a request of `binding`: Base64 of its JSON, a dot, and
-/// the hex of its MAC.
-fn seal(binding: &Binding, answers: &Map<String, Value>) -> String {
+/// The state carrying `answers` for a request of `binding`, and the keys of the questions
+/// this round asked (the only keys whose answers the next round takes): Base64 of its JSON, a
+/// dot, and the hex of its MAC.
+fn seal<'k>(
+    binding: &Binding,
+    answers: &Map<String, Value>,
+    asked: impl Iterator<Item = &'k String>,
+) -> String {
+    let mut asked: Vec<&str> = asked.map(String::as_str).collect();
+    asked.extend(answers.keys().map(String::as_str));
     let payload = json!({
         "v": 1,
         "method": binding.method,
         "name": binding.name,
         "arguments": binding.arguments,
         "answers": answers,
+        "asked": asked,
     });
     let bytes = serde_json::to_vec(&payload).expect("values serialize");
     format!(
@@ -243,8 +265,9 @@ fn seal(binding: &Binding, answers: &Map<String, Value>) -> String {
     )
 }
 
-/// The answers a state carries, when it is one of this process's and was made for `binding`.
-fn unseal(state: &str, binding: &Binding) -> Option<Map<String, Value>> {
+/// The answers a state carries and the keys it was asked for, when it is one of this
+/// process's and was made for `binding`.
+fn unseal(state: &str, binding: &Binding) -> Option<(Map<String, Value>, Vec<String>)> {
     if state.len() > MAX_STATE {
         return None;
     }
@@ -267,9 +290,17 @@ fn unseal(state: &str, binding: &Binding) -> Option<Map<String, Value>> {
         name: payload.get("name")?.as_str()?.to_string(),
         arguments: payload.get("arguments")?.as_str()?.to_string(),
     };
-    (payload.get("v") == Some(&json!(1)) && &made_for == binding)
-        .then(|| payload.get("answers")?.as_object().cloned())
-        .flatten()
+    if payload.get("v") != Some(&json!(1)) || &made_for != binding {
+        return None;
+    }
+    let answers = payload.get("answers")?.as_object()?.clone();
+    let asked = payload
+        .get("asked")?
+        .as_array()?
+        .iter()
+        .filter_map(|k| k.as_str().map(str::to_string))
+        .collect();
+    Some((answers, asked))
 }
 
 #[cfg(test)]
@@ -282,19 +313,41 @@ mod tests {
 
     #[test]
     fn a_state_carries_its_answers_into_the_next_round() {
-        let r1 = round(json!({"inputResponses": {"a": {"action": "accept"}}})).unwrap();
-        assert_eq!(r1.answer("a"), Some(json!({"action": "accept"})));
-        assert_eq!(r1.answer("b"), None);
-        r1.defer("b", "roots/list", json!({}));
+        let r1 = round(json!({})).unwrap();
+        assert_eq!(r1.answer("a"), None);
+        r1.defer("a", "elicitation/create", json!({}));
         let out: Value = serde_json::from_str(&r1.input_required().unwrap()).unwrap();
+        let r2 = round(json!({"requestState": out["requestState"], "inputResponses": {"a": {"action": "accept"}}}))
+            .unwrap();
+        assert_eq!(r2.answer("a"), Some(json!({"action": "accept"})));
+        assert_eq!(r2.answer("b"), None);
+        r2.defer("b", "roots/list", json!({}));
+        let out: Value = serde_json::from_str(&r2.input_required().unwrap()).unwrap();
         assert_eq!(out["resultType"], "input_required");
         assert_eq!(out["inputRequests"]["b"]["method"], "roots/list");
         let state = out["requestState"].clone();
-        let r2 =
+        let r3 =
             round(json!({"requestState": state, "inputResponses": {"b": {"roots": []}}})).unwrap();
-        assert_eq!(r2.answer("a"), Some(json!({"action": "accept"})));
-        assert_eq!(r2.answer("b"), Some(json!({"roots": []})));
-        assert!(r2.input_required().is_none());
+        assert_eq!(r3.answer("a"), Some(json!({"action": "accept"})));
+        assert_eq!(r3.answer("b"), Some(json!({"roots": []})));
+        assert!(r3.input_required().is_none());
+    }
+
+    #[test]
+    fn only_answers_to_questions_asked_count() {
+        // A first round carries no state: whatever it answers, nobody asked.
+        let r = round(json!({"inputResponses": {"approval": {"action": "accept"}}})).unwrap();
+        assert_eq!(r.answer("approval"), None);
+        // A later round takes the answer to what was asked, not to another key.
+        r.defer("roots", "roots/list", json!({}));
+        let out: Value = serde_json::from_str(&r.input_required().unwrap()).unwrap();
+        let next = round(json!({
+            "requestState": out["requestState"],
+            "inputResponses": {"roots": {"roots": []}, "approval": {"action": "accept"}},
+        }))
+        .unwrap();
+        assert_eq!(next.answer("roots"), Some(json!({"roots": []})));
+        assert_eq!(next.answer("approval"), None);
     }
 
     #[test]

@@ -149,7 +149,8 @@ fn a_prompt_asks_its_missing_argument_and_refuses_a_state_not_its_own_over_stdio
     // Declined: the prompt is not rendered, and says what it lacks.
     let declined = mcp.request(
         "prompts/get",
-        asking(json!({"name": "review", "inputResponses": {"arguments": {"action": "decline"}}})),
+        asking(json!({"name": "review", "requestState": state,
+            "inputResponses": {"arguments": {"action": "decline"}}})),
     );
     assert_eq!(code(&declined), Some(-32602), "{declined}");
     assert!(
@@ -588,4 +589,60 @@ fn a_modern_write_is_approved_or_declined_through_an_input_required_result() {
         1,
         "only the decline is a refusal: {audit:?}"
     );
+}
+
+/// An answer nobody asked for approves nothing: under `--approval deny`, a first-round
+/// 2026-07-28 write carrying `inputResponses.approval: accept` (no question asked, no state;
+/// the client declaring elicitation or not) is asked again or refused, never applied; a
+/// later round's answer under a key the state does not list is ignored too. Over stdio and
+/// `/mcp`.
+#[test]
+fn unsolicited_answers_approve_nothing() {
+    let d = crate::support::adr_repo();
+    let dir = d.path();
+    let create = |id: &str, with_elicitation: bool| {
+        let mut p = json!({"name": "knowledge_create", "arguments": {"kind": "guide", "id": id,
+            "front_matter": {"title": "Unasked", "status": "draft"}, "body": "# Unasked\n"},
+            "inputResponses": {"approval": {"action": "accept"}}});
+        p["_meta"] = if with_elicitation {
+            meta(json!({"elicitation": {}}))
+        } else {
+            meta(json!({}))
+        };
+        p
+    };
+    let mut mcp = Mcp::start_with(dir, &["--approval", "deny"], &[]);
+    for (id, elicits) in [("stdio-bare", false), ("stdio-elicits", true)] {
+        let answer = mcp.request("tools/call", create(id, elicits));
+        let r = &answer["result"];
+        let asked_again = r["resultType"] == "input_required";
+        let refused = r["_meta"]["seneschal/error"]["code"] == "not_approved"
+            || answer["error"]["code"].is_i64();
+        assert!(asked_again || refused, "{answer}");
+        assert!(
+            !dir.join(format!("docs/guides/{id}.md")).exists(),
+            "{answer}"
+        );
+        if asked_again {
+            // The state lists `approval` only: an answer under another key counts for nothing.
+            let mut again = create(id, elicits);
+            again["inputResponses"] = json!({"other": {"action": "accept"}});
+            again["requestState"] = r["requestState"].clone();
+            let second = mcp.request("tools/call", again);
+            assert_eq!(second["result"]["resultType"], "input_required", "{second}");
+            assert!(!dir.join(format!("docs/guides/{id}.md")).exists());
+        }
+    }
+    let (_, _, err) = mcp.finish();
+    assert!(err.contains("did not ask: ignored"), "{err}");
+    let serve = Serve::start_args(dir, &["--approval", "deny"], &[]);
+    let (_, answer) = post(&serve, 40, "tools/call", create("http-bare", false), &[]);
+    assert!(
+        answer["result"]["resultType"] == "input_required"
+            || answer["result"]["_meta"]["seneschal/error"]["code"] == "not_approved"
+            || answer["error"]["code"].is_i64(),
+        "{answer}"
+    );
+    assert!(!dir.join("docs/guides/http-bare.md").exists(), "{answer}");
+    serve.finish();
 }
