@@ -188,12 +188,26 @@ fn gate(
         return Ok(None);
     }
     crate::interact::confirm(ctx.approval, level, d.id, || {
-        let mut review =
-            planned_review(ctx, index, d, input).unwrap_or_else(|| d.render_review(input));
+        let planned = dry_run_of(ctx, index, d, input);
+        let mut review = planned
+            .as_ref()
+            .and_then(|p| p.get("review")?.as_str().map(str::to_string))
+            .unwrap_or_else(|| d.render_review(input));
         if d.disclosure == Disclosure::Repository {
             disclose_string(&mut review);
         }
-        (crate::interact::binding(d.id, input), review)
+        // The plan as the dry run's caller saw it (redacted like every answer), so that the
+        // token made from that answer binds the same bytes.
+        let mut plan = planned.as_ref().and_then(|p| p.get("plan")).cloned();
+        if d.disclosure == Disclosure::Repository {
+            if let Some(p) = plan.as_mut() {
+                redact_value(p);
+            }
+        }
+        (
+            crate::interact::plan_binding(d.id, input, plan.as_ref()),
+            review,
+        )
     })
 }
 
@@ -206,14 +220,9 @@ fn plans_only(d: &Descriptor, input: &Value) -> bool {
             .is_ok_and(|s| s.pointer("/properties/dry_run").is_some())
 }
 
-/// The review sentence of a write's dry run of the same input, when the write plans and its
-/// plan answers one.
-fn planned_review(
-    ctx: &Context,
-    index: usize,
-    d: &'static Descriptor,
-    input: &Value,
-) -> Option<String> {
+/// The answer of a write's dry run of the same input (its review sentence and plan), when the
+/// write plans.
+fn dry_run_of(ctx: &Context, index: usize, d: &'static Descriptor, input: &Value) -> Option<Value> {
     if d.effect != crate::policy::Effect::RepositoryWrite {
         return None;
     }
@@ -223,8 +232,7 @@ fn planned_review(
     if !plans_only(d, &dry) {
         return None;
     }
-    let plan = answer(ctx, index, d, dry).ok()?;
-    plan.get("review")?.as_str().map(str::to_string)
+    answer(ctx, index, d, dry).ok()
 }
 
 /// The refusal of a planned capability: listed on every surface, never run.

@@ -9,7 +9,7 @@
 //! to the process's approval policy — the safe side.
 
 use std::cell::RefCell;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
@@ -223,6 +223,21 @@ pub fn binding(id: &str, input: &Value) -> String {
     )
 }
 
+/// What binds an approval to one exact request and the plan its dry run showed: the
+/// request's [`binding`], and when the write plans, `+sha256:<hex>` of its plan (the files it
+/// creates, changes and deletes), so a token made for a plan naming `docs/adr/0001-x.md` does
+/// not apply a write that would now create `0002`.
+pub fn plan_binding(id: &str, input: &Value, plan: Option<&Value>) -> String {
+    let b = binding(id, input);
+    match plan {
+        Some(p) => format!(
+            "{b}+sha256:{}",
+            crate::text::hex(&Sha256::digest(crate::store::canonical(p).as_bytes()))
+        ),
+        None => b,
+    }
+}
+
 /// The `elicitation/create` parameters (an MCP 2025-11-25 form request with no field) that
 /// ask to approve the call of `id` at `level`, showing the rendered `review` sentence.
 pub fn approval_request(id: &str, level: Approval, review: &str, binding: &str) -> Value {
@@ -331,6 +346,28 @@ fn token_mac(binding: &str, expires: u64) -> String {
 pub fn approval_token(binding: &str) -> String {
     let expires = unix_now() + TOKEN_TTL.as_secs();
     format!("{expires}.{}", token_mac(binding, expires))
+}
+
+/// The tokens already presented (their MACs, with their expiry): a token is one decision,
+/// applied once.
+fn redeemed() -> &'static Mutex<std::collections::HashMap<String, u64>> {
+    static USED: OnceLock<Mutex<std::collections::HashMap<String, u64>>> = OnceLock::new();
+    USED.get_or_init(Mutex::default)
+}
+
+/// Redeems `token` for the request of `binding`: `true` once, when this process issued it for
+/// that binding, it has not expired and it was never presented before; every later
+/// presentation is `false`. Expired entries are forgotten as tokens are redeemed.
+pub fn redeem_token(token: &str, binding: &str) -> bool {
+    if !token_matches(token, binding) {
+        return false;
+    }
+    let now = unix_now();
+    let mut used = redeemed().lock().unwrap_or_else(|p| p.into_inner());
+    used.retain(|_, expires| *expires >= now);
+    let (expires, mac) = token.trim().split_once('.').unwrap_or_default();
+    used.insert(mac.to_string(), expires.parse().unwrap_or(now))
+        .is_none()
 }
 
 /// Whether `token` was issued by this process for the request of `binding` and has not

@@ -41,13 +41,14 @@ impl Peer for Confirmation {
             .and_then(Value::as_str)
             .unwrap_or_default();
         match &self.token {
-            Some(t) if crate::interact::token_matches(t, binding) => {
+            Some(t) if crate::interact::redeem_token(t, binding) => {
                 Asked::Answered(json!({"action": "accept"}))
             }
             Some(_) => Asked::Unavailable(format!(
                 "the `{APPROVAL_HEADER}` token does not confirm this request: it was issued for \
-                 another capability or input, by another server process, or more than ten \
-                 minutes ago; make the dry run of this exact request again"
+                 another capability, input or plan, by another server process, more than ten \
+                 minutes ago, or it was presented before (a token applies one write, once); \
+                 make the dry run of this exact request again"
             )),
             None => Asked::Unavailable(format!(
                 "present the `{APPROVAL_TOKEN_HEADER}` of this request's dry run (`dry_run: \

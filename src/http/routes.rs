@@ -448,21 +448,26 @@ fn capability(
         };
         json_body(headers, &body)
     };
-    // A write's dry run answers the confirmation token of the request it plans.
-    let mut token = None;
+    // A write's dry run answers the confirmation token of the request it plans and of the
+    // plan it answered.
+    let mut dry_input = None;
     let result = input.and_then(|input| {
         if d.approval() == Approval::PerCall && input.get("dry_run") == Some(&Value::Bool(true)) {
-            token = Some(crate::interact::approval_token(&crate::interact::binding(
-                d.id, &input,
-            )));
+            dry_input = Some(input.clone());
         }
         let _peer = crate::interact::Scope::enter(Arc::new(Confirmation {
             token: header(headers, &APPROVAL_HEADER.to_ascii_lowercase()).map(str::to_string),
         }));
         execute_index(&state.ctx, index, input, Transport::Http)
     });
-    match (result, token) {
-        (Ok(v), Some(t)) => Reply::json(&v).header(APPROVAL_TOKEN_HEADER, t),
+    match (result, dry_input) {
+        (Ok(v), Some(input)) => {
+            let binding = crate::interact::plan_binding(d.id, &input, v.get("plan"));
+            Reply::json(&v).header(
+                APPROVAL_TOKEN_HEADER,
+                crate::interact::approval_token(&binding),
+            )
+        }
         (Ok(v), None) => Reply::json(&v),
         (Err(e), _) => Reply::error(&e),
     }

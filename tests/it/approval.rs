@@ -491,3 +491,75 @@ fn on_a_terminal_the_command_line_asks_y_n_and_a_no_writes_nothing() {
         "the no is audited: {records:?}"
     );
 }
+
+/// A token is one decision, applied once, for the plan that was reviewed: the dry run of an
+/// ADR whose number the server assigns names one file; its token applies that write once, a
+/// replay answers `not_approved` and writes nothing, and a token whose plan another write has
+/// since changed (the next number is taken) applies nothing either.
+#[test]
+fn a_token_applies_one_write_once_for_the_plan_reviewed() {
+    let d = support::adr_repo();
+    let dir = d.path();
+    let server = Serve::start_args(dir, &["--approval", "ask"], &[]);
+    let post = |body: &Value, headers: &[(&str, &str)]| {
+        let mut all = vec![("Content-Type", "application/json")];
+        all.extend_from_slice(headers);
+        server.request(
+            "POST",
+            "/api/v1/knowledge/create",
+            &all,
+            body.to_string().as_bytes(),
+        )
+    };
+    let adr = |title: &str| json!({"kind": "adr", "front_matter": {"title": title, "status": "proposed", "date": "2026-12-01"}, "body": "# x\n"});
+    let token_of = |input: &Value| {
+        let mut dry = input.clone();
+        dry["dry_run"] = json!(true);
+        let r = post(&dry, &[]);
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        let planned = r.json()["plan"]["create"].clone();
+        (
+            r.header("Seneschal-Approval-Token").unwrap().to_string(),
+            planned,
+        )
+    };
+    let adrs = || {
+        std::fs::read_dir(dir.join("docs/adr"))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .count()
+    };
+    let input = adr("Numbered by the server");
+    let (token, planned) = token_of(&input);
+    let before = adrs();
+    let r = post(&input, &[("Seneschal-Approval", &token)]);
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(
+        r.json()["plan"]["create"],
+        planned,
+        "the write is the one reviewed"
+    );
+    assert_eq!(adrs(), before + 1);
+    for _ in 0..4 {
+        let again = post(&input, &[("Seneschal-Approval", &token)]);
+        assert_eq!(
+            again.status,
+            403,
+            "{}",
+            String::from_utf8_lossy(&again.body)
+        );
+        assert_eq!(again.json()["code"], "not_approved");
+    }
+    assert_eq!(adrs(), before + 1, "a replayed token wrote nothing");
+    // A token whose plan no longer holds: another write took the number it named.
+    let late = adr("Reviewed before another write");
+    let (stale, _) = token_of(&late);
+    let other = adr("Written in between");
+    let (fresh, _) = token_of(&other);
+    assert_eq!(post(&other, &[("Seneschal-Approval", &fresh)]).status, 200);
+    let r = post(&late, &[("Seneschal-Approval", &stale)]);
+    assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["code"], "not_approved");
+    assert_eq!(adrs(), before + 2);
+    server.finish();
+}
