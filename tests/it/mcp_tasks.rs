@@ -424,3 +424,32 @@ fn a_tool_error_completes_a_task_and_a_server_failure_fails_it() {
     assert_eq!(status, 400);
     assert_eq!(refused["error"]["code"], -32021, "{refused}");
 }
+
+/// A read refused when called directly is refused as a task too: under `--approval deny`,
+/// from a client that cannot be asked, `files_search` answers `not_approved` and so does the
+/// task it runs as (a task once ran under the default policy, whatever the process's), with
+/// no match in either answer.
+#[test]
+fn a_read_refused_directly_is_refused_as_a_task() {
+    let repo = repo_with_lines();
+    let s = Serve::start_args(repo.path(), &["--approval", "deny"], &[]);
+    let (_, direct) = post(&s, "tools/call", search_args(), false);
+    let r = &direct["result"];
+    assert_eq!(r["isError"], true, "{direct}");
+    assert_eq!(
+        r["_meta"]["seneschal/error"]["code"], "not_approved",
+        "{direct}"
+    );
+    let (_, created) = post(&s, "tools/call", search_args(), true);
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_string();
+    let done = poll(|| post(&s, "tasks/get", json!({"taskId": id}), true).1);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    assert_eq!(
+        done["result"]["_meta"]["seneschal/error"]["code"], "not_approved",
+        "{done}"
+    );
+    assert!(!done.to_string().contains("needle 1"), "{done}");
+    s.finish();
+}

@@ -89,10 +89,15 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
         if let Some(asking) = round.input_required() {
             return Ok(Body::Owned(asking));
         }
-        // A call that failed for want of a capability the client did not declare.
+        // A call that failed for want of a capability the client did not declare: -32021,
+        // except an approval nobody could be asked for, which is the tool result of its
+        // refusal (`isError`, code `not_approved`): what a tool error is for, and what a
+        // client reads without knowing the extension's error (the TypeScript SDK 2.x lost
+        // the code of a -32021).
         if let Some(e) = outcome
             .as_ref()
             .err()
+            .filter(|cause| cause.code != crate::error::ErrorCode::NotApproved)
             .and_then(|cause| round.missing_capabilities(cause))
         {
             return Err(e);
