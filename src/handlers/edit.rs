@@ -1,6 +1,6 @@
 //! Handlers of the file writes: `files.write`, `files.edit`, `files.move` and `files.delete`.
 //!
-//! Each write is prepared under the repository lock (every path through [`target`], the one
+//! Each write is prepared under the repository lock (every path through `target`, the one
 //! confinement of the file writes; the digest compared; the new bytes built) and then either
 //! answered as a plan with its diff (`dry_run`) or applied through [`crate::store::transact`],
 //! which records the intent in the audit log before it renames anything, exactly as the

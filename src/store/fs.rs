@@ -161,7 +161,7 @@ pub fn write(root: &Path, rel: &str, bytes: &[u8]) -> Result<(), CapabilityError
     write_mode(root, rel, bytes, None)
 }
 
-/// [`write`] with the permission bits the new file gets: `None` keeps those of the file it
+/// [`write()`] with the permission bits the new file gets: `None` keeps those of the file it
 /// replaces (a new file gets 0644 less the umask), `Some(mode)` sets them exactly (the
 /// executable bit of a blob git checks out).
 pub fn write_mode(
