@@ -328,13 +328,37 @@ pub fn knowledge_resources(ctx: &Context) -> Vec<Resource> {
     all
 }
 
-/// One knowledge object's text (`resources/read`), through the same disclosure as a
-/// `repository` answer; `None` when no object has the URI.
-pub fn knowledge_read(ctx: &Context, uri: &str) -> Option<(String, String)> {
-    let (mut mime, mut text) = crate::knowledge::read(&ctx.knowledge, &ctx.repo, uri)?;
+/// The approval gate of knowledge served outside `tools/call` (`resources/read`): the
+/// content is what `knowledge.get` answers, so it is confirmed as
+/// `knowledge.get` is — the same session-level approval, remembered under that capability,
+/// asked through the peer of the request with `review` shown (redacted).
+fn confirm_knowledge(ctx: &Context, target: &str, review: &str) -> Result<(), CapabilityError> {
+    let (_, d) = registry::find("knowledge.get").expect("knowledge.get is registered");
+    crate::interact::confirm(ctx.approval, d.approval(), d.id, || {
+        let mut review = review.to_string();
+        disclose_string(&mut review);
+        (
+            crate::interact::binding(d.id, &json!({ "uri": target })),
+            review,
+        )
+    })
+    .map(|_| ())
+}
+
+/// One knowledge object's text (`resources/read`), confirmed like `knowledge.get` and
+/// through the same disclosure as a `repository` answer; `Ok(None)` when no object has the
+/// URI.
+pub fn knowledge_read(
+    ctx: &Context,
+    uri: &str,
+) -> Result<Option<(String, String)>, CapabilityError> {
+    let Some((mut mime, mut text)) = crate::knowledge::read(&ctx.knowledge, &ctx.repo, uri) else {
+        return Ok(None);
+    };
+    confirm_knowledge(ctx, uri, &format!("Read the knowledge object {uri}"))?;
     disclose_string(&mut mime);
     disclose_string(&mut text);
-    Some((mime, text))
+    Ok(Some((mime, text)))
 }
 
 /// What changed in the knowledge index since the live-resources feed's last look

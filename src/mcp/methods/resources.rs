@@ -161,6 +161,10 @@ fn read(call: &mut Call<'_>) -> Result<Body, RpcError> {
         "invalid params: `resources/read` needs `params.uri`, a string",
     )?;
     let era = call.era;
+    // The peer of the request lasts to the answer: a read that needs approval (a registry
+    // resource of disclosure `repository`, a knowledge object as knowledge.get) asks through it.
+    let _peer =
+        crate::interact::Scope::enter(std::sync::Arc::new(crate::mcp::peer::McpPeer::of(call)));
     let found = registry::by_resource(&uri)
         .map(|(index, d)| (index, d, json!({})))
         .or_else(|| registry::by_resource_template(&uri));
@@ -186,7 +190,9 @@ fn read(call: &mut Call<'_>) -> Result<Body, RpcError> {
             text,
             read_cache(d.determinism, d.disclosure),
         )
-    } else if let Some((mime, text)) = knowledge_read(call.ctx, &uri) {
+    } else if let Some((mime, text)) =
+        knowledge_read(call.ctx, &uri).map_err(|e| capability_rpc_error(era, &uri, e))?
+    {
         (
             mime,
             ResourceBody::Text(text),
