@@ -1967,6 +1967,50 @@ pub fn run_with(
 #[cfg(test)]
 mod tests {
     #[test]
+    fn log_dates_are_iso_8601_and_read_exactly_by_git() {
+        use super::log_date;
+        let d = |t: &str, end: bool| log_date(t, end);
+        assert_eq!(d("2024-05-01", false).unwrap(), "2024-05-01 00:00:00 +0000");
+        assert_eq!(d("2024-05-01", true).unwrap(), "2024-05-01 23:59:59 +0000");
+        assert_eq!(d("2024-02-29", true).unwrap(), "2024-02-29 23:59:59 +0000");
+        assert_eq!(
+            d("2024-05-01T12:30:05Z", true).unwrap(),
+            "2024-05-01 12:30:05 +0000"
+        );
+        assert_eq!(
+            d("2024-05-01 12:30", false).unwrap(),
+            "2024-05-01 12:30:00 +0000"
+        );
+        assert_eq!(
+            d("2024-05-01T12:30:05.123-05:30", false).unwrap(),
+            "2024-05-01 12:30:05 -0530"
+        );
+        assert_eq!(
+            d("2024-05-01T12:30:05+0200", false).unwrap(),
+            "2024-05-01 12:30:05 +0200"
+        );
+        for bad in [
+            "yesterday",
+            "2024-5-01",
+            "2023-02-29",
+            "2024-13-01",
+            "2024-04-31",
+            "2024-05-01T24:00",
+            "2024-05-01T12:60",
+            "2024-05-01T12:30:05.",
+            "2024-05-01T12:30:05+2",
+            "2024-05-01T12:30:05+15:00",
+            "2024-05-01T12:30:05 +0200",
+            "2024-05-01x",
+            "1969-12-31",
+            "--since=2024",
+            "２０２４-05-01",
+        ] {
+            assert_eq!(d(bad, false), None, "{bad}");
+        }
+    }
+
+    #[test]
     fn a_resolver_answer_is_a_commit_a_miss_or_out_of_step() {
         use super::batch_answer;
         let id = "0123456789abcdef0123456789abcdef01234567";
