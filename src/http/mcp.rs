@@ -360,7 +360,14 @@ impl Mcp {
     pub fn new(ctx: Arc<Context>, max_connections: usize) -> Mcp {
         Mcp {
             ctx,
-            sessions: Sessions::new(sse::MAX_SESSIONS, sse::IDLE, (max_connections / 2).max(1)),
+            // Room for every connection beside the table's own: streams and calls in flight
+            // (each holds a connection) can never hold every session, so `initialize` always
+            // finds one to end.
+            sessions: Sessions::new(
+                sse::MAX_SESSIONS + max_connections,
+                sse::IDLE,
+                (max_connections / 2).max(1),
+            ),
             feed_started: Once::new(),
         }
     }

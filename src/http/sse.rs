@@ -77,6 +77,9 @@ pub struct HttpSession {
     pub streams: Arc<Streams>,
     last_used: Mutex<Instant>,
     in_flight: AtomicUsize,
+    /// Whether a request after `initialize` named the session: a session minted and never
+    /// used again is the first to make room.
+    used: std::sync::atomic::AtomicBool,
 }
 
 /// Marks a session busy while a request of it runs.
@@ -98,6 +101,7 @@ impl HttpSession {
     /// returned guard drops.
     pub fn begin(self: &Arc<Self>) -> (Session, Busy) {
         self.in_flight.fetch_add(1, Ordering::AcqRel);
+        self.used.store(true, Ordering::Release);
         self.touch();
         let state = self.state.lock().expect("not poisoned").clone();
         (state, Busy(Arc::clone(self)))
@@ -228,8 +232,10 @@ impl Sessions {
         map.get(id).cloned()
     }
 
-    /// Mints a session holding `state`; its id. When the table is full, the session unused
-    /// the longest with no stream open and no call in flight is ended to make room.
+    /// Mints a session holding `state`; its id. When the table is full, a session with no
+    /// stream open and no call in flight is ended to make room: one never used after its
+    /// `initialize` first (a flood of `initialize` evicts its own kind), else the one unused
+    /// the longest.
     pub fn mint(&self, state: Session) -> Result<String, Full> {
         let mut map = self.map.lock().expect("not poisoned");
         self.expire(&mut map);
@@ -237,7 +243,12 @@ impl Sessions {
             let victim = map
                 .iter()
                 .filter(|(_, s)| s.streams_open() == 0 && s.in_flight.load(Ordering::Acquire) == 0)
-                .min_by_key(|(_, s)| *s.last_used.lock().expect("not poisoned"))
+                .min_by_key(|(_, s)| {
+                    (
+                        s.used.load(Ordering::Acquire),
+                        *s.last_used.lock().expect("not poisoned"),
+                    )
+                })
                 .map(|(id, _)| id.clone())
                 .ok_or(Full)?;
             if let Some(s) = map.remove(&victim) {
@@ -250,6 +261,7 @@ impl Sessions {
             pending: Arc::new(Pending::default()),
             last_used: Mutex::new(Instant::now()),
             in_flight: AtomicUsize::new(0),
+            used: std::sync::atomic::AtomicBool::new(false),
             state: Mutex::new(state),
         });
         {

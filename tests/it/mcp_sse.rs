@@ -369,20 +369,73 @@ fn subscribing_needs_a_session() {
 #[test]
 fn the_session_table_is_bounded_and_evicts_the_session_unused_longest() {
     let repo = support::scratch_repo();
-    let s = Serve::start(repo.path(), &[]);
+    let s = Serve::start_args(repo.path(), &["--max-connections", "8"], &[]);
     let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
     let first = initialize(&s);
     let second = initialize(&s);
     // The first is used again: the second is now the one unused the longest.
     assert_eq!(post(&s, Some(&first), &ping).status, 200);
-    // 128 sessions at most: 127 more make room by ending the second.
+    // 128 sessions beside one per connection (8) at most: 135 more make room by ending the
+    // second.
     let mut last = String::new();
-    for _ in 0..127 {
+    for _ in 0..135 {
         last = initialize(&s);
     }
     assert_eq!(post(&s, Some(&second), &ping).status, 404);
     assert_eq!(post(&s, Some(&first), &ping).status, 200);
     assert_eq!(post(&s, Some(&last), &ping).status, 200);
+}
+
+/// A neighbour's flood of sessions evicts no session in use and locks no client out: a
+/// thousand bare `initialize` POSTs end only sessions never used after their `initialize`
+/// (the flood's own), and sessions holding every stream the server allows leave room for a
+/// new `initialize`.
+#[test]
+fn a_flood_of_sessions_evicts_no_session_in_use_and_locks_no_client_out() {
+    let repo = support::scratch_repo();
+    let s = Serve::start_args(repo.path(), &["--max-connections", "8"], &[]);
+    let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
+    let mine = initialize(&s);
+    assert_eq!(post(&s, Some(&mine), &ping).status, 200);
+    // Sessions that hold every stream the server allows (half its connections).
+    let holders: Vec<String> = (0..4).map(|_| initialize(&s)).collect();
+    let held: Vec<_> = holders
+        .iter()
+        .map(|id| {
+            open(
+                &s,
+                "GET",
+                &[("Accept", "text/event-stream"), ("Mcp-Session-Id", id)],
+                b"",
+            )
+        })
+        .collect();
+    assert!(held.iter().all(|e| e.status == 200));
+    for n in 0..1000 {
+        let r = open(
+            &s,
+            "POST",
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+            ],
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "flood", "version": "0"}}})
+            .to_string()
+            .as_bytes(),
+        );
+        assert_eq!(r.status, 200, "initialize {n} of the flood was refused");
+    }
+    assert_eq!(
+        post(&s, Some(&mine), &ping).status,
+        200,
+        "the session in use survived the flood"
+    );
+    for id in &holders {
+        assert_eq!(post(&s, Some(id), &ping).status, 200);
+    }
+    drop(held);
 }
 
 #[test]
