@@ -10,7 +10,9 @@
 # 3. headless Chromium (Debian `chromium`): /docs renders every operation of /openapi.json,
 #    the cockpit at / renders every capability in its table, and, in a scratch repository
 #    written twice, its activity feed shows both writes with their diffs (asserted on the DOM);
-#    screenshots are kept in $HTTP_CHECKS_ARTIFACTS (default target/http-checks/).
+#    and its approval desk (driven by playwright-core) shows an MCP stdio agent's pending write
+#    with its diff and approves it with a click; screenshots are kept in
+#    $HTTP_CHECKS_ARTIFACTS (default target/http-checks/).
 #
 # Tools are installed once into $HTTP_CHECKS_CACHE (default ~/.cache/seneschal-http-checks) at
 # pinned versions. The server runs with stdin on a FIFO this script holds: closing it stops the
@@ -151,6 +153,40 @@ EOF
 check "chromium renders /docs from /openapi.json" docs_dom
 check "chromium renders the cockpit's capability table" cockpit_dom
 check "chromium renders the cockpit's activity feed" activity_dom
+
+# The approval desk, in a scratch repository of its own: an agent on MCP stdio (a client that
+# cannot be asked) asks for a write under `--approval ask`; the cockpit of a `serve` of the same
+# repository, opened from the link with the desk secret, shows it and approves it with a click
+# (playwright-core driving Chromium); the agent's call then answers success and the file exists.
+desk_dom() {
+    local repo="$WORK/desk" base pid secret agent rc=0
+    secret="desk-check-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+    mkdir -p "$repo" && git -C "$repo" init -q
+    mkfifo "$WORK/desk.stdin"
+    (cd "$repo" && SENESCHAL_DESK_SECRET="$secret" exec "$BIN" serve --bind 127.0.0.1:0 --approval ask) \
+        < "$WORK/desk.stdin" > "$WORK/desk.stdout" 2>/dev/null &
+    pid=$!
+    exec 5> "$WORK/desk.stdin"
+    for _ in $(seq 1 100); do grep -q '^listening on ' "$WORK/desk.stdout" 2>/dev/null && break; sleep 0.1; done
+    base=$(sed -n 's/^listening on //p' "$WORK/desk.stdout")
+    "$PY" "$ROOT/.ci/http-checks/desk-agent.py" "$BIN" "$repo" > "$WORK/desk.agent" &
+    agent=$!
+    # Beside its node_modules, so that the module resolves playwright-core.
+    cp "$ROOT/.ci/http-checks/desk.mjs" "$CACHE/npm/desk.mjs"
+    node "$CACHE/npm/desk.mjs" "$base" "$secret" "$ART/desk.png" || rc=1
+    wait "$agent" || rc=1
+    exec 5>&-
+    wait "$pid" 2>/dev/null || true
+    [ "$rc" -eq 0 ] || return 1
+    "$PY" -c '
+import json, sys
+answer = json.loads(open(sys.argv[1]).read())
+assert answer["result"]["isError"] is False, answer
+assert open(sys.argv[2]).read().endswith("Approved in a browser.\n")
+print("the agent write, approved in the cockpit, was applied")
+' "$WORK/desk.agent" "$repo/notes/desk.md"
+}
+check "chromium: the cockpit's desk approves an agent's pending write" desk_dom
 
 echo "artifacts: $ART"
 echo "http-checks: $passed passed, $failed failed"

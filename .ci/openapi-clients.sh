@@ -57,7 +57,10 @@ git -C "$REPO" config user.name CI
 printf '# scratch\n\nA repository for the generated clients.\n' > "$REPO/README.md"
 git -C "$REPO" add -A
 git -C "$REPO" commit -q -m "initial"
-# Under --approval ask a write needs the confirmation token of its own dry run.
+# Under --approval ask a write is the person's decision: the clients are the person's own
+# scripts, carrying the desk secret the server takes from the environment (ADR 0005), and the
+# token of their dry run.
+export SENESCHAL_DESK_SECRET="openapi-clients-desk-secret-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
 serve_in "$REPO" "$BIN" "$WORK" ask
 
 # --- TypeScript: openapi-typescript types, tsc --strict, node ----------------------------------

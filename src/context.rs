@@ -23,6 +23,10 @@ pub struct Context {
     pub knowledge: crate::knowledge::Index,
     /// What a call that needs approval meets when its client cannot be asked (`--approval`).
     pub approval: crate::interact::ApprovalPolicy,
+    /// How long a call no client can confirm waits on the approval desk under `ask`
+    /// (`--approval-timeout` of `mcp` and `serve`); `None` where there is no desk (a command
+    /// line call asks on its terminal, the conformance harness accepts).
+    pub desk_wait: Option<std::time::Duration>,
     /// The name and email a commit is made as when the user has no git identity of their own
     /// (neither `GIT_AUTHOR_*` nor `user.name`/`user.email` in their configuration): `None`
     /// for every server and command, where the commit is refused instead; set by the
@@ -51,6 +55,7 @@ impl Context {
             notes: Mutex::new(Vec::new()),
             knowledge: crate::knowledge::Index::default(),
             approval: crate::interact::ApprovalPolicy::default(),
+            desk_wait: None,
             stand_in_identity: None,
         }
     }
@@ -71,6 +76,20 @@ impl Context {
     pub fn with_approval(mut self, policy: crate::interact::ApprovalPolicy) -> Context {
         self.approval = policy;
         self
+    }
+
+    /// The same context with an approval desk where calls wait up to `wait`.
+    pub fn with_desk(mut self, wait: std::time::Duration) -> Context {
+        self.desk_wait = Some(wait);
+        self
+    }
+
+    /// The approval desk of this process, if it has one.
+    pub fn desk(&self) -> Option<crate::interact::Desk<'_>> {
+        self.desk_wait.map(|wait| crate::interact::Desk {
+            root: &self.repo,
+            wait,
+        })
     }
 
     /// Finds the repository that holds `start`: the nearest ancestor with a `.git` entry

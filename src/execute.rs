@@ -187,7 +187,7 @@ fn gate(
     if level == crate::policy::Approval::None || plans_only(d, input) {
         return Ok(None);
     }
-    crate::interact::confirm(ctx.approval, level, d.id, || {
+    crate::interact::confirm(ctx.approval, ctx.desk(), level, d.id, || {
         let planned = dry_run_of(ctx, index, d, input);
         let mut review = planned
             .as_ref()
@@ -204,10 +204,18 @@ fn gate(
                 redact_value(p);
             }
         }
-        (
-            crate::interact::plan_binding(d.id, input, plan.as_ref()),
+        // The desk shows the plan and the diff the dry run answered (redacted alike).
+        let mut diff = planned.as_ref().and_then(|p| p.get("diff")).cloned();
+        if d.disclosure == Disclosure::Repository {
+            if let Some(v) = diff.as_mut() {
+                redact_value(v);
+            }
+        }
+        crate::interact::Described {
+            binding: crate::interact::plan_binding(d.id, input, plan.as_ref()),
             review,
-        )
+            detail: json!({"plan": plan, "diff": diff}),
+        }
     })
 }
 
@@ -334,13 +342,14 @@ pub fn knowledge_resources(ctx: &Context) -> Vec<Resource> {
 /// asked through the peer of the request with `review` shown (redacted).
 fn confirm_knowledge(ctx: &Context, target: &str, review: &str) -> Result<(), CapabilityError> {
     let (_, d) = registry::find("knowledge.get").expect("knowledge.get is registered");
-    crate::interact::confirm(ctx.approval, d.approval(), d.id, || {
+    crate::interact::confirm(ctx.approval, ctx.desk(), d.approval(), d.id, || {
         let mut review = review.to_string();
         disclose_string(&mut review);
-        (
-            crate::interact::binding(d.id, &json!({ "uri": target })),
+        crate::interact::Described {
+            binding: crate::interact::binding(d.id, &json!({ "uri": target })),
             review,
-        )
+            detail: Value::Null,
+        }
     })
     .map(|_| ())
 }

@@ -9,6 +9,7 @@
 //! to the process's approval policy — the safe side.
 
 use std::cell::RefCell;
+use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -241,17 +242,77 @@ pub fn plan_binding(id: &str, input: &Value, plan: Option<&Value>) -> String {
 /// The `elicitation/create` parameters (an MCP 2025-11-25 form request with no field) that
 /// ask to approve the call of `id` at `level`, showing the rendered `review` sentence.
 pub fn approval_request(id: &str, level: Approval, review: &str, binding: &str) -> Value {
+    let mut meta = json!({
+        "seneschal/approval": level.as_str(),
+        "seneschal/capability": id,
+        "seneschal/binding": binding,
+    });
+    if level == Approval::Session {
+        meta["seneschal/scope"] = json!(consent_scope(id));
+    }
     json!({
         "mode": "form",
         "message": review,
         "requestedSchema": {"type": "object", "properties": {}},
-        "_meta": {
-            "seneschal/approval": level.as_str(),
-            "seneschal/capability": id,
-            "seneschal/binding": binding,
-        },
+        "_meta": meta,
     })
 }
+
+/// What one `session` approval covers: every read of the repository's content (files,
+/// history, search, knowledge: one consent, whichever read asks first), or the process's
+/// session state (notes). A session is asked once per scope, not once per tool.
+pub fn consent_scope(id: &str) -> &'static str {
+    match crate::registry::find(id) {
+        Some((_, d)) if d.effect == crate::policy::Effect::ProcessState => "session state",
+        _ => "repository content",
+    }
+}
+
+/// The question a `session` approval asks: the scope it grants, and the read that asked.
+fn consent_question(id: &str, review: &str) -> String {
+    match consent_scope(id) {
+        "session state" => format!(
+            "Allow this client to keep session state (notes) in seneschal for the rest of this \
+             session? Asked by: {review}"
+        ),
+        _ => format!(
+            "Allow this client to read the repository's content (files, history, search \
+             results, knowledge) for the rest of this session? Asked by: {review}"
+        ),
+    }
+}
+
+/// The key a session remembers its consent under.
+fn consent_key(id: &str) -> String {
+    format!("scope:{}", consent_scope(id))
+}
+
+/// What the approval gate shows whoever approves a call ([`confirm`]'s `describe`).
+#[derive(Debug, Clone, Default)]
+pub struct Described {
+    /// The request's [`plan_binding`].
+    pub binding: String,
+    /// The review sentence.
+    pub review: String,
+    /// What the desk shows beside the sentence: the dry run's `plan` and `diff`, when the
+    /// write plans (`null` otherwise).
+    pub detail: Value,
+}
+
+/// Where a call that no client can confirm waits for the person, under `--approval ask`:
+/// the approval desk of the repository at `root` (`.seneschal/desk/`), for at most `wait`.
+#[derive(Debug, Clone, Copy)]
+pub struct Desk<'a> {
+    /// The repository root.
+    pub root: &'a Path,
+    /// How long the call waits for a decision (`--approval-timeout`).
+    pub wait: Duration,
+}
+
+/// How often a call waiting on the desk looks for its decision.
+const DESK_POLL: Duration = Duration::from_millis(150);
+/// How often a call waiting on the desk reports progress.
+const DESK_PROGRESS: Duration = Duration::from_secs(5);
 
 /// The approval gate's decision for one call (the executor calls it after the profile and
 /// schema checks, before the handler): `Ok(Some(how))` when it was approved (`how` is what
@@ -259,17 +320,21 @@ pub fn approval_request(id: &str, level: Approval, review: &str, binding: &str) 
 /// earlier in the session, or a `session` call nobody could be asked about under `ask`), or
 /// the `not_approved` refusal. `describe` gives the request's [`binding`] and the review
 /// sentence shown to whoever approves; it runs only when someone is asked.
+///
+/// Under `ask`, a `per_call` call whose client cannot be asked waits on the `desk` (when the
+/// process has one) for the person's decision.
 pub fn confirm(
     policy: ApprovalPolicy,
+    desk: Option<Desk<'_>>,
     level: Approval,
     id: &str,
-    describe: impl FnOnce() -> (String, String),
+    describe: impl FnOnce() -> Described,
 ) -> Result<Option<&'static str>, CapabilityError> {
     if level == Approval::None {
         return Ok(None);
     }
     let peer = current();
-    if level == Approval::Session && peer.approved_before(id) {
+    if level == Approval::Session && peer.approved_before(&consent_key(id)) {
         return Ok(None);
     }
     if policy == ApprovalPolicy::TrustClient {
@@ -280,8 +345,11 @@ pub fn confirm(
     if policy == ApprovalPolicy::Ask && level == Approval::Session && !peer.offers("elicitation") {
         return Ok(None);
     }
-    let (binding, review) = describe();
-    let params = approval_request(id, level, &review, &binding);
+    let mut described = describe();
+    if level == Approval::Session {
+        described.review = consent_question(id, &described.review);
+    }
+    let params = approval_request(id, level, &described.review, &described.binding);
     let refusal = |why: String| {
         CapabilityError::new(ErrorCode::NotApproved, why)
             .with_data(json!({"capability": id, "approval": level.as_str()}))
@@ -290,7 +358,7 @@ pub fn confirm(
         Asked::Answered(answer) => match answer.get("action").and_then(Value::as_str) {
             Some("accept") => {
                 if level == Approval::Session {
-                    peer.remember_approval(id);
+                    peer.remember_approval(&consent_key(id));
                 }
                 Ok(Some(peer.approver()))
             }
@@ -303,21 +371,115 @@ pub fn confirm(
             "approval pending: the call is made again with the client's answer".into(),
         )
         .with_data(json!({"pending": true}))),
+        Asked::Unavailable(_)
+            if policy == ApprovalPolicy::Ask && level == Approval::PerCall && desk.is_some() =>
+        {
+            on_the_desk(desk.expect("checked"), id, level, described, &refusal)
+        }
         Asked::Unavailable(why) | Asked::Failed(why) => {
             if policy == ApprovalPolicy::Ask && level == Approval::Session {
                 return Ok(None);
             }
             Err(refusal(format!(
                 "`{id}` needs approval ({}) and none was given: {why}. Approve it through an \
-                 MCP client that declares elicitation, the HTTP API's Seneschal-Approval token \
-                 (from the dry run), --yes on the command line, or a server started with \
-                 --approval trust-client",
+                 MCP client that declares elicitation, the approval desk of a server started \
+                 with --approval ask (the cockpit, or `seneschal approvals`), --yes on the \
+                 command line, or a server started with --approval trust-client",
                 level.as_str(),
             ))
             .with_data(
                 json!({"capability": id, "approval": level.as_str(), "policy": policy.as_str()}),
             ))
         }
+    }
+}
+
+/// Where the person decided a pending approval (the audit's `approved_by`).
+pub use crate::store::desk::Where as DecidedAt;
+
+/// The approval desk as the person sees it: the writes that wait for a decision, of every
+/// seneschal process serving the repository at `root`, oldest first.
+pub fn pending_approvals(root: &Path) -> Result<Vec<Value>, CapabilityError> {
+    crate::store::desk::list(root)
+}
+
+/// The person's decision on the pending approval `id`, made `at` the cockpit or a terminal:
+/// the approval it decided, `not_found` when nothing waits under that id, `conflict` when it
+/// was decided already.
+pub fn decide(
+    root: &Path,
+    id: &str,
+    approve: bool,
+    at: DecidedAt,
+) -> Result<Value, CapabilityError> {
+    crate::store::desk::decide(root, id, approve, at)
+}
+
+/// Puts the call on the approval desk and waits for the person: approved, it runs (the audit
+/// names where it was approved); declined, timed out or cancelled, it is refused and the
+/// pending approval withdrawn. While it waits it reports progress naming where to decide.
+fn on_the_desk(
+    desk: Desk<'_>,
+    id: &str,
+    level: Approval,
+    described: Described,
+    refusal: &dyn Fn(String) -> CapabilityError,
+) -> Result<Option<&'static str>, CapabilityError> {
+    use crate::store::desk;
+    let record = json!({
+        "capability": id,
+        "approval": level.as_str(),
+        "review": described.review,
+        "binding": described.binding,
+        "detail": described.detail,
+        "transport": crate::store::current_transport(),
+        "expires": unix_now() + desk.wait.as_secs().max(1),
+    });
+    let pending = desk::submit(desk.root, record)?;
+    let where_to = format!(
+        "waiting for approval in the cockpit or with `seneschal approvals approve {pending}`"
+    );
+    log(
+        LogLevel::Notice,
+        json!({"approval": "pending", "id": pending, "capability": id}),
+    );
+    let started = std::time::Instant::now();
+    let mut reported: Option<std::time::Instant> = None;
+    let made = loop {
+        if let Some(d) = desk::decision(desk.root, &pending)? {
+            break Some(d);
+        }
+        let waited = started.elapsed();
+        if cancelled() || waited >= desk.wait {
+            break None;
+        }
+        if reported.is_none_or(|t| t.elapsed() >= DESK_PROGRESS) {
+            progress(
+                waited.as_secs_f64(),
+                Some(desk.wait.as_secs_f64()),
+                Some(&where_to),
+            );
+            reported = Some(std::time::Instant::now());
+        }
+        std::thread::sleep(DESK_POLL);
+    };
+    // The withdrawal answers a decision made after the last look, so none is lost.
+    let last = desk::withdraw(desk.root, &pending)?;
+    let made = made.or(last);
+    match made {
+        Some(d) if d.approve => Ok(Some(d.by.as_str())),
+        Some(d) => Err(refusal(format!(
+            "`{id}` was declined by the person (at the {}; approval {pending})",
+            d.by.as_str()
+        ))),
+        None if cancelled() => Err(refusal(format!(
+            "`{id}` was cancelled while it waited for approval {pending}"
+        ))),
+        None => Err(refusal(format!(
+            "`{id}` was not approved: no decision on approval {pending} within {} s \
+             (--approval-timeout)",
+            desk.wait.as_secs()
+        ))),
     }
 }
 
@@ -380,11 +542,7 @@ pub fn token_matches(token: &str, binding: &str) -> bool {
         return false;
     };
     expires >= unix_now()
-        && constant_time_eq(mac.as_bytes(), token_mac(binding, expires).as_bytes())
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+        && crate::text::constant_time_eq(mac.as_bytes(), token_mac(binding, expires).as_bytes())
 }
 
 /// The peer of a call nobody can be asked about.
@@ -578,8 +736,10 @@ mod tests {
         level: Approval,
     ) -> Result<Option<&'static str>, String> {
         let _scope = Scope::enter(peer.clone());
-        confirm(policy, level, "demo.write", || {
-            ("sha256:b".into(), "Write demo".into())
+        confirm(policy, None, level, "demo.write", || Described {
+            binding: "sha256:b".into(),
+            review: "Write demo".into(),
+            detail: Value::Null,
         })
         .map_err(|e| format!("{}: {}", e.code.as_str(), e.message))
     }
@@ -651,13 +811,9 @@ mod tests {
         );
         assert!(p.asked.lock().unwrap().is_empty());
         // Outside any scope nobody can be asked: the policy decides.
-        assert!(confirm(Ask, Approval::PerCall, "x", || (
-            String::new(),
-            String::new()
-        ))
-        .is_err());
+        assert!(confirm(Ask, None, Approval::PerCall, "x", Described::default).is_err());
         assert_eq!(
-            confirm(Ask, Approval::Session, "x", || panic!(
+            confirm(Ask, None, Approval::Session, "x", || panic!(
                 "a client that offers no elicitation is not asked: no request is built"
             )),
             Ok(None)

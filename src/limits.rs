@@ -43,7 +43,8 @@ pub const MCP_TASKS: usize = 64;
 /// How long an MCP task is kept after its creation (its `ttlMs`), in milliseconds.
 pub const MCP_TASK_TTL_MS: u64 = 300_000;
 
-/// MCP sessions over Streamable HTTP live at once.
+/// MCP sessions over Streamable HTTP live at once, beside one per connection
+/// (`--max-connections`): streams and calls in flight never hold every session.
 pub const MCP_SESSIONS: usize = 128;
 /// How long an unused MCP session lives, in seconds.
 pub const MCP_SESSION_IDLE_SECS: u64 = 3600;
@@ -59,6 +60,9 @@ pub const MCP_COMPLETIONS: usize = 100;
 pub const MCP_CANCELLED: usize = 1024;
 /// How long a server-to-client request (elicitation, sampling, roots) waits for its answer.
 pub const MCP_ANSWER_SECS: u64 = 300;
+/// How long a write no client can confirm waits on the approval desk under `--approval ask`,
+/// in seconds (`mcp`/`serve --approval-timeout` changes it).
+pub const APPROVAL_WAIT_SECS_DEFAULT: u64 = 120;
 
 /// One limit of the policy.
 #[derive(Debug, Clone, Copy)]
@@ -264,10 +268,10 @@ pub const TABLE: &[Limit] = &[
     },
     Limit {
         what: "MCP sessions over Streamable HTTP",
-        value: "128 live; one unused for 1 hour expires",
+        value: "128 live beside one per connection (`serve --max-connections`); one unused for 1 hour expires",
         amount: Some(MCP_SESSIONS as u64),
-        enforced: "src/http/sse.rs `Sessions` (`MAX_SESSIONS`, `IDLE`)",
-        mcp: "at `/mcp`: a new session takes the place of the one unused longest with no stream open and no call in flight (else 503); an expired one answers 404",
+        enforced: "src/http/sse.rs `Sessions` (`MAX_SESSIONS`, `IDLE`), sized in src/http/mcp.rs `Mcp::new`",
+        mcp: "at `/mcp`: a new session takes the place of one with no stream open and no call in flight: one never used after its `initialize` first, else the one unused longest; an expired one answers 404",
         http: "n/a",
         cli: "n/a",
     },
@@ -324,6 +328,15 @@ pub const TABLE: &[Limit] = &[
         mcp: "the call answers as if declined (`not_approved` for an approval)",
         http: "n/a",
         cli: "n/a",
+    },
+    Limit {
+        what: "a write waiting on the approval desk for the person's decision (`--approval ask`, no client that can be asked)",
+        value: "120 s (`--approval-timeout`)",
+        amount: Some(APPROVAL_WAIT_SECS_DEFAULT),
+        enforced: "src/interact.rs `on_the_desk`",
+        mcp: "`not_approved` tool result (nothing written; the pending approval withdrawn)",
+        http: "403 `not_approved` (nothing written; the pending approval withdrawn)",
+        cli: "n/a (the command line asks on its terminal, or takes --yes)",
     },
     Limit {
         what: "prompt image size (before base64)",

@@ -5,6 +5,7 @@ scratch repository and reads each answer through the generated models.
     PYTHONPATH=<dir holding seneschal_client> python client.py http://127.0.0.1:PORT
 """
 
+import os
 import sys
 
 from seneschal_client import Client
@@ -58,18 +59,22 @@ def main(base):
     front_matter = KnowledgeCreateBodyFrontMatter.from_dict({"title": "Runbook", "status": "draft"})
     body = KnowledgeCreateBody(kind="guide", id="runbook", front_matter=front_matter,
                                body="# Runbook\n\nRestart, then check.\n")
-    # The write is confirmed by the token of its own dry run; a token of another request is not.
+    # The person's own script: the desk secret approves, the token of the dry run pins the plan
+    # reviewed; a token of another request is refused.
+    secret = os.environ["SENESCHAL_DESK_SECRET"]
     dry = knowledge_create.sync_detailed(client=client, body=KnowledgeCreateBody.from_dict(
         {**body.to_dict(), "dry_run": True}))
     token = dry.headers.get("Seneschal-Approval-Token")
     expect(f"knowledge.create dry run: status {dry.status_code}, a token",
            dry.status_code == 200 and token)
     other = knowledge_create.sync_detailed(client=client, body=KnowledgeCreateBody.from_dict(
-        {**body.to_dict(), "id": "other"}), seneschal_approval=token)
+        {**body.to_dict(), "id": "other"}), seneschal_approval=token,
+        seneschal_desk_secret=secret)
     code = getattr(other.parsed, "code", None)
     expect(f"knowledge.create with another request's token: {other.status_code} {code}",
            other.status_code == 403 and str(code) == "not_approved")
-    created = answer(knowledge_create.sync(client=client, body=body, seneschal_approval=token),
+    created = answer(knowledge_create.sync(client=client, body=body, seneschal_approval=token,
+                                           seneschal_desk_secret=secret),
                      KnowledgeCreateResponse200)
     expect(f"knowledge.create: {created.uri} ({created.plan.counts.create} created)",
            created.applied and created.digest is not None)

@@ -5,7 +5,7 @@
 //   node client.js http://127.0.0.1:PORT
 import type { paths } from "./schema.js";
 
-declare const process: { argv: string[]; exitCode?: number };
+declare const process: { argv: string[]; env: Record<string, string | undefined>; exitCode?: number };
 
 type Op<P extends keyof paths, M extends "get" | "post"> = paths[P] extends Record<M, infer O>
   ? O
@@ -88,11 +88,15 @@ async function main(): Promise<void> {
     front_matter: frontMatter,
     body: "# Releasing\n\nTag, then publish.\n",
   };
-  // The write is confirmed by the token of its own dry run; a token of another request is not.
+  // The person's own script: the desk secret approves, the token of the dry run pins the plan
+  // reviewed; a token of another request is refused.
   const dry = await send("/api/v1/knowledge/create", { ...guide, dry_run: true });
   const token = dry.headers.get("Seneschal-Approval-Token");
   expect(`knowledge.create dry run: status ${dry.status}, a token`, dry.status === 200 && token !== null);
-  const approval: Header<Op<"/api/v1/knowledge/create", "post">> = { "Seneschal-Approval": token ?? "" };
+  const approval: Header<Op<"/api/v1/knowledge/create", "post">> = {
+    "Seneschal-Approval": token ?? "",
+    "Seneschal-Desk-Secret": process.env.SENESCHAL_DESK_SECRET ?? "",
+  };
   const other = await send("/api/v1/knowledge/create", { ...guide, id: "other" }, approval);
   const problem = (await other.json()) as { code?: string };
   expect(`knowledge.create with another request's token: ${other.status} ${problem.code}`, other.status === 403 && problem.code === "not_approved");

@@ -61,6 +61,9 @@ pub const APPROVAL_HEADER: &str = "Seneschal-Approval";
 /// to that exact request (capability and input without `dry_run`), valid ten minutes, for the
 /// process that issued it.
 pub const APPROVAL_TOKEN_HEADER: &str = "Seneschal-Approval-Token";
+/// The request header that carries the desk secret `seneschal serve` prints on its terminal:
+/// the person's own call (a decision in the cockpit, or a script the person runs).
+pub const DESK_SECRET_HEADER: &str = "Seneschal-Desk-Secret";
 
 /// The approval a confirmation UI should ask for before a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

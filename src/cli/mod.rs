@@ -154,6 +154,22 @@ fn built_in() -> Command {
                         ),
                 ),
         )
+        .subcommand(
+            Command::new("approvals")
+                .about("The approval desk: the writes waiting for the person's decision (agents on stdio and HTTP, under --approval ask)")
+                .subcommand_required(true)
+                .subcommand(Command::new("list").about("List the pending approvals, oldest first: id, capability, review sentence and diff"))
+                .subcommand(
+                    Command::new("approve")
+                        .about("Approve a pending write: the waiting call applies it")
+                        .arg(Arg::new("id").required(true).help("The id `approvals list` names")),
+                )
+                .subcommand(
+                    Command::new("decline")
+                        .about("Decline a pending write: the waiting call answers not_approved")
+                        .arg(Arg::new("id").required(true).help("The id `approvals list` names")),
+                ),
+        )
         .subcommand(contract::command())
         .subcommand(
             Command::new("conformance")
@@ -187,6 +203,7 @@ const BUILT_IN: &[&str] = &[
     "completions",
     "man",
     "audit",
+    "approvals",
     "contract",
     "conformance",
     "new",
@@ -470,6 +487,57 @@ macro_rules! or_fail {
     };
 }
 
+/// `seneschal approvals list|approve|decline`: the person's desk in a terminal.
+fn approvals(root: &std::path::Path, m: &ArgMatches, json: bool) -> ExitCode {
+    use crate::interact::{decide, pending_approvals, DecidedAt};
+    let (verb, sub) = m.subcommand().expect("a subcommand is required");
+    if verb == "list" {
+        let pending = or_fail!(pending_approvals(root));
+        if json {
+            return print_stdout(&format!("{}\n", serde_json::json!({ "pending": pending })));
+        }
+        if pending.is_empty() {
+            return print_stdout("no approval waits\n");
+        }
+        let mut text = String::new();
+        for p in &pending {
+            text.push_str(&format!(
+                "{}  {}  over {} (pid {}), since {}\n  {}\n",
+                p["id"].as_str().unwrap_or_default(),
+                p["capability"].as_str().unwrap_or_default(),
+                p["transport"].as_str().unwrap_or("unknown"),
+                p["pid"],
+                p["created"].as_str().unwrap_or_default(),
+                p["review"].as_str().unwrap_or_default(),
+            ));
+            if let Some(diff) = p.pointer("/detail/diff").and_then(Value::as_str) {
+                for line in diff.lines() {
+                    text.push_str(&format!("    {line}\n"));
+                }
+            }
+        }
+        text.push_str(
+            "approve with `seneschal approvals approve ID`, decline with `seneschal approvals decline ID`\n",
+        );
+        return print_stdout(&text);
+    }
+    let id = sub.get_one::<String>("id").expect("required");
+    let decided = or_fail!(decide(root, id, verb == "approve", DecidedAt::Terminal));
+    if json {
+        return print_stdout(&format!("{decided}\n"));
+    }
+    print_stdout(&format!(
+        "{} {}: {}\n",
+        if verb == "approve" {
+            "approved"
+        } else {
+            "declined"
+        },
+        id,
+        decided["review"].as_str().unwrap_or_default()
+    ))
+}
+
 /// The context a command runs in: the repository of `m` (the top matches) and the effect
 /// `--allow-effects` chose on `sub` (its own matches).
 fn context(m: &ArgMatches, sub: &ArgMatches) -> Result<Context, CapabilityError> {
@@ -724,6 +792,11 @@ pub fn main() -> ExitCode {
                     ExitCode::from(crate::store::EXIT_BROKEN)
                 }
             }
+        }
+        Some(("approvals", m)) => {
+            let root = or_fail!(repo_root(&matches));
+            // A person's desk: text unless --json asks (as `contract`).
+            approvals(&root, m, matches.get_flag("json"))
         }
         Some(("man", _)) => {
             let mut buf = Vec::new();

@@ -57,7 +57,29 @@ pub fn approval_arg() -> Arg {
 }
 
 /// The help of `--approval`.
-pub const APPROVAL_HELP: &str = "When a call needs approval (writes per call, repository reads and session state once per session) and the client cannot be asked: `ask` refuses a write (not_approved) and runs the rest, `trust-client` asks nothing and trusts the client's own confirmation, `deny` refuses both. A client that can be asked is asked under `ask` and `deny`";
+pub const APPROVAL_HELP: &str = "When a call needs approval (writes per call, repository reads and session state once per session) and the client cannot be asked: `ask` puts a write on the approval desk and waits for the person (the cockpit of `seneschal serve`, or `seneschal approvals`) and runs the rest, `trust-client` asks nothing and trusts the client's own confirmation, `deny` refuses both. A client that can be asked is asked under `ask` and `deny`";
+
+/// `--approval-timeout SECS`, shared by `mcp` and `serve`: how long a write waits on the
+/// approval desk under `ask`.
+pub fn approval_timeout_arg() -> Arg {
+    Arg::new("approval-timeout")
+        .long("approval-timeout")
+        .value_name("SECS")
+        .value_parser(clap::value_parser!(u64).range(1..=86_400))
+        .default_value(crate::limits::APPROVAL_WAIT_SECS_DEFAULT.to_string())
+        .help("How long a write no client can confirm waits on the approval desk for the person's decision under --approval ask; then it is not_approved")
+}
+
+/// The wait `--approval-timeout` chose.
+pub fn approval_timeout(m: &ArgMatches) -> Duration {
+    Duration::from_secs(
+        m.try_get_one::<u64>("approval-timeout")
+            .ok()
+            .flatten()
+            .copied()
+            .unwrap_or(crate::limits::APPROVAL_WAIT_SECS_DEFAULT),
+    )
+}
 
 /// The policy `--approval` chose (the default when the command has no such flag).
 pub fn approval(m: &ArgMatches) -> ApprovalPolicy {
@@ -81,6 +103,7 @@ pub fn mcp() -> Command {
             "List and execute only tools whose effect is at most this one (least privilege)",
         ))
         .arg(approval_arg())
+        .arg(approval_timeout_arg())
         .arg(
             Arg::new("inspect")
                 .long("inspect")
@@ -128,6 +151,7 @@ pub fn serve() -> Command {
         )
         .arg(effect_arg(EFFECT_HELP))
         .arg(approval_arg())
+        .arg(approval_timeout_arg())
         .arg(
             Arg::new("max-body")
                 .long("max-body")
@@ -174,6 +198,7 @@ pub fn mcp_options(m: &ArgMatches) -> crate::mcp::Options {
     crate::mcp::Options {
         max_effect: max_effect(m),
         approval: approval(m),
+        approval_timeout: approval_timeout(m),
     }
 }
 
@@ -193,6 +218,7 @@ pub fn serve_options(m: &ArgMatches) -> Result<crate::http::Options, CapabilityE
         allow_remote: m.get_flag("allow-remote"),
         max_effect: max_effect(m),
         approval: approval(m),
+        approval_timeout: approval_timeout(m),
         max_body: *m.get_one::<u64>("max-body").expect("defaulted") as usize,
         timeout,
         request_timeout: Duration::from_secs(

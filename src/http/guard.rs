@@ -7,10 +7,14 @@
 //! is refused for every method other than GET and HEAD, before the body is read.
 
 //!
-//! Approval: the HTTP API has no way back to its client, so a call the executor's approval
-//! gate must confirm is confirmed by a token ([`Confirmation`]): a write's dry run answers
-//! one in `Seneschal-Approval-Token`, bound to that exact request, and the applying call
-//! presents it in `Seneschal-Approval`.
+//! Approval: the HTTP API has no way back to its client, so the caller cannot approve its own
+//! call. A call the executor's approval gate must confirm is approved by the person: through
+//! the approval desk (under `--approval ask` the call waits there until the person decides in
+//! the cockpit or with `seneschal approvals`), or by a request that carries the desk secret
+//! `serve` printed on the person's terminal (`Seneschal-Desk-Secret`: the person's own
+//! scripts). A write's dry run answers `Seneschal-Approval-Token`, bound to that exact
+//! request and plan; presented in `Seneschal-Approval`, it makes sure the call applies the
+//! plan reviewed (a stale or replayed token is refused at once), but it approves nothing.
 
 use std::net::SocketAddr;
 
@@ -18,15 +22,18 @@ use serde_json::{json, Value};
 
 use crate::error::CapabilityError;
 use crate::interact::{Asked, Peer};
-use crate::policy::{APPROVAL_HEADER, APPROVAL_TOKEN_HEADER};
+use crate::policy::{APPROVAL_HEADER, DESK_SECRET_HEADER};
 
 /// The peer of an HTTP API call: it answers the approval gate's request with `accept` when
-/// the request carries the confirmation token of this exact request (capability and input,
-/// checked against the binding the gate computed), and otherwise cannot be asked, naming the
-/// header. There is no session: a `session`-level call is never remembered.
+/// the request carries the desk secret (the person's own call); a `Seneschal-Approval` token
+/// that does not confirm this exact request and plan is refused (`Failed`: nothing waits);
+/// otherwise the client cannot be asked, and under `ask` the call waits on the desk. There is
+/// no session: a `session`-level call is never remembered.
 pub struct Confirmation {
     /// The `Seneschal-Approval` header, if the request has one.
     pub token: Option<String>,
+    /// Whether the request carries this server's desk secret.
+    pub person: bool,
 }
 
 impl Peer for Confirmation {
@@ -41,24 +48,28 @@ impl Peer for Confirmation {
             .and_then(Value::as_str)
             .unwrap_or_default();
         match &self.token {
-            Some(t) if crate::interact::redeem_token(t, binding) => {
-                Asked::Answered(json!({"action": "accept"}))
+            Some(t) if !crate::interact::redeem_token(t, binding) => {
+                return Asked::Failed(format!(
+                    "the `{APPROVAL_HEADER}` token does not confirm this request: it was issued \
+                     for another capability, input or plan, by another server process, more \
+                     than ten minutes ago, or it was presented before (a token is one plan, \
+                     applied once); make the dry run of this exact request again"
+                ))
             }
-            Some(_) => Asked::Unavailable(format!(
-                "the `{APPROVAL_HEADER}` token does not confirm this request: it was issued for \
-                 another capability, input or plan, by another server process, more than ten \
-                 minutes ago, or it was presented before (a token applies one write, once); \
-                 make the dry run of this exact request again"
-            )),
-            None => Asked::Unavailable(format!(
-                "present the `{APPROVAL_TOKEN_HEADER}` of this request's dry run (`dry_run: \
-                 true`) in the request header `{APPROVAL_HEADER}`"
-            )),
+            _ => {}
         }
+        if self.person {
+            return Asked::Answered(json!({"action": "accept"}));
+        }
+        Asked::Unavailable(format!(
+            "the HTTP API cannot ask its caller, and a caller does not approve its own call: \
+             the person approves it on the desk (the cockpit, or `seneschal approvals`), or \
+             the request carries the `{DESK_SECRET_HEADER}` that `seneschal serve` printed"
+        ))
     }
 
     fn approver(&self) -> &'static str {
-        "token"
+        "desk secret"
     }
 }
 

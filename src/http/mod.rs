@@ -53,6 +53,8 @@ pub struct Options {
     pub max_effect: Effect,
     /// What a call that needs approval meets when the client cannot be asked.
     pub approval: crate::interact::ApprovalPolicy,
+    /// How long a write waits on the approval desk under `ask` (`--approval-timeout`).
+    pub approval_timeout: Duration,
     /// The largest request body, in bytes.
     pub max_body: usize,
     /// How long a keep-alive connection may wait idle for its next request.
@@ -191,7 +193,11 @@ pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
     let addr = listener
         .local_addr()
         .map_err(|e| CapabilityError::internal(format!("the bound address is unknown: {e}")))?;
-    let ctx = Arc::new(Context::new(repo, options.max_effect).with_approval(options.approval));
+    let ctx = Arc::new(
+        Context::new(repo, options.max_effect)
+            .with_approval(options.approval)
+            .with_desk(options.approval_timeout),
+    );
     let state = Arc::new(routes::State::new(ctx, addr, options));
 
     if options.allow_remote && !addr.ip().is_loopback() {
@@ -208,7 +214,10 @@ pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
         options.max_effect.as_str(),
         options.approval.as_str()
     );
-    eprintln!("  cockpit:  {base}/");
+    eprintln!(
+        "  cockpit:  {base}/#desk={}  (the approval desk: this link holds its secret)",
+        state.desk_secret()
+    );
     eprintln!("  docs:     {base}/docs");
     eprintln!("  openapi:  {base}/openapi.json");
     eprintln!("  mcp:      {base}{}", crate::versions::MCP_HTTP_PATH);

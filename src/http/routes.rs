@@ -26,7 +26,7 @@ use super::Options;
 use crate::context::Context;
 use crate::error::{CapabilityError, ErrorCode};
 use crate::execute::{execute_index, Transport};
-use crate::policy::{Approval, APPROVAL_HEADER, APPROVAL_TOKEN_HEADER};
+use crate::policy::{Approval, APPROVAL_HEADER, APPROVAL_TOKEN_HEADER, DESK_SECRET_HEADER};
 use crate::registry::{self, projections, CAPABILITIES};
 use crate::versions::MCP_HTTP_PATH;
 
@@ -61,6 +61,8 @@ pub struct State {
     docs_html: &'static str,
     /// MCP at `/mcp`: its sessions and streams.
     mcp: super::mcp::Mcp,
+    /// The desk secret: a request that carries it is the person's (`Seneschal-Desk-Secret`).
+    desk_secret: String,
 }
 
 /// The cockpit page of a profile: the template with the profile's surface at the marker, in
@@ -116,7 +118,33 @@ impl State {
             openapi_etag: etag(openapi.as_bytes()),
             cockpit_html,
             docs_html,
+            desk_secret: desk_secret(),
         }
+    }
+
+    /// The desk secret of this server (printed by `serve` on its terminal).
+    pub fn desk_secret(&self) -> &str {
+        &self.desk_secret
+    }
+
+    /// Whether `headers` carry this server's desk secret.
+    fn person(&self, headers: &[(String, String)]) -> bool {
+        header(headers, &DESK_SECRET_HEADER.to_ascii_lowercase()).is_some_and(|s| {
+            crate::text::constant_time_eq(s.trim().as_bytes(), self.desk_secret.as_bytes())
+        })
+    }
+}
+
+/// The environment variable that sets the desk secret of `serve` (at least 32 characters),
+/// for a person who scripts approvals; otherwise it is random, per process.
+pub const DESK_SECRET_ENV: &str = "SENESCHAL_DESK_SECRET";
+
+/// The desk secret: `$SENESCHAL_DESK_SECRET` when it is set and long enough, else 32 random
+/// bytes in hex.
+fn desk_secret() -> String {
+    match std::env::var(DESK_SECRET_ENV) {
+        Ok(s) if s.trim().len() >= 32 => s.trim().to_string(),
+        _ => crate::text::hex(&crate::text::random::<32>()),
     }
 }
 
@@ -361,6 +389,13 @@ fn answer(
             },
             _ => method_not_allowed(method, path, "GET, POST, DELETE"),
         },
+        "/desk/approvals" => page(&|| desk_list(state)),
+        p if p.starts_with(DESK_APPROVALS) => {
+            if method != "POST" {
+                return method_not_allowed(method, path, "POST");
+            }
+            desk_decide(state, &p[DESK_APPROVALS.len()..], headers, request)
+        }
         p if p.starts_with(DOCS_ASSETS) => {
             let name = &p[DOCS_ASSETS.len()..];
             match SwaggerUi::static_files()
@@ -457,6 +492,7 @@ fn capability(
         }
         let _peer = crate::interact::Scope::enter(Arc::new(Confirmation {
             token: header(headers, &APPROVAL_HEADER.to_ascii_lowercase()).map(str::to_string),
+            person: state.person(headers),
         }));
         execute_index(&state.ctx, index, input, Transport::Http)
     });
@@ -470,6 +506,58 @@ fn capability(
         }
         (Ok(v), None) => Reply::json(&v),
         (Err(e), _) => Reply::error(&e),
+    }
+}
+
+/// Where the desk's decisions are posted: `/desk/approvals/<id>`.
+const DESK_APPROVALS: &str = "/desk/approvals/";
+
+/// `GET /desk/approvals`: the pending approvals of every seneschal process serving this
+/// repository, oldest first (what the person decides; each review is redacted already).
+fn desk_list(state: &State) -> Reply {
+    match crate::interact::pending_approvals(&state.ctx.repo) {
+        Ok(pending) => Reply::json(&serde_json::json!({"pending": pending}))
+            .header("Cache-Control", "no-store"),
+        Err(e) => Reply::error(&e),
+    }
+}
+
+/// `POST /desk/approvals/<id>` `{"decision": "approve" | "decline"}`: the person's decision,
+/// taken only from a request that carries the desk secret (a process that reaches loopback
+/// but cannot read the terminal `serve` printed it on cannot decide).
+fn desk_decide(state: &State, id: &str, headers: &[(String, String)], request: &mut Body) -> Reply {
+    if !state.person(headers) {
+        return Reply::error(&CapabilityError::new(
+            ErrorCode::NotApproved,
+            format!(
+                "a decision needs the desk secret `seneschal serve` printed on its terminal, in \
+                 the `{DESK_SECRET_HEADER}` header (the cockpit link it printed carries it)"
+            ),
+        ));
+    }
+    let body = match read_body(request, state.max_body) {
+        Ok(b) => b,
+        Err(reply) => return reply,
+    };
+    let decision =
+        json_body(headers, &body).and_then(|v| match v.get("decision").and_then(Value::as_str) {
+            Some("approve") => Ok(true),
+            Some("decline") => Ok(false),
+            _ => Err(CapabilityError::invalid_input(
+                "the body is {\"decision\": \"approve\"} or {\"decision\": \"decline\"}",
+            )
+            .at("/decision")),
+        });
+    match decision.and_then(|approve| {
+        crate::interact::decide(
+            &state.ctx.repo,
+            id,
+            approve,
+            crate::interact::DecidedAt::Cockpit,
+        )
+    }) {
+        Ok(v) => Reply::json(&v),
+        Err(e) => Reply::error(&e),
     }
 }
 

@@ -34,12 +34,16 @@ pub struct Options {
     pub max_effect: Effect,
     /// What a call that needs approval meets when the client cannot be asked.
     pub approval: crate::interact::ApprovalPolicy,
+    /// How long a write waits on the approval desk under `ask` (`--approval-timeout`).
+    pub approval_timeout: std::time::Duration,
 }
 
 /// Serves MCP over this process's stdin and stdout for `repo` until end of input; the exit
 /// code is success at end of input or a closed output, `internal` when stdio fails.
 pub fn serve_stdio(repo: PathBuf, options: &Options) -> ExitCode {
-    let ctx = Context::new(repo, options.max_effect).with_approval(options.approval);
+    let ctx = Context::new(repo, options.max_effect)
+        .with_approval(options.approval)
+        .with_desk(options.approval_timeout);
     eprintln!(
         "seneschal mcp: serving {} over stdio (--allow-effects {}, --approval {})",
         ctx.repo.display(),

@@ -46,6 +46,7 @@ use crate::text::hex;
 use crate::transport::Transport;
 
 pub mod audit;
+pub mod desk;
 mod fs;
 mod keys;
 
@@ -64,9 +65,13 @@ pub const GENESIS: &str = "sha256:0000000000000000000000000000000000000000000000
 /// The exit code of `seneschal audit verify` when the chain is broken.
 pub const EXIT_BROKEN: u8 = 12;
 /// What `.seneschal/.gitignore` says: the store's state is never committed.
-const GITIGNORE: &str = "# Written by seneschal: per-machine write state, never committed.\nlock\nidempotency/\naudit.jsonl\naudit.anchor\n";
-/// What `.seneschal/.gitignore` said before the anchor existed (rewritten when found).
-const GITIGNORE_V1: &str = "# Written by seneschal: per-machine write state, never committed.\nlock\nidempotency/\naudit.jsonl\n";
+const GITIGNORE: &str = "# Written by seneschal: per-machine write state, never committed.\nlock\nidempotency/\naudit.jsonl\naudit.anchor\ndesk/\n";
+/// What `.seneschal/.gitignore` said in earlier versions (rewritten when found): before the
+/// anchor existed, and before the approval desk.
+const GITIGNORE_OLD: [&str; 2] = [
+    "# Written by seneschal: per-machine write state, never committed.\nlock\nidempotency/\naudit.jsonl\n",
+    "# Written by seneschal: per-machine write state, never committed.\nlock\nidempotency/\naudit.jsonl\naudit.anchor\n",
+];
 
 thread_local! {
     static TRANSPORT: Cell<Option<Transport>> = const { Cell::new(None) };
@@ -114,6 +119,11 @@ impl Drop for TransportScope {
     fn drop(&mut self) {
         TRANSPORT.with(|c| c.set(self.0));
     }
+}
+
+/// The transport of the current call on this thread (`unknown` outside the executor).
+pub fn current_transport() -> &'static str {
+    transport()
 }
 
 fn transport() -> &'static str {
@@ -185,7 +195,7 @@ fn lock_state(root: &Path, create: bool) -> Result<Option<Locked>, CapabilityErr
         fs::read_state(&state, ignore, ".seneschal/.gitignore")
             .ok()
             .flatten()
-            .is_some_and(|b| b == GITIGNORE_V1.as_bytes())
+            .is_some_and(|b| GITIGNORE_OLD.iter().any(|old| b == old.as_bytes()))
     } else {
         true
     };

@@ -1,8 +1,8 @@
 //! Approval enforced where the action runs: the executor's gate confirms a `per_call` call
 //! (every repository write) and a `session` call (repository reads, session state) before the
 //! handler, through the peer of the call, on every transport. Driven through the built binary:
-//! the command line (`--yes`, else `not_approved`, exit 9), the HTTP API (the dry run's
-//! confirmation token, bound to the exact request), MCP stdio (`--approval deny|ask|
+//! the command line (`--yes`, else `not_approved`, exit 9), the HTTP API (the person's desk
+//! secret, the dry run's token pinning the exact request and plan), MCP stdio (`--approval deny|ask|
 //! trust-client` with a client that declares no elicitation); and a loop over the registry:
 //! no write runs unconfirmed on any transport.
 
@@ -176,11 +176,20 @@ fn the_command_line_refuses_a_write_without_yes_and_applies_it_with_yes() {
     assert!(v.status.success(), "{}", support::stderr(&v));
 }
 
+/// The HTTP API's caller does not approve its own write: under `ask` a write without the desk
+/// secret waits on the desk (here for one second, then `not_approved`), its own dry run's
+/// token included; a token of another request or plan, or a forged one, is refused at once;
+/// the person's own call (the desk secret, with the token of the plan reviewed) applies.
 #[test]
-fn the_http_api_applies_a_write_with_the_token_of_its_own_dry_run_only() {
+fn the_http_api_caller_cannot_approve_its_own_write_and_the_person_can() {
     let d = support::adr_repo();
     let dir = d.path();
-    let server = Serve::start_args(dir, &["--approval", "ask"], &[]);
+    let secret = "a-person-s-desk-secret-0123456789abcdef";
+    let server = Serve::start_args(
+        dir,
+        &["--approval", "ask", "--approval-timeout", "1"],
+        &[("SENESCHAL_DESK_SECRET", secret)],
+    );
     let before = tree(dir);
     let path = "/api/v1/knowledge/create";
     let post = |body: &Value, headers: &[(&str, &str)]| {
@@ -191,36 +200,46 @@ fn the_http_api_applies_a_write_with_the_token_of_its_own_dry_run_only() {
     let input = new_guide("releasing");
     let mut dry = input.clone();
     dry["dry_run"] = json!(true);
-    // The dry run answers the plan and a token.
-    let r = post(&dry, &[]);
-    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-    let token = r
-        .header("Seneschal-Approval-Token")
-        .expect("the dry run answers a confirmation token")
-        .to_string();
+    let token_of_dry_run = || {
+        let r = post(&dry, &[]);
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        r.header("Seneschal-Approval-Token")
+            .expect("the dry run answers a confirmation token")
+            .to_string()
+    };
+    let token = token_of_dry_run();
     assert_eq!(tree(dir), before, "a dry run changes nothing");
-    // Without a token: 403 not_approved, naming the header; nothing written.
-    let r = post(&input, &[]);
-    assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
-    let problem = r.json();
-    assert_eq!(problem["code"], "not_approved", "{problem}");
-    assert!(
-        problem["detail"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("Seneschal-Approval"),
-        "{problem}"
-    );
+    // Without a token or the secret: it waits on the desk; nobody decides: 403 not_approved.
+    for headers in [vec![], vec![("Seneschal-Approval", token.as_str())]] {
+        let started = std::time::Instant::now();
+        let r = post(&input, &headers);
+        assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
+        let problem = r.json();
+        assert_eq!(problem["code"], "not_approved", "{problem}");
+        assert!(
+            problem["detail"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("--approval-timeout"),
+            "{problem}"
+        );
+        assert!(started.elapsed() >= std::time::Duration::from_secs(1));
+    }
     // The token of another request: another input of the same capability, and the same
-    // input of another capability.
+    // input of another capability; a forged token. Refused at once, even with the secret.
+    let token = token_of_dry_run();
     let mut other_input = input.clone();
     other_input["id"] = json!("other");
-    let r = post(&other_input, &[("Seneschal-Approval", &token)]);
+    let r = post(
+        &other_input,
+        &[
+            ("Seneschal-Approval", &token),
+            ("Seneschal-Desk-Secret", secret),
+        ],
+    );
     assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(r.json()["code"], "not_approved");
     let update = json!({"uri": "seneschal://knowledge/adr/0001", "expected_digest": format!("sha256:{}", "0".repeat(64)), "body": "x\n"});
-    let mut update_dry = update.clone();
-    update_dry["dry_run"] = json!(true);
     let r = server.request(
         "POST",
         "/api/v1/knowledge/update",
@@ -232,14 +251,28 @@ fn the_http_api_applies_a_write_with_the_token_of_its_own_dry_run_only() {
     );
     assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(r.json()["code"], "not_approved");
-    // A forged or altered token.
     let last = if token.ends_with('0') { '1' } else { '0' };
     let forged = format!("{}{last}", &token[..token.len() - 1]);
-    let r = post(&input, &[("Seneschal-Approval", &forged)]);
+    let r = post(
+        &input,
+        &[
+            ("Seneschal-Approval", &forged),
+            ("Seneschal-Desk-Secret", secret),
+        ],
+    );
+    assert_eq!(r.status, 403);
+    // A wrong secret is no secret.
+    let r = post(&input, &[("Seneschal-Desk-Secret", "not-the-secret")]);
     assert_eq!(r.status, 403);
     assert_eq!(tree(dir), before, "no refused call wrote anything");
-    // The token of this exact request: applied, audited as approved by token.
-    let r = post(&input, &[("Seneschal-Approval", &token)]);
+    // The person's own call, pinned to the plan reviewed: applied, audited as such.
+    let r = post(
+        &input,
+        &[
+            ("Seneschal-Approval", &token),
+            ("Seneschal-Desk-Secret", secret),
+        ],
+    );
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(r.json()["applied"], true);
     assert!(dir.join("docs/guides/releasing.md").is_file());
@@ -248,11 +281,11 @@ fn the_http_api_applies_a_write_with_the_token_of_its_own_dry_run_only() {
         .iter()
         .filter(|r| r["code"] == "not_approved" && r["transport"] == "http")
         .count();
-    assert_eq!(refused, 4, "each refusal is audited: {records:?}");
+    assert_eq!(refused, 6, "each refusal is audited: {records:?}");
     let last = records.last().unwrap();
     assert_eq!(
         (&last["outcome"], &last["approved_by"]),
-        (&json!("applied"), &json!("token")),
+        (&json!("applied"), &json!("desk secret")),
         "{last}"
     );
     // A session-level read has no session to be approved in: under `ask` it runs.
@@ -337,15 +370,16 @@ fn mcp_stdio_without_elicitation_follows_the_policy() {
     );
     assert_eq!(tree(dir), before);
 
-    // ask (the default): the write is refused, the session-level read runs.
-    let mut mcp = Mcp::start_with(dir, &["--approval", "ask"], &[]);
+    // ask (the default): the write waits on the desk (here one second: nobody decides, so
+    // it is refused), the session-level read runs.
+    let mut mcp = Mcp::start_with(dir, &["--approval", "ask", "--approval-timeout", "1"], &[]);
     mcp.initialize("2025-11-25");
     let a = mcp.request("tools/call", create.clone());
     assert_eq!(error_code(&a), "not_approved", "{a}");
     let message = a.to_string();
     assert!(
-        message.contains("trust-client"),
-        "the refusal says how: {message}"
+        message.contains("--approval-timeout"),
+        "the refusal says why: {message}"
     );
     let a = mcp.request("tools/call", read.clone());
     assert_eq!(a["result"]["isError"], false, "{a}");
@@ -500,9 +534,18 @@ fn on_a_terminal_the_command_line_asks_y_n_and_a_no_writes_nothing() {
 fn a_token_applies_one_write_once_for_the_plan_reviewed() {
     let d = support::adr_repo();
     let dir = d.path();
-    let server = Serve::start_args(dir, &["--approval", "ask"], &[]);
+    let secret = "a-person-s-desk-secret-0123456789abcdef";
+    let server = Serve::start_args(
+        dir,
+        &["--approval", "ask"],
+        &[("SENESCHAL_DESK_SECRET", secret)],
+    );
     let post = |body: &Value, headers: &[(&str, &str)]| {
-        let mut all = vec![("Content-Type", "application/json")];
+        // The person's own calls (the desk secret): the token alone decides what applies.
+        let mut all = vec![
+            ("Content-Type", "application/json"),
+            ("Seneschal-Desk-Secret", secret),
+        ];
         all.extend_from_slice(headers);
         server.request(
             "POST",
@@ -562,4 +605,126 @@ fn a_token_applies_one_write_once_for_the_plan_reviewed() {
     assert_eq!(r.json()["code"], "not_approved");
     assert_eq!(adrs(), before + 2);
     server.finish();
+}
+
+/// A stdio MCP client that declares elicitation and accepts every question, keeping them.
+struct Accepting {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    asked: Vec<Value>,
+    next: u64,
+}
+
+impl Accepting {
+    fn start(dir: &Path) -> Accepting {
+        let mut child =
+            support::spawn_piped(&support::bin(), dir, &["mcp", "--approval", "ask"], &[]);
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("piped"));
+        let mut c = Accepting {
+            child,
+            stdin,
+            stdout,
+            asked: Vec::new(),
+            next: 0,
+        };
+        c.send(
+            &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "t", "version": "0"}}}),
+        );
+        assert!(c.recv()["result"].is_object());
+        c
+    }
+
+    fn send(&mut self, m: &Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{m}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn recv(&mut self) -> Value {
+        use std::io::BufRead;
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Calls `name`, accepting each question asked on the way; answers the tool result.
+    fn call(&mut self, name: &str, arguments: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}));
+        loop {
+            let m = self.recv();
+            if m["method"] == "elicitation/create" {
+                self.asked.push(m["params"].clone());
+                self.send(
+                    &json!({"jsonrpc": "2.0", "id": m["id"], "result": {"action": "accept"}}),
+                );
+            } else if m["id"] == id {
+                assert_eq!(m["result"]["isError"], false, "{name}: {m}");
+                return m;
+            }
+        }
+    }
+
+    fn finish(self) {
+        drop(self.stdin);
+        let mut child = self.child;
+        assert!(child.wait().unwrap().success());
+    }
+}
+
+/// Read approvals are one consent per session, not one question per tool: a client that can
+/// be asked is asked once to let the session read the repository's content (the question names
+/// that scope and the first read), then every other read tool runs without a question; session
+/// state is its own consent, asked once; a write is still asked every time.
+#[test]
+fn one_consent_covers_every_read_of_a_session() {
+    let repo = support::adr_repo();
+    let mut c = Accepting::start(repo.path());
+    c.call("files_read", json!({"path": "docs/adr/0001-first.md"}));
+    assert_eq!(c.asked.len(), 1, "{:?}", c.asked);
+    let q = c.asked[0].clone();
+    assert_eq!(q["_meta"]["seneschal/scope"], "repository content", "{q}");
+    let message = q["message"].as_str().unwrap();
+    assert!(
+        message.contains("this session") && message.contains("docs/adr/0001-first.md"),
+        "the question names the scope and the first read: {message}"
+    );
+    for (name, args) in [
+        ("files_search", json!({"pattern": "First"})),
+        ("files_list", json!({})),
+        ("repo_log", json!({"limit": 2})),
+        (
+            "knowledge_get",
+            json!({"uri": "seneschal://knowledge/adr/0001"}),
+        ),
+        ("knowledge_search", json!({"query": "first"})),
+        ("files_read", json!({"path": "README.md"})),
+    ] {
+        c.call(name, args);
+    }
+    assert_eq!(
+        c.asked.len(),
+        1,
+        "one consent covers every read: {:?}",
+        c.asked
+    );
+    c.call("session_note_add", json!({"text": "remember this"}));
+    c.call("session_note_list", json!({}));
+    assert_eq!(c.asked.len(), 2, "{:?}", c.asked);
+    assert_eq!(c.asked[1]["_meta"]["seneschal/scope"], "session state");
+    for n in 0..2 {
+        c.call(
+            "knowledge_create",
+            json!({"kind": "guide", "id": format!("g{n}"), "front_matter": {"title": "G", "status": "draft"}, "body": "# G\n"}),
+        );
+    }
+    assert_eq!(c.asked.len(), 4, "a write is asked every time");
+    assert_eq!(c.asked[3]["_meta"]["seneschal/approval"], "per_call");
+    c.finish();
 }

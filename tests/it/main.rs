@@ -13,6 +13,7 @@ mod barrage;
 mod cli;
 mod conformance;
 mod contract;
+mod desk;
 mod examples;
 mod files_list;
 mod files_writes;

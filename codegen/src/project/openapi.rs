@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use super::{allowed_effects, part_text, Part, GENERATED_BY};
 use crate::codes::ErrorCode;
 use crate::model::{hints_json, Capability, Registry};
-use crate::policy::{Approval, Effect, APPROVAL_HEADER, APPROVAL_TOKEN_HEADER};
+use crate::policy::{Approval, Effect, APPROVAL_HEADER, APPROVAL_TOKEN_HEADER, DESK_SECRET_HEADER};
 
 /// Keywords that describe a schema rather than constrain it: they stay on the outer schema
 /// when a nullable type is split into `anyOf` branches.
@@ -234,24 +234,35 @@ pub fn operation(c: &Capability) -> Value {
     }
     let mut ok = json!({"description": success_description(c), "content": {"application/json": {"schema": output}}});
     if c.approval() == Approval::PerCall {
-        // The approval gate: the dry run answers a confirmation token, the applying call
-        // presents it (tests/it/approval.rs).
-        let param = json!({
+        // The approval gate: the person approves (the desk, or the desk secret); the dry
+        // run's token pins the plan reviewed (tests/it/approval.rs, tests/it/desk.rs).
+        let token = json!({
             "name": APPROVAL_HEADER,
             "in": "header",
             "required": false,
             "schema": {"type": "string"},
             "description": format!(
-                "The confirmation token of this exact request: the `{APPROVAL_TOKEN_HEADER}` \
-                 header its dry run (`dry_run: true`) answered, valid ten minutes. Without it \
-                 (or with a token of another request) the call is refused `not_approved` \
-                 unless the server runs with `--approval trust-client`."
+                "The plan this call applies: the `{APPROVAL_TOKEN_HEADER}` header its dry run \
+                 (`dry_run: true`) answered, valid ten minutes, once. A token of another \
+                 request or plan, or one presented before, is refused `not_approved` at once. \
+                 The token approves nothing: the person does (see `{DESK_SECRET_HEADER}`)."
             ),
         });
+        let secret = json!({
+            "name": DESK_SECRET_HEADER,
+            "in": "header",
+            "required": false,
+            "schema": {"type": "string"},
+            "description": "The desk secret `seneschal serve` printed on its terminal: the \
+                 person's own call, approved. Without it, under `--approval ask` the call waits \
+                 on the approval desk until the person approves or declines it (the cockpit, \
+                 or `seneschal approvals`), at most `--approval-timeout`; under `deny` it is \
+                 refused `not_approved`; under `trust-client` nothing is asked.",
+        });
         match op.get_mut("parameters").and_then(Value::as_array_mut) {
-            Some(params) => params.push(param),
+            Some(params) => params.extend([token, secret]),
             None => {
-                op.insert("parameters".into(), json!([param]));
+                op.insert("parameters".into(), json!([token, secret]));
             }
         }
         if c.input.pointer("/properties/dry_run").is_some() {

@@ -193,6 +193,7 @@ fn shared_context(ctx: &Context) -> &'static Context {
             && c.max_effect == ctx.max_effect
             && c.approval == ctx.approval
             && c.stand_in_identity == ctx.stand_in_identity
+            && c.desk_wait == ctx.desk_wait
     }) {
         return c;
     }
@@ -201,6 +202,7 @@ fn shared_context(ctx: &Context) -> &'static Context {
     // started with) and the stand-in identity.
     let mut c = Context::new(ctx.repo.clone(), ctx.max_effect).with_approval(ctx.approval);
     c.stand_in_identity = ctx.stand_in_identity.clone();
+    c.desk_wait = ctx.desk_wait;
     let c: &'static Context = Box::leak(Box::new(c));
     all.push(c);
     c

@@ -1,0 +1,30 @@
+"""An agent on MCP stdio whose client cannot be asked (no elicitation): it asks for one write
+under --approval ask and prints the call's answer once the person decided it.
+Usage: python desk-agent.py path/to/seneschal REPO"""
+import json
+import subprocess
+import sys
+
+agent = subprocess.Popen([sys.argv[1], "mcp", "--approval", "ask"], cwd=sys.argv[2],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def send(message):
+    agent.stdin.write(json.dumps(message) + "\n")
+    agent.stdin.flush()
+
+
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "desk-check", "version": "0"}}})
+agent.stdout.readline()
+send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "files_write",
+      "arguments": {"path": "notes/desk.md", "content": "# Desk\n\nApproved in a browser.\n"}}})
+for line in agent.stdout:
+    m = json.loads(line)
+    if m.get("id") == 2:
+        print(json.dumps(m))
+        break
+agent.stdin.close()
+agent.wait()
