@@ -80,6 +80,7 @@ fn server() -> &'static InMemory {
             allow_remote: false,
             max_effect: Effect::RepositoryWrite,
             approval: Default::default(),
+            approval_timeout: Duration::from_secs(1),
             max_body: 4096,
             timeout: Duration::from_secs(1),
             request_timeout: Duration::from_secs(1),
