@@ -10,7 +10,9 @@
 #    then tests/python/input_required.py gets a prompt whose missing argument the server asks
 #    through an MCP 2026-07-28 input-required result, answered by the SDK's elicitation callback.
 #    Then tests/python/http_client.py, over Streamable HTTP against `seneschal serve`: a session,
-#    a resource subscription that hears an edit on disk, and a list change. Then
+#    a resource subscription that hears an edit on disk, and a list change; and
+#    tests/python/http_cancel.py: the SDK (2026-07-28 era) gives up on a long search after half
+#    a second, and the server's CPU over the next second shows the search stopped. Then
 #    tests/python/approval.py, in both eras over stdio under the default `--approval ask`: a
 #    write approved (the review sentence shown) and declined (not_approved, nothing written,
 #    audited), knowledge_summarize answered by the sampling callback, a search's progress.
@@ -45,6 +47,10 @@ rm -rf "$WORK/repo-http"
 cp -R "$ROOT/tests/fixtures/mcp-conformance/repo" "$WORK/repo-http"
 git -C "$WORK/repo-http" init -q
 "$WORK/venv/bin/python" "$ROOT/tests/python/http_client.py" "$BIN" "$WORK/repo-http"
+# A long search cancelled by the SDK over Streamable HTTP (it writes its own 80 MB repository).
+mkdir -p "$WORK/cancel"
+"$WORK/venv/bin/python" "$ROOT/tests/python/http_cancel.py" "$BIN" "$WORK/cancel"
+rm -rf "$WORK/cancel"
 # Approval asked, accepted and declined in both eras, sampling and progress: in a scratch
 # repository of its own (it writes guides and 1,200 files to search).
 rm -rf "$WORK/repo-approval"

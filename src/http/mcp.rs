@@ -347,6 +347,42 @@ impl CallStream {
     }
 }
 
+/// How often a running call looks whether its client closed the request.
+const WATCH: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Marks the request `id` cancelled in `pending`: its call's peer answers `cancelled()`.
+fn cancel(pending: &Pending, id: &Value) {
+    pending.take(
+        &serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": id, "reason": "the client closed the request"}}),
+    );
+}
+
+/// Runs `call` while a watcher looks every [`WATCH`] whether the client closed the request
+/// `id`, and cancels it if so (the call then stops where it looks, as on stdio).
+fn watched<T>(
+    gone: &tiny_http::Gone,
+    pending: &Pending,
+    id: &Value,
+    call: impl FnOnce() -> T,
+) -> T {
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::Acquire) {
+                if gone.client_gone() {
+                    cancel(pending, id);
+                    return;
+                }
+                std::thread::park_timeout(WATCH);
+            }
+        });
+        let out = call();
+        done.store(true, std::sync::atomic::Ordering::Release);
+        out
+    })
+}
+
 /// The id of a message we send when it is a request (it has an id and a method).
 fn request_id(message: &[u8]) -> Option<Value> {
     let v: Value = serde_json::from_slice(message).ok()?;
@@ -389,7 +425,12 @@ impl Mcp {
     }
 
     /// Answers one `POST /mcp`.
-    pub fn post(&self, headers: &[(String, String)], body: &[u8]) -> Outcome {
+    pub fn post(
+        &self,
+        headers: &[(String, String)],
+        body: &[u8],
+        gone: tiny_http::Gone,
+    ) -> Outcome {
         let message: Value = match serde_json::from_slice(body) {
             Ok(v) => v,
             Err(e) => {
@@ -482,16 +523,21 @@ impl Mcp {
             // Past the server's stream budget, the call is answered as JSON: it runs, and
             // what it would have sent is dropped.
             if let Some(budget) = self.sessions.stream_budget() {
-                return self.stream(session, before, (busy, budget), pending, message);
+                return self.stream(session, before, (busy, budget), pending, message, gone);
             }
         }
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
         let link = Link {
             sink: Arc::new(crate::mcp::link::Closed),
-            pending,
+            pending: Arc::clone(&pending),
         };
         let mut state = before.clone();
-        let answer = dispatch::handle_value(&self.ctx, &mut state, &link, message)
-            .expect("a request is always answered");
+        // A client that closes its request cancels it (MCP 2026-07-28: closing the request is
+        // the cancellation over Streamable HTTP): a watcher looks while the call runs.
+        let answer = watched(&gone, &pending, &id, || {
+            dispatch::handle_value(&self.ctx, &mut state, &link, message)
+        })
+        .expect("a request is always answered");
         let status = if envelope_invalid {
             400
         } else {
@@ -557,8 +603,10 @@ impl Mcp {
         busy: (Option<sse::Busy>, sse::Budget),
         pending: Arc<Pending>,
         message: Value,
+        gone: tiny_http::Gone,
     ) -> Outcome {
         let ctx = Arc::clone(&self.ctx);
+        let id = message.get("id").cloned().unwrap_or(Value::Null);
         let head = event_stream();
         let produce: Produce = Box::new(move |out: &mut dyn Write| {
             let (tx, rx) = mpsc::channel::<Option<Vec<u8>>>();
@@ -585,15 +633,31 @@ impl Mcp {
                     let _ = end.send(None);
                     drop(busy);
                 });
-                // Until the answer has been written, or the client is gone (a comment now and
-                // then finds out while the call works or waits).
+                // Until the answer has been written, or the client is gone (the socket's peek
+                // finds out while the call works or waits, a comment now and then keeps the
+                // connection alive): a client gone cancels the call.
+                let mut quiet = std::time::Duration::ZERO;
                 loop {
-                    let bytes = match rx.recv_timeout(sse::KEEPALIVE) {
+                    let bytes = match rx.recv_timeout(WATCH) {
                         Ok(Some(message)) => sse::event(&message),
                         Ok(None) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                        Err(mpsc::RecvTimeoutError::Timeout) => b": keepalive\n\n".to_vec(),
+                        Err(mpsc::RecvTimeoutError::Timeout) => {
+                            quiet += WATCH;
+                            if gone.client_gone() {
+                                cancel(&pending, &id);
+                                drop(rx);
+                                stream.abandon(&pending);
+                                break;
+                            }
+                            if quiet < sse::KEEPALIVE {
+                                continue;
+                            }
+                            b": keepalive\n\n".to_vec()
+                        }
                     };
+                    quiet = std::time::Duration::ZERO;
                     if out.write_all(&bytes).is_err() {
+                        cancel(&pending, &id);
                         drop(rx);
                         stream.abandon(&pending);
                         break;
@@ -672,7 +736,7 @@ mod tests {
 
     /// One POST answered whole (none of these asks for a stream).
     fn http_post(ctx: &Arc<Context>, headers: &[(String, String)], body: &[u8]) -> HttpReply {
-        match Mcp::new(Arc::clone(ctx), 256).post(headers, body) {
+        match Mcp::new(Arc::clone(ctx), 256).post(headers, body, tiny_http::Gone::default()) {
             Outcome::Whole(r) => r,
             Outcome::Stream(..) => panic!("a stream where a whole answer was expected"),
         }

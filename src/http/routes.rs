@@ -1,7 +1,8 @@
 //! One request in, one response out: guard → body limit → route → executor → JSON or problem.
 //!
-//! The routes are the registry's `expose.http` entries plus the fixed pages: `/` (cockpit),
-//! `/openapi.json`, `/docs` (Swagger UI, offline), the MCP server card at
+//! The routes are the registry's `expose.http` entries plus the fixed pages: `/` (the
+//! cockpit: the person's desk) and `/capabilities` (its capability tables),
+//! `/openapi.json`, `/docs` (Swagger UI, offline), `/desk/approvals` (the approval desk), the MCP server card at
 //! `/.well-known/mcp/server-card.json` and `/mcp/server-card`, and `/mcp` (Streamable HTTP,
 //! answered by `crate::mcp`). Every byte served for a fixed page is computed once at start-up.
 //!
@@ -237,6 +238,8 @@ pub struct Body<'a> {
     pub length: Option<usize>,
     /// The body's bytes.
     pub reader: &'a mut dyn Read,
+    /// Whether the client has closed the connection (an aborted request).
+    pub gone: tiny_http::Gone,
 }
 
 /// Reads the body, at most `max` bytes; more is a 413.
@@ -278,9 +281,11 @@ pub fn handle(state: &State, mut request: Request) {
         .collect();
     let url = request.url().to_string();
     let length = request.body_length();
+    let gone = request.gone();
     let mut body = Body {
         length,
         reader: request.as_reader(),
+        gone,
     };
     let reply = answer(state, &method, &url, &headers, &mut body);
     send(request, reply);
@@ -301,6 +306,7 @@ pub fn answer_in_memory(
     let mut body = Body {
         length: Some(reader.len()),
         reader: &mut reader,
+        gone: tiny_http::Gone::default(),
     };
     let reply = answer(state, &method, url, headers, &mut body);
     let headers = reply
@@ -344,7 +350,9 @@ fn answer(
     };
 
     match path {
-        "/" => page(&|| {
+        // The desk, and the capability tables on a page of their own (one document: its
+        // script shows the part the path names).
+        "/" | "/capabilities" => page(&|| {
             Reply::new(
                 200,
                 "text/html; charset=utf-8",
@@ -375,7 +383,7 @@ fn answer(
         }),
         p if p == MCP_HTTP_PATH => match method {
             "POST" => match read_body(request, state.max_body) {
-                Ok(body) => mcp_reply(state.mcp.post(headers, &body)),
+                Ok(bytes) => mcp_reply(state.mcp.post(headers, &bytes, request.gone.clone())),
                 Err(reply) => reply,
             },
             // GET and DELETE are a session's: without its id, only POST is served.

@@ -28,6 +28,7 @@ mod knowledge_objects;
 mod knowledge_search;
 mod layering;
 mod mcp_annotations;
+mod mcp_cancel;
 mod mcp_digest;
 mod mcp_input;
 mod mcp_live;

@@ -78,6 +78,15 @@ impl std::io::Write for Connection {
     }
 }
 impl Connection {
+    /// seneschal patch 10: a duplicate of a TCP socket, for [`crate::request::Gone`].
+    pub(crate) fn tcp_duplicate(&self) -> Option<TcpStream> {
+        match self {
+            Self::Tcp(s) => s.try_clone().ok(),
+            #[cfg(unix)]
+            Self::Unix(_) => None,
+        }
+    }
+
     /// Gets the peer's address. Some for TCP, None for Unix sockets.
     pub(crate) fn peer_addr(&mut self) -> std::io::Result<Option<SocketAddr>> {
         match self {

@@ -113,7 +113,7 @@ use util::MessagesQueue;
 
 pub use common::{HTTPVersion, Header, HeaderField, Method, StatusCode};
 pub use connection::{ConfigListenAddr, ListenAddr, Listener};
-pub use request::{Produce, ReadWrite, Request};
+pub use request::{Gone, Produce, ReadWrite, Request};
 pub use response::{Response, ResponseBox};
 pub use serve::{serve, Limits};
 pub use test::TestRequest;

@@ -77,6 +77,45 @@ pub struct Request {
 
     // seneschal patch 9: where a streamed body's producer is left for the connection
     stream_slot: Option<StreamSlot>,
+    /// seneschal patch 10: whether the client has gone (its side of the socket closed).
+    gone: Gone,
+}
+
+/// seneschal patch 10: asks whether the client of a request has closed its side of the
+/// connection (a cancelled call: the client aborted its request). It holds a duplicate of the
+/// socket, so it may be asked from any thread; it never reads a byte (a peek).
+#[derive(Debug, Clone, Default)]
+pub struct Gone(Option<std::sync::Arc<std::net::TcpStream>>);
+
+impl Gone {
+    /// The probe of the connection `socket` (a duplicate of its descriptor).
+    pub(crate) fn of(socket: Option<std::net::TcpStream>) -> Gone {
+        Gone(socket.map(std::sync::Arc::new))
+    }
+
+    /// True when the peer closed its side of the connection (`POLLRDHUP`: its FIN arrived,
+    /// even with bytes it sent still unread, such as the tail of a chunked body) or the
+    /// connection failed (`POLLHUP`, `POLLERR`); false while it is open, or for a request made
+    /// without a TCP socket. A client that half-closes its side and still reads counts as
+    /// gone: HTTP clients do not.
+    pub fn client_gone(&self) -> bool {
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        let Some(socket) = &self.0 else {
+            return false;
+        };
+        let mut fds = [PollFd::new(&**socket, PollFlags::RDHUP)];
+        let now = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        match poll(&mut fds, Some(&now)) {
+            Ok(0) => false,
+            Ok(_) => fds[0]
+                .revents()
+                .intersects(PollFlags::RDHUP | PollFlags::HUP | PollFlags::ERR),
+            Err(_) => false,
+        }
+    }
 }
 
 /// seneschal patch 9: what produces a streamed body, after the handler has returned and
@@ -278,6 +317,7 @@ where
         must_send_continue: expects_continue,
         notify_when_responded: None,
         stream_slot: None,
+        gone: Gone::default(),
     })
 }
 
@@ -323,6 +363,7 @@ pub(crate) fn complete_request(
     body_length: Option<usize>,
     writer: Box<dyn Write + Send + 'static>,
     stream_slot: StreamSlot,
+    gone: Gone,
 ) -> Request {
     Request {
         data_reader: Some(Box::new(Cursor::new(body))),
@@ -337,10 +378,16 @@ pub(crate) fn complete_request(
         must_send_continue: false,
         notify_when_responded: None,
         stream_slot: Some(stream_slot),
+        gone,
     }
 }
 
 impl Request {
+    /// seneschal patch 10: the probe that tells whether this request's client has gone.
+    pub fn gone(&self) -> Gone {
+        self.gone.clone()
+    }
+
     /// Returns true if the request was made through HTTPS.
     #[inline]
     pub fn secure(&self) -> bool {

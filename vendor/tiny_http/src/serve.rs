@@ -612,6 +612,7 @@ impl<'a> Client<'a> {
             length,
             writer,
             Arc::clone(&self.stream),
+            crate::request::Gone::of(self.conn.tcp_duplicate()),
         );
         {
             let _permit = self.shared.permits.acquire();
