@@ -36,7 +36,7 @@ WORK=$(mktemp -d)
 
 # --- tools -------------------------------------------------------------------------------------
 pip_tools "$CACHE" "$PY_PINS"
-npm_tools "$CACHE" "$REDOCLY"
+npm_tools "$CACHE" "$REDOCLY playwright-core@1.64.1"
 if ! command -v chromium >/dev/null; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
@@ -90,8 +90,8 @@ EOF
 }
 
 cockpit_dom() {
-    chrome --dump-dom "$BASE/" > "$ART/cockpit.dom.html"
-    chrome --screenshot="$ART/cockpit.png" "$BASE/" >/dev/null
+    chrome --dump-dom "$BASE/capabilities" > "$ART/cockpit.dom.html"
+    chrome --screenshot="$ART/cockpit.png" "$BASE/capabilities" >/dev/null
     curl -fsS "$BASE/api/v1/capabilities/projections" > "$WORK/projections.json"
     "$PY" - "$WORK/projections.json" "$ART/cockpit.dom.html" <<'EOF'
 import html, json, re, sys
@@ -151,7 +151,7 @@ EOF
 }
 
 check "chromium renders /docs from /openapi.json" docs_dom
-check "chromium renders the cockpit's capability table" cockpit_dom
+check "chromium renders the cockpit's capability table (/capabilities)" cockpit_dom
 check "chromium renders the cockpit's activity feed" activity_dom
 
 # The approval desk, in a scratch repository of its own: an agent on MCP stdio (a client that
@@ -179,12 +179,14 @@ desk_dom() {
     wait "$pid" 2>/dev/null || true
     [ "$rc" -eq 0 ] || return 1
     "$PY" -c '
-import json, sys
-answer = json.loads(open(sys.argv[1]).read())
-assert answer["result"]["isError"] is False, answer
-assert open(sys.argv[2]).read().endswith("Approved in a browser.\n")
-print("the agent write, approved in the cockpit, was applied")
-' "$WORK/desk.agent" "$repo/notes/desk.md"
+import json, os, sys
+approved, declined = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+assert approved["result"]["isError"] is False, approved
+assert open(sys.argv[2] + "/notes/desk.md").read().endswith("Approved in a browser.\n")
+assert declined["result"]["_meta"]["seneschal/error"]["code"] == "not_approved", declined
+assert not os.path.exists(sys.argv[2] + "/notes/declined.md")
+print("the write approved in the cockpit was applied; the declined one was not")
+' "$WORK/desk.agent" "$repo"
 }
 check "chromium: the cockpit's desk approves an agent's pending write" desk_dom
 

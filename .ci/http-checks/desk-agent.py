@@ -1,5 +1,6 @@
-"""An agent on MCP stdio whose client cannot be asked (no elicitation): it asks for one write
-under --approval ask and prints the call's answer once the person decided it.
+"""An agent on MCP stdio whose client cannot be asked (no elicitation): it asks for two writes
+under --approval ask, one after the other, and prints each call's answer (a JSON line) once the
+person decided it.
 Usage: python desk-agent.py path/to/seneschal REPO"""
 import json
 import subprocess
@@ -19,12 +20,14 @@ send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "clientInfo": {"name": "desk-check", "version": "0"}}})
 agent.stdout.readline()
 send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "files_write",
-      "arguments": {"path": "notes/desk.md", "content": "# Desk\n\nApproved in a browser.\n"}}})
-for line in agent.stdout:
-    m = json.loads(line)
-    if m.get("id") == 2:
-        print(json.dumps(m))
-        break
+for n, (path, text) in enumerate([("notes/desk.md", "# Desk\n\nApproved in a browser.\n"),
+                                   ("notes/declined.md", "# Declined\n\nDeclined in a browser.\n")]):
+    send({"jsonrpc": "2.0", "id": 2 + n, "method": "tools/call", "params": {
+        "name": "files_write", "arguments": {"path": path, "content": text}}})
+    for line in agent.stdout:
+        m = json.loads(line)
+        if m.get("id") == 2 + n:
+            print(json.dumps(m), flush=True)
+            break
 agent.stdin.close()
 agent.wait()

@@ -1,7 +1,8 @@
 // The approval desk in a real browser (Debian's Chromium driven by playwright-core): the
 // cockpit opened from the link `serve` printed (`/#desk=SECRET`) lists the pending write of an
-// agent in another process with its review and diff; Approve is clicked; opened without the
-// secret, the page cannot decide. Usage: node desk.mjs BASE SECRET SCREENSHOT
+// agent in another process with its review and diff, beside the repository's state; Approve
+// is clicked, then the agent's next write is declined; opened without the secret, the page
+// cannot decide. Usage: node desk.mjs BASE SECRET SCREENSHOT
 import { chromium } from "playwright-core";
 
 const [base, secret, shot] = process.argv.slice(2);
@@ -23,12 +24,18 @@ try {
   for (const want of ["files.write", "notes/desk.md", "+Approved in a browser."]) {
     if (!text.includes(want)) fail(`the pending approval does not show ${want}: ${text}`);
   }
+  await page.waitForFunction(() => document.querySelector("#repo-status")?.textContent.startsWith("On branch"), null, { timeout: 15000 });
   await page.screenshot({ path: shot, fullPage: false });
   await page.click("#desk li button.approve");
   await page.waitForSelector("#desk li .outcome-applied", { timeout: 15000 });
   // The feed shows the write once the waiting call applied it.
   await page.waitForFunction(() => document.querySelector("#activity li")?.textContent.includes("approved by cockpit"), null, { timeout: 15000 });
-  console.log("the cockpit shows the pending write with its diff, and its Approve button approves it");
+  // The agent's next write: declined.
+  await page.waitForFunction(() => [...document.querySelectorAll("#desk li")].some((li) => li.textContent.includes("notes/declined.md")), null, { timeout: 15000 });
+  await page.click("#desk li button.decline");
+  await page.waitForFunction(() => document.querySelector("#activity li")?.textContent.includes("not_approved"), null, { timeout: 15000 });
+  await page.screenshot({ path: shot.replace(/\.png$/, "-after.png"), fullPage: false });
+  console.log("the cockpit shows each pending write with its diff; Approve approves one, Decline declines the next");
 } finally {
   await browser.close();
 }

@@ -666,6 +666,154 @@ pub fn supported_versions() -> Vec<&'static str> {
 mod tests {
     use super::*;
 
+    /// How a method reaches repository content: through the executor's named entries (the
+    /// one gate: profile, schema, approval, redaction, audit), or not at all, and why.
+    enum Door {
+        Executor(&'static [&'static str]),
+        NoContent(&'static str),
+    }
+
+    /// Every door a client has into this server, by method: a new method in either era's
+    /// METHODS table, or in a feature, that is not classified here fails
+    /// `every_door_is_classified_and_the_gated_ones_call_the_executor`.
+    const DOORS: &[(&str, Door)] = &[
+        (
+            "initialize",
+            Door::NoContent("the handshake: server info and capabilities"),
+        ),
+        (
+            "server/discover",
+            Door::NoContent("the server's info and capabilities"),
+        ),
+        ("ping", Door::NoContent("an empty answer")),
+        (
+            "notifications/initialized",
+            Door::NoContent("a notification: session state only"),
+        ),
+        (
+            "notifications/cancelled",
+            Door::NoContent("a notification: marks a request cancelled"),
+        ),
+        (
+            "logging/setLevel",
+            Door::NoContent("session state: the log level"),
+        ),
+        (
+            "tools/list",
+            Door::NoContent("the registry's tool list, compiled in"),
+        ),
+        ("tools/call", Door::Executor(&["execute_index"])),
+        ("resources/list", Door::Executor(&["knowledge_resources"])),
+        (
+            "resources/read",
+            Door::Executor(&["execute_index", "knowledge_read"]),
+        ),
+        (
+            "resources/templates/list",
+            Door::Executor(&["knowledge_templates"]),
+        ),
+        (
+            "resources/subscribe",
+            Door::NoContent("records a URI; its updates are read by execute::knowledge_changes"),
+        ),
+        ("resources/unsubscribe", Door::NoContent("forgets a URI")),
+        ("prompts/list", Door::Executor(&["knowledge_prompts"])),
+        ("prompts/get", Door::Executor(&["knowledge_prompt"])),
+        (
+            "completion/complete",
+            Door::Executor(&[
+                "knowledge_prompt_completion",
+                "knowledge_template_completion",
+            ]),
+        ),
+        ("tasks/get", Door::Executor(&["execute_index"])),
+        ("tasks/update", Door::Executor(&["execute_index"])),
+        ("tasks/cancel", Door::Executor(&["execute_index"])),
+    ];
+
+    /// The source of each module of [`FEATURES`], in its order.
+    const SOURCES: &[&str] = &[
+        include_str!("methods/lifecycle.rs"),
+        include_str!("methods/tools.rs"),
+        include_str!("methods/resources.rs"),
+        include_str!("methods/prompts.rs"),
+        include_str!("methods/completion.rs"),
+        include_str!("methods/tasks.rs"),
+        include_str!("methods/logging.rs"),
+    ];
+
+    /// What is wrong with `doors` for the methods `served` (name, source of the module that
+    /// serves it): a method without a door, a door without a method, a gated door whose
+    /// module does not call its executor entry.
+    fn door_problems(served: &[(&str, &str)], doors: &[(&str, Door)]) -> Vec<String> {
+        let mut out = Vec::new();
+        for (name, source) in served {
+            match doors.iter().find(|(n, _)| n == name) {
+                None => out.push(format!(
+                    "{name}: no door says how it reaches repository content"
+                )),
+                Some((_, Door::Executor(entries))) => {
+                    for e in *entries {
+                        if !source.contains(&format!("{e}(")) {
+                            out.push(format!("{name}: its module does not call execute::{e}"));
+                        }
+                    }
+                }
+                Some((_, Door::NoContent(""))) => {
+                    out.push(format!("{name}: a door without content must say why"))
+                }
+                Some((_, Door::NoContent(_))) => {}
+            }
+        }
+        for (name, _) in doors {
+            if !served.iter().any(|(n, _)| n == name) {
+                out.push(format!("{name}: a door for a method nobody serves"));
+            }
+        }
+        out
+    }
+
+    fn served() -> Vec<(&'static str, &'static str)> {
+        assert_eq!(SOURCES.len(), FEATURES.len(), "one source per feature");
+        let mut out: Vec<(&str, &str)> = Vec::new();
+        for (f, source) in FEATURES.iter().zip(SOURCES) {
+            for m in f.methods {
+                out.push((m.name, source));
+            }
+            for n in f.notifications {
+                out.push((n.name, source));
+            }
+        }
+        for name in LEGACY_METHODS.iter().chain(MODERN_METHODS) {
+            if !out.iter().any(|(n, _)| n == name) {
+                out.push((name, ""));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_door_is_classified_and_the_gated_ones_call_the_executor() {
+        let problems = door_problems(&served(), DOORS);
+        assert!(problems.is_empty(), "{problems:#?}");
+        // The check fails on a method without a door, and on a gated door whose module reads
+        // around the executor.
+        let mut planted = served();
+        planted.push(("resources/peek", "fn peek() { read_the_file_directly() }"));
+        let p = door_problems(&planted, DOORS);
+        assert!(
+            p.iter().any(|e| e.starts_with("resources/peek: no door")),
+            "{p:?}"
+        );
+        let bypass = [("prompts/get", "fn get() { crate::knowledge::render() }")];
+        let door = DOORS.iter().find(|(n, _)| *n == "prompts/get").unwrap();
+        let p = door_problems(&bypass, std::slice::from_ref(door));
+        assert_eq!(
+            p,
+            ["prompts/get: its module does not call execute::knowledge_prompt"]
+        );
+    }
+
     #[test]
     fn a_request_read_in_place_is_answered_as_the_message_parsed_whole() {
         let ctx = Context::new(std::env::temp_dir(), crate::policy::Effect::RepositoryWrite);
