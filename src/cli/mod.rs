@@ -46,6 +46,10 @@ pub fn exit_codes_help() -> String {
         crate::knowledge::EXIT_FINDINGS
     ));
     s.push_str(&format!(
+        "  {:<3} audit verify: the audit log's chain, anchor or MACs do not hold\n",
+        crate::store::EXIT_BROKEN
+    ));
+    s.push_str(&format!(
         "  {:<3} conformance: a capability's behaviour falsified one of its claims\n",
         crate::conformance::EXIT_FALSIFIED
     ));

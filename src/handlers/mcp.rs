@@ -616,7 +616,7 @@ pub fn projection(
             },
             mcp_projection::OutputTransportsItem {
                 name: mcp_projection::OutputTransportsItemName::StreamableHttp,
-                how: format!("seneschal serve: POST {MCP_HTTP_PATH} answered with application/json; GET and DELETE 405"),
+                how: format!("seneschal serve: POST {MCP_HTTP_PATH} answered with application/json, or an SSE stream when the call sends progress, logs or questions; in an initialize-era session (Mcp-Session-Id) GET opens the session's stream and DELETE ends it"),
             },
         ],
         not_served,
