@@ -102,7 +102,7 @@ fn a_search_whose_client_closes_its_request_stops() {
     let alone = send(&s, &modern_headers(), &modern_search(1, false));
     let busy = cpu_after(&s, started);
     assert!(
-        busy > Duration::from_millis(500),
+        busy > Duration::from_millis(300),
         "the search left alone used only {busy:?} of CPU in its second second: not long enough to tell"
     );
     drop(alone);
@@ -165,7 +165,7 @@ fn a_search_cancelled_in_an_initialize_era_session_stops() {
     std::thread::sleep(Duration::from_millis(500));
     let busy = cpu(s.pid()) - before;
     assert!(
-        busy > Duration::from_millis(300),
+        busy > Duration::from_millis(150),
         "the search used only {busy:?} of CPU in half a second: it is not running"
     );
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
