@@ -574,9 +574,57 @@ fn prepare(
     Ok(p)
 }
 
+/// Whether `name` (no `/`) is an executable file in a folder of `$PATH`.
+fn on_path(name: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(name))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+/// The command the clients are given for `asked`, and why it differs or fails, if it does: a
+/// bare `seneschal` that is not on PATH becomes the absolute path of this binary (a client
+/// would otherwise fail to spawn it); another command that does not resolve is kept, said.
+fn resolve(asked: &str) -> (String, Option<String>) {
+    if asked.contains('/') {
+        let runs = std::fs::metadata(asked).is_ok_and(|m| {
+            use std::os::unix::fs::PermissionsExt;
+            m.is_file() && m.permissions().mode() & 0o111 != 0
+        });
+        let note = (!runs).then(|| {
+            format!("`{asked}` is not an executable file: the clients will fail to start it")
+        });
+        return (asked.to_string(), note);
+    }
+    if on_path(asked) {
+        return (asked.to_string(), None);
+    }
+    if asked == NAME {
+        if let Ok(exe) = std::env::current_exe().and_then(|p| p.canonicalize()) {
+            let path = exe.to_string_lossy().into_owned();
+            let note = format!(
+                "`{NAME}` is not on PATH, so the clients start this binary by its path, {path}; \
+                 install it (`cargo install --locked --path .` in seneschal's checkout) and wire \
+                 again to write the name"
+            );
+            return (path, Some(note));
+        }
+    }
+    (
+        asked.to_string(),
+        Some(format!(
+            "`{asked}` is not on PATH: the clients will fail to start it until it is"
+        )),
+    )
+}
+
 fn output(
     p: &Prepared,
     command: &str,
+    note: Option<&str>,
     applied: bool,
     dry_run: bool,
 ) -> Result<mcp_wire::Output, CapabilityError> {
@@ -592,6 +640,7 @@ fn output(
         dry_run,
         replayed: false,
         command: command.to_string(),
+        note: note.map(str::to_string),
         clients: p.clients.clone(),
         plan,
         review,
@@ -601,13 +650,14 @@ fn output(
 /// `mcp.wire`: wires the clients asked for, through the store.
 pub fn wire(ctx: &Context, input: mcp_wire::Input) -> Result<mcp_wire::Output, CapabilityError> {
     let raw = serde_json::to_value(&input).map_err(|e| CapabilityError::internal(e.to_string()))?;
-    let command = input.command.as_str().to_string();
-    if command.chars().any(char::is_control) {
+    if input.command.as_str().chars().any(char::is_control) {
         return Err(
             CapabilityError::invalid_input("the command cannot hold a control character")
                 .at("/command"),
         );
     }
+    let (command, note) = resolve(input.command.as_str());
+    let note = note.as_deref();
     let asked: Vec<String> = input
         .clients
         .iter()
@@ -624,11 +674,11 @@ pub fn wire(ctx: &Context, input: mcp_wire::Input) -> Result<mcp_wire::Output, C
         .collect();
     if input.dry_run {
         let p = prepare(&ctx.repo, &targets, &command)?;
-        return output(&p, &command, false, true);
+        return output(&p, &command, note, false, true);
     }
     let answer = store::transact(&ctx.repo, "mcp.wire", &raw, |_locked| {
         let p = prepare(&ctx.repo, &targets, &command)?;
-        let out = output(&p, &command, !p.writes.is_empty(), false)?;
+        let out = output(&p, &command, note, !p.writes.is_empty(), false)?;
         Ok(store::Plan {
             writes: p.writes,
             modes: Vec::new(),

@@ -236,17 +236,82 @@ fn mcp_and_http_wire_the_same_files_as_the_cli() {
         std::fs::write(d.path().join(".mcp.json"), OTHER_JSON).unwrap();
     }
     ok(by_cli.path(), &["mcp", "wire"]);
-    let mut mcp = Mcp::start_with(by_mcp.path(), &[], &[]);
+    // The servers see the same PATH as the command line: `seneschal` names this binary.
+    let path = format!(
+        "{}:{}",
+        support::bin().parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = [("PATH", path.as_str())];
+    let mut mcp = Mcp::start_with(by_mcp.path(), &[], &env);
     mcp.initialize("2025-11-25");
     let r = mcp.request("tools/call", json!({"name": "mcp_wire", "arguments": {}}));
     assert_eq!(r["result"]["isError"], false, "{r}");
     assert_eq!(r["result"]["structuredContent"]["applied"], true);
     let (status, _, err) = mcp.finish();
     assert!(status.success(), "{err}");
-    let server = Serve::start(by_http.path(), &[]);
+    let server = Serve::start(by_http.path(), &env);
     let (code, body) = server.json("POST", "/api/v1/mcp/wire", Some(&json!({})));
     assert_eq!(code, 200, "{body}");
     server.finish();
     assert_eq!(files(by_mcp.path()), files(by_cli.path()));
     assert_eq!(files(by_http.path()), files(by_cli.path()));
+}
+
+/// Wired where `seneschal` is not on PATH (a checkout run with `cargo run`, a binary copied
+/// somewhere), the clients are given this binary's absolute path instead of a name they would
+/// fail to spawn, and the answer says why; `mcp --inspect` (on the same PATH) then finds every
+/// client wired to a command that resolves. A command asked that resolves nowhere is written
+/// as asked, and said.
+#[test]
+fn without_seneschal_on_path_the_clients_are_given_this_binary_s_path() {
+    let d = scratch_repo();
+    let dir = d.path();
+    let bin = support::bin().canonicalize().unwrap();
+    let bare = |args: &[&str]| {
+        Command::new(&bin)
+            .args(args)
+            .current_dir(dir)
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .expect("the binary runs")
+    };
+    let o = bare(&["--json", "mcp", "wire", "--yes"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a = json(&o);
+    assert_eq!(a["command"], bin.to_str().unwrap(), "{a}");
+    let note = a["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("not on PATH") && note.contains("cargo install"),
+        "{a}"
+    );
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(".mcp.json")).unwrap()).unwrap();
+    assert_eq!(
+        v["mcpServers"]["seneschal"]["command"],
+        bin.to_str().unwrap()
+    );
+    let o = bare(&["--json", "mcp", "--inspect"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let p = json(&o);
+    for c in p["clients"].as_array().unwrap() {
+        assert_eq!(c["state"], "wired", "{p}");
+    }
+    // On PATH, the name is written again, with no note.
+    let a = ok(dir, &["--json", "mcp", "wire"]);
+    assert_eq!(a["command"], "seneschal", "{a}");
+    assert!(a.get("note").is_none_or(Value::is_null), "{a}");
+    // A command that resolves nowhere is kept, and said.
+    let a = ok(
+        dir,
+        &[
+            "--json",
+            "mcp",
+            "wire",
+            "--command",
+            "no-such-seneschal-build",
+        ],
+    );
+    assert_eq!(a["command"], "no-such-seneschal-build");
+    assert!(a["note"].as_str().unwrap().contains("not on PATH"), "{a}");
 }
