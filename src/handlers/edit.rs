@@ -195,8 +195,7 @@ macro_rules! answer {
     };
 }
 
-/// Runs a prepared write: the plan alone, or under the lock through the store (whose stored
-/// answer, JSON so that a key can replay it, is read back into the output type).
+/// Runs a prepared write through [`super::plan_or_apply`].
 fn run<T: Serialize + DeserializeOwned>(
     ctx: &Context,
     id: &str,
@@ -205,26 +204,15 @@ fn run<T: Serialize + DeserializeOwned>(
     answer: impl Fn(&str, &Prepared, bool, bool) -> T,
     prepare: impl Fn() -> Result<Prepared, CapabilityError>,
 ) -> Result<T, CapabilityError> {
-    if dry_run {
+    super::plan_or_apply(ctx, id, &raw, dry_run, |dry| {
         let p = prepare()?;
-        return Ok(answer(id, &p, false, true));
-    }
-    let stored = store::transact(&ctx.repo, id, &raw, |_locked| {
-        let p = prepare()?;
-        let answer = serde_json::to_value(answer(id, &p, true, false)).map_err(|e| {
-            CapabilityError::internal(format!("the answer of `{id}` does not encode: {e}"))
-        })?;
+        let answer = answer(id, &p, !dry, dry);
         Ok(store::Plan {
             writes: p.writes,
             modes: p.modes,
-            answer,
             effects: p.effects,
+            answer,
         })
-    })?;
-    serde_json::from_value(stored).map_err(|e| {
-        CapabilityError::internal(format!(
-            "the stored answer of `{id}` does not match its output type: {e}"
-        ))
     })
 }
 

@@ -83,26 +83,20 @@ fn run<I: Serialize, T: DeserializeOwned>(
     id: &str,
     input: &I,
     dry_run: bool,
-    prepare: impl FnOnce(&Work) -> Result<Prepared, CapabilityError>,
+    prepare: impl Fn(&Work) -> Result<Prepared, CapabilityError>,
 ) -> Result<T, CapabilityError> {
     let raw = serde_json::to_value(input).map_err(|e| CapabilityError::internal(e.to_string()))?;
-    let value = if dry_run {
-        let work = Work::new(&ctx.repo, true)?;
+    let value = super::plan_or_apply(ctx, id, &raw, dry_run, |dry| {
+        let work = Work::new(&ctx.repo, dry)?;
         let p = prepare(&work)?;
-        answer(id, &p, false, true)
-    } else {
-        store::transact(&ctx.repo, id, &raw, |_locked| {
-            let work = Work::new(&ctx.repo, false)?;
-            let p = prepare(&work)?;
-            let answer = answer(id, &p, !p.writes.is_empty(), false);
-            Ok(store::Plan {
-                writes: p.writes,
-                modes: p.modes,
-                effects: p.effects,
-                answer,
-            })
-        })?
-    };
+        let answer = answer(id, &p, !dry && !p.writes.is_empty(), dry);
+        Ok(store::Plan {
+            writes: p.writes,
+            modes: p.modes,
+            effects: p.effects,
+            answer,
+        })
+    })?;
     serde_json::from_value(value).map_err(|e| {
         CapabilityError::internal(format!(
             "the answer of `{id}` does not match its output type: {e}"

@@ -48,19 +48,7 @@ pub fn list(
     let root = Arc::new(Root::open(&ctx.repo).map_err(|e| {
         CapabilityError::internal(format!("the repository root cannot be opened: {e}"))
     })?);
-    let dir = root
-        .open_dir(&rel, Follow::Inside)
-        .map_err(|denied| match denied {
-            Denied::Refused(rule, why) => refusal(rule, path, &why, "/path"),
-            Denied::NotFound => {
-                CapabilityError::not_found(format!("`{path}` does not exist")).at("/path")
-            }
-            Denied::NotDir | Denied::IsDir => CapabilityError::invalid_input(format!(
-                "`{path}` is not a folder; files.read reads a file"
-            ))
-            .at("/path"),
-            other => CapabilityError::not_found(format!("`{path}` {other}")).at("/path"),
-        })?;
+    let dir = folder(&root, &rel, path)?;
     let rules = IgnoreRules::new(root.clone(), root_path.clone());
     // An ignored folder (or one inside an ignored folder) has no entry files.search would see.
     let mut prefix = String::new();

@@ -34,6 +34,40 @@ pub mod conformance;
 #[path = "../../tests/fixtures/mcp-conformance/handlers/live.rs"]
 pub mod live;
 
+/// A planned write's answer, the one way every writer runs: with `dry_run`, the answer of
+/// `prepare(true)` (nothing locked, nothing written); otherwise `prepare(false)` runs under the
+/// lock and its plan is applied through [`crate::store::transact`], whose stored answer (JSON,
+/// so that an idempotency key can replay it) is read back into the output type.
+pub(crate) fn plan_or_apply<T: serde::Serialize + serde::de::DeserializeOwned>(
+    ctx: &crate::context::Context,
+    id: &str,
+    raw: &serde_json::Value,
+    dry_run: bool,
+    prepare: impl Fn(bool) -> Result<crate::store::Plan<T>, crate::error::CapabilityError>,
+) -> Result<T, crate::error::CapabilityError> {
+    use crate::error::CapabilityError;
+    if dry_run {
+        return Ok(prepare(true)?.answer);
+    }
+    let stored = crate::store::transact(&ctx.repo, id, raw, |_locked| {
+        let p = prepare(false)?;
+        let answer = serde_json::to_value(p.answer).map_err(|e| {
+            CapabilityError::internal(format!("the answer of `{id}` does not encode: {e}"))
+        })?;
+        Ok(crate::store::Plan {
+            writes: p.writes,
+            modes: p.modes,
+            effects: p.effects,
+            answer,
+        })
+    })?;
+    serde_json::from_value(stored).map_err(|e| {
+        CapabilityError::internal(format!(
+            "the stored answer of `{id}` does not match its output type: {e}"
+        ))
+    })
+}
+
 /// Maps an enum of the policy model onto a generated output enum with the same variants, by
 /// name and exhaustively: a variant of the model that the output schema lacks is a compile
 /// error, as is a generated enum whose variants changed.

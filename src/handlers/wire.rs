@@ -672,24 +672,16 @@ pub fn wire(ctx: &Context, input: mcp_wire::Input) -> Result<mcp_wire::Output, C
         .iter()
         .filter(|t| asked.is_empty() || asked.iter().any(|a| a == t.name))
         .collect();
-    if input.dry_run {
+    super::plan_or_apply(ctx, "mcp.wire", &raw, input.dry_run, |dry| {
         let p = prepare(&ctx.repo, &targets, &command)?;
-        return output(&p, &command, note, false, true);
-    }
-    let answer = store::transact(&ctx.repo, "mcp.wire", &raw, |_locked| {
-        let p = prepare(&ctx.repo, &targets, &command)?;
-        let out = output(&p, &command, note, !p.writes.is_empty(), false)?;
+        let answer = output(&p, &command, note, !dry && !p.writes.is_empty(), dry)?;
         Ok(store::Plan {
             writes: p.writes,
             modes: Vec::new(),
             effects: p.effects,
-            answer: serde_json::to_value(&out)
-                .map_err(|e| CapabilityError::internal(e.to_string()))?,
+            answer,
         })
-    })?;
-    // The store answers JSON: a replayed answer is the first call's, as it was recorded.
-    serde_json::from_value(answer)
-        .map_err(|e| CapabilityError::internal(format!("the recorded answer does not fit: {e}")))
+    })
 }
 
 #[cfg(test)]

@@ -65,9 +65,8 @@ macro_rules! answer {
     };
 }
 
-/// Runs a prepared write: the plan alone, or under the lock through the store. The store
-/// keeps an applied answer as JSON (an idempotency key replays it from the state folder), so
-/// an applied write's answer is the store's, read back into the output type.
+/// Runs a prepared write through [`super::plan_or_apply`], on a snapshot of the knowledge
+/// taken for the call (under the lock when it applies).
 fn run<T: Serialize + DeserializeOwned>(
     ctx: &Context,
     id: &str,
@@ -76,26 +75,15 @@ fn run<T: Serialize + DeserializeOwned>(
     answer: impl Fn(&str, &Prepared, bool, bool) -> T,
     prepare: impl Fn(&Snapshot) -> Result<Prepared, CapabilityError>,
 ) -> Result<T, CapabilityError> {
-    if dry_run {
+    super::plan_or_apply(ctx, id, &raw, dry_run, |dry| {
         let p = prepare(&ctx.knowledge.snapshot(&ctx.repo))?;
-        return Ok(answer(id, &p, false, true));
-    }
-    let stored = store::transact(&ctx.repo, id, &raw, |_locked| {
-        let p = prepare(&ctx.knowledge.snapshot(&ctx.repo))?;
-        let answer = serde_json::to_value(answer(id, &p, true, false)).map_err(|e| {
-            CapabilityError::internal(format!("the answer of `{id}` does not encode: {e}"))
-        })?;
+        let answer = answer(id, &p, !dry, dry);
         Ok(store::Plan {
-            writes: vec![(p.file.clone(), p.bytes.clone())],
+            writes: vec![(p.file, p.bytes)],
             modes: Vec::new(),
-            answer,
             effects: p.effects,
+            answer,
         })
-    })?;
-    serde_json::from_value(stored).map_err(|e| {
-        CapabilityError::internal(format!(
-            "the stored answer of `{id}` does not match its output type: {e}"
-        ))
     })
 }
 

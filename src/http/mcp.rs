@@ -347,7 +347,8 @@ impl CallStream {
     }
 }
 
-/// How often a running call looks whether its client closed the request.
+/// How often a call answered as an SSE stream looks whether its client closed the request
+/// while it waits for something to send.
 const WATCH: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Marks the request `id` cancelled in `pending`: its call's peer answers `cancelled()`.
@@ -358,29 +359,25 @@ fn cancel(pending: &Pending, id: &Value) {
     );
 }
 
-/// Runs `call` while a watcher looks every [`WATCH`] whether the client closed the request
-/// `id`, and cancels it if so (the call then stops where it looks, as on stdio).
-fn watched<T>(
-    gone: &tiny_http::Gone,
-    pending: &Pending,
-    id: &Value,
-    call: impl FnOnce() -> T,
-) -> T {
-    let done = std::sync::atomic::AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while !done.load(std::sync::atomic::Ordering::Acquire) {
-                if gone.client_gone() {
-                    cancel(pending, id);
-                    return;
-                }
-                std::thread::park_timeout(WATCH);
-            }
-        });
-        let out = call();
-        done.store(true, std::sync::atomic::Ordering::Release);
-        out
-    })
+/// The sink of a request answered as JSON: it carries nothing to the client, and when the call
+/// asks whether it was cancelled (`listen`, before each look), it looks whether the client
+/// closed the request, and cancels it if so.
+struct Watched {
+    gone: tiny_http::Gone,
+    pending: Arc<Pending>,
+    id: Value,
+}
+
+impl Sink for Watched {
+    fn send(&self, _: &[u8]) -> bool {
+        false
+    }
+
+    fn listen(&self) {
+        if self.gone.client_gone() {
+            cancel(&self.pending, &self.id);
+        }
+    }
 }
 
 /// The id of a message we send when it is a request (it has an id and a method).
@@ -526,18 +523,19 @@ impl Mcp {
                 return self.stream(session, before, (busy, budget), pending, message, gone);
             }
         }
-        let id = message.get("id").cloned().unwrap_or(Value::Null);
+        // A client that closes its request cancels it (MCP 2026-07-28: closing the request is
+        // the cancellation over Streamable HTTP): the call looks whenever it asks.
         let link = Link {
-            sink: Arc::new(crate::mcp::link::Closed),
-            pending: Arc::clone(&pending),
+            sink: Arc::new(Watched {
+                gone,
+                pending: Arc::clone(&pending),
+                id: message.get("id").cloned().unwrap_or(Value::Null),
+            }),
+            pending,
         };
         let mut state = before.clone();
-        // A client that closes its request cancels it (MCP 2026-07-28: closing the request is
-        // the cancellation over Streamable HTTP): a watcher looks while the call runs.
-        let answer = watched(&gone, &pending, &id, || {
-            dispatch::handle_value(&self.ctx, &mut state, &link, message)
-        })
-        .expect("a request is always answered");
+        let answer = dispatch::handle_value(&self.ctx, &mut state, &link, message)
+            .expect("a request is always answered");
         let status = if envelope_invalid {
             400
         } else {

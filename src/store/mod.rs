@@ -482,7 +482,7 @@ fn as_text(b: Option<&[u8]>) -> Option<&str> {
 }
 
 /// A prepared write: the files to replace (`None` deletes), what it does, and its answer.
-pub struct Plan {
+pub struct Plan<A = Value> {
     /// Repository-relative paths and their new bytes (`None`: delete). A replaced file keeps
     /// its permission bits unless `modes` names the path.
     pub writes: Vec<(String, Option<Vec<u8>>)>,
@@ -491,7 +491,7 @@ pub struct Plan {
     /// What the write does.
     pub effects: Effects,
     /// The answer once applied.
-    pub answer: Value,
+    pub answer: A,
 }
 
 /// Runs one write under the lock: settles interrupted writes, answers a replayed idempotency
