@@ -48,7 +48,9 @@ serve_in() {
     local dir=$1 bin=$2 policy=${4:-trust-client}
     WORK=$3
     mkfifo "$WORK/stdin"
-    (cd "$dir" && exec "$bin" serve --bind 127.0.0.1:0 --approval "$policy") < "$WORK/stdin" > "$WORK/stdout" 2> "$WORK/stderr" &
+    # Every toolset: the checks reach every operation (the default surface is the first-contact
+    # check's business).
+    (cd "$dir" && exec "$bin" serve --bind 127.0.0.1:0 --approval "$policy" --toolsets all) < "$WORK/stdin" > "$WORK/stdout" 2> "$WORK/stderr" &
     SERVER=$!
     exec 3> "$WORK/stdin"
     trap stop_server EXIT

@@ -76,7 +76,7 @@ mkdir -p "$WORK/inspector"
 )
 NODE="$WORK/inspector/node_modules/.bin/node"
 CLI="$WORK/inspector/node_modules/@modelcontextprotocol/inspector/cli/build/cli.js"
-inspect() { (cd "$WORK/repo" && PATH="$WORK/inspector/node_modules/.bin:$PATH" "$NODE" "$CLI" --cli "$BIN" mcp "$@"); }
+inspect() { (cd "$WORK/repo" && PATH="$WORK/inspector/node_modules/.bin:$PATH" "$NODE" "$CLI" --cli -e SENESCHAL_TOOLSETS=all "$BIN" mcp "$@"); }
 
 inspect --method tools/list >"$WORK/tools.json"
 inspect --method tools/call --tool-name capabilities_show --tool-arg id=capabilities.list >"$WORK/call.json"

@@ -900,10 +900,22 @@ def bench_peers(quick: bool) -> None:
     rp = {"repo_path": str(repo)}
     try:
         sizes = []
-        for name, s in (("seneschal", ours), ("mcp-server-git", pgit), ("server-filesystem", pfs)):
-            msg, _, size = s.request("tools/list", {})
-            sizes.append(f"{name} {size:,} bytes for {len(msg['result']['tools'])} tools")
-        note(sec, "`tools/list` answers: " + "; ".join(sizes) + ".")
+        per_tool = {}
+        every = Stdio([str(BIN), "--repo", str(repo), "mcp", "--toolsets", "all"], repo)
+        try:
+            for name, s in (("seneschal (default toolsets)", ours), ("seneschal (--toolsets all)", every),
+                            ("mcp-server-git", pgit), ("server-filesystem", pfs)):
+                msg, _, size = s.request("tools/list", {})
+                count = len(msg['result']['tools'])
+                per_tool[name] = size / count
+                sizes.append(f"{name} {size:,} bytes for {count} tools ({size / count:,.0f} a tool)")
+        finally:
+            every.close()
+        note(sec, "`tools/list` answers (output schemas included on every side): " + "; ".join(sizes) + ".")
+        ours_per, fs_per = per_tool["seneschal (default toolsets)"], per_tool["server-filesystem"]
+        fig(sec, "default `tools/list`, bytes a tool", f"seneschal {ours_per:,.0f}, server-filesystem {fs_per:,.0f}, "
+            f"mcp-server-git {per_tool['mcp-server-git']:,.0f}; ratio {ours_per / fs_per:.2f}",
+            "≤ server-filesystem's", ours_per <= fs_per)
         # A change in the working tree, so both diffs have something to say.
         target = repo / "README.md"
         target.write_text(target.read_text() + "\nA line the benchmark added.\n")

@@ -17,6 +17,9 @@ pub struct Context {
     pub started: Instant,
     /// The strongest effect this process executes (`--allow-effects`).
     pub max_effect: Effect,
+    /// The toolsets this process serves (`--toolsets` of `mcp` and `serve`; every toolset
+    /// for a command line call).
+    pub toolsets: crate::toolset::Toolsets,
     /// Session notes: this process's memory, changed by `process_state` capabilities.
     pub notes: Mutex<Vec<Note>>,
     /// The knowledge index of the repository.
@@ -52,6 +55,7 @@ impl Context {
             repo,
             started: Instant::now(),
             max_effect,
+            toolsets: crate::toolset::Toolsets::ALL,
             notes: Mutex::new(Vec::new()),
             knowledge: crate::knowledge::Index::default(),
             approval: crate::interact::ApprovalPolicy::default(),
@@ -70,6 +74,53 @@ impl Context {
             "conformance@seneschal.invalid".into(),
         ));
         ctx
+    }
+
+    /// A context with every setting of this one (repository, profile, approval policy, desk,
+    /// stand-in identity) and memory of its own: what a task runs in. Every field is named
+    /// here, so a setting added to [`Context`] fails to compile until it is carried or said
+    /// to be memory.
+    pub fn sibling(&self) -> Context {
+        let Context {
+            repo,
+            started: _,
+            max_effect,
+            toolsets,
+            notes: _,
+            knowledge: _,
+            approval,
+            desk_wait,
+            stand_in_identity,
+        } = self;
+        let mut c = Context::new(repo.clone(), *max_effect)
+            .with_toolsets(*toolsets)
+            .with_approval(*approval);
+        c.desk_wait = *desk_wait;
+        c.stand_in_identity = stand_in_identity.clone();
+        c
+    }
+
+    /// Whether `other` has every setting of this context ([`Context::sibling`]'s).
+    pub fn same_settings(&self, other: &Context) -> bool {
+        self.repo == other.repo
+            && self.profile() == other.profile()
+            && self.approval == other.approval
+            && self.desk_wait == other.desk_wait
+            && self.stand_in_identity == other.stand_in_identity
+    }
+
+    /// The same context serving only `toolsets`.
+    pub fn with_toolsets(mut self, toolsets: crate::toolset::Toolsets) -> Context {
+        self.toolsets = toolsets;
+        self
+    }
+
+    /// What this process serves: its effect and its toolsets.
+    pub fn profile(&self) -> crate::toolset::Profile {
+        crate::toolset::Profile {
+            max_effect: self.max_effect,
+            toolsets: self.toolsets,
+        }
     }
 
     /// The same context with the approval policy `policy`.

@@ -351,6 +351,13 @@ fn diff_capability(id: &str, o: &Value, n: &Value, push: &mut impl FnMut(Class, 
                 ),
             }
         }
+        // The toolset decides which profiles list it: a move changes who sees it by default,
+        // never what a call does.
+        match (&ox["toolset"], &nx["toolset"]) {
+            (a, b) if a == b => {}
+            (Value::Null, b) => push(Class::Patch, id, format!("toolset {b} declared")),
+            (a, b) => push(Class::Minor, id, format!("moved from toolset {a} to {b}")),
+        }
     }
     if hash(o, "examples") != hash(n, "examples") {
         section_changed = true;

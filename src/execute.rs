@@ -149,6 +149,18 @@ pub fn execute_index(
             ctx.max_effect.as_str()
         )));
     }
+    // Toolsets narrow what a server offers its clients; the command line is the person's own
+    // and runs every toolset (`mcp --inspect` describes a narrowed server's surface).
+    if transport != Transport::Cli && !ctx.toolsets.contains(d.toolset) {
+        return refuse(CapabilityError::refused(format!(
+            "`{}` is in the toolset {}, which this process does not serve (--toolsets {}): start it with --toolsets {},{}",
+            d.id,
+            d.toolset.as_str(),
+            ctx.toolsets.spelling(),
+            ctx.toolsets.spelling(),
+            d.toolset.as_str()
+        )));
+    }
     if !input.is_object() {
         return refuse(CapabilityError::invalid_input("the input must be a JSON object").at(""));
     }
@@ -326,9 +338,19 @@ fn disclose_error(mut e: CapabilityError) -> CapabilityError {
     e
 }
 
+/// Whether this process serves the repository's knowledge outside `tools/call` (its
+/// resources, templates, prompts and completions): only with the knowledge toolset, like
+/// `knowledge.get`. Every such door below asks here.
+fn knowledge_served(ctx: &Context) -> bool {
+    ctx.toolsets.contains(crate::toolset::Toolset::Knowledge)
+}
+
 /// The knowledge objects the MCP projection lists as resources (`resources/list`), through
 /// the same disclosure as a `repository` answer: every field is repository content.
 pub fn knowledge_resources(ctx: &Context) -> Vec<Resource> {
+    if !knowledge_served(ctx) {
+        return Vec::new();
+    }
     let mut all = crate::knowledge::resources(&ctx.knowledge, &ctx.repo);
     for r in &mut all {
         r.fields_mut().into_iter().for_each(disclose_string);
@@ -361,6 +383,9 @@ pub fn knowledge_read(
     ctx: &Context,
     uri: &str,
 ) -> Result<Option<(String, String)>, CapabilityError> {
+    if !knowledge_served(ctx) {
+        return Ok(None);
+    }
     let Some((mut mime, mut text)) = crate::knowledge::read(&ctx.knowledge, &ctx.repo, uri) else {
         return Ok(None);
     };
@@ -383,6 +408,9 @@ pub fn knowledge_changes(
 /// The kinds' URI templates (`resources/templates/list`), through the same disclosure: a
 /// repository's own kinds (`.seneschal/kinds.yaml`) are repository content.
 pub fn knowledge_templates(ctx: &Context) -> Vec<Template> {
+    if !knowledge_served(ctx) {
+        return Vec::new();
+    }
     let mut all = crate::knowledge::templates(&ctx.knowledge, &ctx.repo);
     for t in &mut all {
         t.fields_mut().into_iter().for_each(disclose_string);
@@ -393,6 +421,9 @@ pub fn knowledge_templates(ctx: &Context) -> Vec<Template> {
 /// The prompts (`prompts/list`): the objects of every kind declared `prompt: true`, through
 /// the same disclosure as a `repository` answer.
 pub fn knowledge_prompts(ctx: &Context) -> Vec<Prompt> {
+    if !knowledge_served(ctx) {
+        return Vec::new();
+    }
     let mut all = crate::knowledge::prompts::prompts(&ctx.knowledge, &ctx.repo);
     for p in &mut all {
         p.fields_mut().into_iter().for_each(disclose_string);
@@ -408,6 +439,12 @@ pub fn knowledge_prompt(
     name: &str,
     args: &serde_json::Map<String, Value>,
 ) -> Result<Rendered, PromptError> {
+    if !knowledge_served(ctx) {
+        return Err(PromptError::Unknown(format!(
+            "no prompt is named `{name}` here: the knowledge toolset is not served (--toolsets {})",
+            ctx.toolsets.spelling()
+        )));
+    }
     match crate::knowledge::prompts::render(&ctx.knowledge, &ctx.repo, name, args) {
         Ok(mut rendered) => {
             rendered.fields_mut().into_iter().for_each(disclose_string);
@@ -428,6 +465,9 @@ pub fn knowledge_prompt_completion(
     argument: &str,
     value: &str,
 ) -> Option<Vec<String>> {
+    if !knowledge_served(ctx) {
+        return None;
+    }
     let values =
         crate::knowledge::prompts::complete_prompt(&ctx.knowledge, &ctx.repo, name, argument, "")?;
     Some(disclosed_matches(values, value))
@@ -442,6 +482,9 @@ pub fn knowledge_template_completion(
     value: &str,
     context: &serde_json::Map<String, Value>,
 ) -> Option<Vec<String>> {
+    if !knowledge_served(ctx) {
+        return None;
+    }
     let values = crate::knowledge::prompts::complete_template(
         &ctx.knowledge,
         &ctx.repo,

@@ -34,6 +34,7 @@ pub mod rootfs;
 pub mod rules;
 pub mod store;
 pub mod text;
+pub mod toolset;
 pub mod transport;
 pub mod udiff;
 pub mod versions;

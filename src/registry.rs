@@ -3,6 +3,7 @@
 
 use crate::codes::ErrorCode;
 use crate::policy::{Class, Effect};
+use crate::toolset::Profile;
 
 /// Whether a handler runs or embedded content is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -226,71 +227,43 @@ pub fn by_route(method: &str, path: &str) -> Option<(usize, &'static Descriptor)
     })
 }
 
-/// What a process started with `--allow-effects max_effect` executes: the executable
-/// capabilities whose effect is at most `max_effect`, with their index in the table. Every
-/// surface computed at run time (`mcp.projection`, `resources/list`) lists these and nothing
-/// else; the surfaces computed at build time are in [`projections`].
-pub fn served(max_effect: Effect) -> impl Iterator<Item = (usize, &'static Descriptor)> {
+/// What a process of `profile` (`--allow-effects`, `--toolsets`) executes: the executable
+/// capabilities whose effect is at most its effect, in its toolsets, with their index in the
+/// table. Every surface computed at run time (`mcp.projection`, `resources/list`) lists these
+/// and nothing else; the surfaces computed at build time are in [`projections`].
+pub fn served_in(profile: Profile) -> impl Iterator<Item = (usize, &'static Descriptor)> {
     CAPABILITIES
         .iter()
         .enumerate()
-        .filter(move |(_, d)| d.served_by(max_effect))
+        .filter(move |(_, d)| d.served_in(profile))
 }
 
-/// The MCP tools of `effect` that a process started with `--allow-effects max_effect`
-/// serves, in registry order.
-pub fn served_tools(max_effect: Effect, effect: Effect) -> impl Iterator<Item = &'static str> {
-    served(max_effect)
+/// The MCP tools of `effect` that a process of `profile` serves, in registry order.
+pub fn served_tools(profile: Profile, effect: Effect) -> impl Iterator<Item = &'static str> {
+    served_in(profile)
         .filter(move |(_, d)| d.effect == effect)
         .filter_map(|(_, d)| d.mcp_tool)
 }
 
-/// The projection bytes produced at build time: the committed ones (the full profile),
-/// byte-identical to `generated/`, and those of the narrowed profiles, which list only what a
-/// process started with `--allow-effects read` or `process_state` executes.
+/// The projection bytes produced at build time: the committed ones (every effect and every
+/// toolset), byte-identical to `generated/`, and the templates of every served document, from
+/// which a process renders its own profile's (`--allow-effects`, `--toolsets`) once.
 pub mod projections {
-    use crate::policy::Effect;
+    use std::sync::Mutex;
 
-    /// `tools/list` result for the full profile.
+    use crate::policy::Effect;
+    use crate::toolset::{render, Profile, Seg, Template};
+
+    #[allow(clippy::all)]
+    mod templates {
+        use super::{Seg, Template};
+        include!(concat!(env!("OUT_DIR"), "/templates.rs"));
+    }
+
+    /// `tools/list` result of every toolset, pretty (the committed file).
     pub const MCP_TOOLS: &str = include_str!(concat!(env!("OUT_DIR"), "/mcp-tools.json"));
-    /// `tools/list` result for `--allow-effects read`.
-    pub const MCP_TOOLS_READ: &str = include_str!(concat!(env!("OUT_DIR"), "/mcp-tools.read.json"));
-    /// `tools/list` result for `--allow-effects process_state`.
-    pub const MCP_TOOLS_PROCESS_STATE: &str =
-        include_str!(concat!(env!("OUT_DIR"), "/mcp-tools.process_state.json"));
-    /// The `tools/list` result as the initialize era serves it (compact), per profile:
-    /// `read`, `process_state`, `repository_write`.
-    pub const MCP_TOOLS_LEGACY: [&str; 3] = [
-        include_str!(concat!(env!("OUT_DIR"), "/mcp-wire.legacy.read.json")),
-        include_str!(concat!(
-            env!("OUT_DIR"),
-            "/mcp-wire.legacy.process_state.json"
-        )),
-        include_str!(concat!(
-            env!("OUT_DIR"),
-            "/mcp-wire.legacy.repository_write.json"
-        )),
-    ];
-    /// The `tools/list` result as MCP 2026-07-28 serves it (compact; `resultType`, the cache
-    /// hints and the server in `_meta`), per profile, in the order of [`MCP_TOOLS_LEGACY`].
-    pub const MCP_TOOLS_MODERN: [&str; 3] = [
-        include_str!(concat!(env!("OUT_DIR"), "/mcp-wire.modern.read.json")),
-        include_str!(concat!(
-            env!("OUT_DIR"),
-            "/mcp-wire.modern.process_state.json"
-        )),
-        include_str!(concat!(
-            env!("OUT_DIR"),
-            "/mcp-wire.modern.repository_write.json"
-        )),
-    ];
-    /// OpenAPI 3.1 document.
+    /// OpenAPI 3.1 document of every toolset.
     pub const OPENAPI: &str = include_str!(concat!(env!("OUT_DIR"), "/openapi.json"));
-    /// OpenAPI 3.1 document for `--allow-effects read`.
-    pub const OPENAPI_READ: &str = include_str!(concat!(env!("OUT_DIR"), "/openapi.read.json"));
-    /// OpenAPI 3.1 document for `--allow-effects process_state`.
-    pub const OPENAPI_PROCESS_STATE: &str =
-        include_str!(concat!(env!("OUT_DIR"), "/openapi.process_state.json"));
     /// The Markdown reference.
     pub const REFERENCE: &str = include_str!(concat!(env!("OUT_DIR"), "/capabilities.md"));
     /// The command-line reference.
@@ -298,23 +271,10 @@ pub mod projections {
     /// The contract lock.
     pub const CONTRACT_LOCK: &str = include_str!(concat!(env!("OUT_DIR"), "/contract.lock"));
     /// The server digest recorded in the contract lock: the same for every profile (one
-    /// binary, one contract; refusing an effect is part of that contract).
+    /// binary, one contract; refusing an effect or a toolset is part of that contract).
     pub const DIGEST: &str = include_str!(concat!(env!("OUT_DIR"), "/digest.txt"));
-    /// The MCP server card.
+    /// The MCP server card of every toolset.
     pub const SERVER_CARD: &str = include_str!(concat!(env!("OUT_DIR"), "/server-card.json"));
-    /// The MCP server card for `--allow-effects read`.
-    pub const SERVER_CARD_READ: &str =
-        include_str!(concat!(env!("OUT_DIR"), "/server-card.read.json"));
-    /// The MCP server card for `--allow-effects process_state`.
-    pub const SERVER_CARD_PROCESS_STATE: &str =
-        include_str!(concat!(env!("OUT_DIR"), "/server-card.process_state.json"));
-    /// The cockpit's surface (the rows of its capability table, JSON) for the full profile.
-    pub const COCKPIT: &str = include_str!(concat!(env!("OUT_DIR"), "/cockpit.json"));
-    /// The cockpit's surface for `--allow-effects read`.
-    pub const COCKPIT_READ: &str = include_str!(concat!(env!("OUT_DIR"), "/cockpit.read.json"));
-    /// The cockpit's surface for `--allow-effects process_state`.
-    pub const COCKPIT_PROCESS_STATE: &str =
-        include_str!(concat!(env!("OUT_DIR"), "/cockpit.process_state.json"));
 
     /// Every committed projection: `(file name under generated/, bytes)`.
     pub const COMMITTED: &[(&str, &str)] = &[
@@ -326,58 +286,129 @@ pub mod projections {
         ("server-card.json", SERVER_CARD),
     ];
 
-    /// The `tools/list` result of a profile.
-    pub fn mcp_tools(max_effect: Effect) -> &'static str {
-        match max_effect {
-            Effect::Read => MCP_TOOLS_READ,
-            Effect::ProcessState => MCP_TOOLS_PROCESS_STATE,
-            Effect::RepositoryWrite => MCP_TOOLS,
+    /// The documents a process serves, each from its templates (one per effect profile).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Doc {
+        /// The initialize era's `tools/list` result (compact).
+        ToolsLegacy,
+        /// The 2026-07-28 `tools/list` result (compact).
+        ToolsModern,
+        /// The OpenAPI document (pretty).
+        OpenApi,
+        /// The server card (pretty).
+        ServerCard,
+        /// The cockpit's surface (compact, safe inside a `<script>`).
+        Cockpit,
+    }
+
+    impl Doc {
+        /// Every served document.
+        pub const ALL: [Doc; 5] = [
+            Doc::ToolsLegacy,
+            Doc::ToolsModern,
+            Doc::OpenApi,
+            Doc::ServerCard,
+            Doc::Cockpit,
+        ];
+
+        /// The document's template for an effect profile.
+        pub fn template(self, max_effect: Effect) -> Template {
+            let i = match max_effect {
+                Effect::Read => 0,
+                Effect::ProcessState => 1,
+                Effect::RepositoryWrite => 2,
+            };
+            match self {
+                Doc::ToolsLegacy => templates::TOOLS_LEGACY[i],
+                Doc::ToolsModern => templates::TOOLS_MODERN[i],
+                Doc::OpenApi => templates::OPENAPI[i],
+                Doc::ServerCard => templates::SERVER_CARD[i],
+                Doc::Cockpit => templates::COCKPIT[i],
+            }
         }
     }
 
-    /// The index of a profile in the per-profile tables.
-    fn profile(max_effect: Effect) -> usize {
-        match max_effect {
-            Effect::Read => 0,
-            Effect::ProcessState => 1,
-            Effect::RepositoryWrite => 2,
+    /// The documents rendered so far: each profile's once, for the life of the process (a
+    /// process serves one profile; tests a few).
+    static RENDERED: Mutex<Vec<(Doc, Profile, &'static str)>> = Mutex::new(Vec::new());
+
+    /// The bytes of `doc` for `profile`: its template rendered for the profile's toolsets,
+    /// once per process.
+    pub fn served(doc: Doc, profile: Profile) -> &'static str {
+        let mut done = RENDERED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((.., text)) = done.iter().find(|(d, p, _)| *d == doc && *p == profile) {
+            return text;
         }
+        let text: &'static str =
+            Box::leak(render(doc.template(profile.max_effect), profile.toolsets).into_boxed_str());
+        done.push((doc, profile, text));
+        text
     }
 
     /// The initialize era's `tools/list` bytes of a profile.
-    pub fn mcp_tools_legacy(max_effect: Effect) -> &'static str {
-        MCP_TOOLS_LEGACY[profile(max_effect)]
+    pub fn mcp_tools_legacy(profile: Profile) -> &'static str {
+        served(Doc::ToolsLegacy, profile)
     }
 
     /// The 2026-07-28 `tools/list` bytes of a profile.
-    pub fn mcp_tools_modern(max_effect: Effect) -> &'static str {
-        MCP_TOOLS_MODERN[profile(max_effect)]
+    pub fn mcp_tools_modern(profile: Profile) -> &'static str {
+        served(Doc::ToolsModern, profile)
     }
 
     /// The OpenAPI document of a profile.
-    pub fn openapi(max_effect: Effect) -> &'static str {
-        match max_effect {
-            Effect::Read => OPENAPI_READ,
-            Effect::ProcessState => OPENAPI_PROCESS_STATE,
-            Effect::RepositoryWrite => OPENAPI,
-        }
+    pub fn openapi(profile: Profile) -> &'static str {
+        served(Doc::OpenApi, profile)
     }
 
     /// The server card of a profile.
-    pub fn server_card(max_effect: Effect) -> &'static str {
-        match max_effect {
-            Effect::Read => SERVER_CARD_READ,
-            Effect::ProcessState => SERVER_CARD_PROCESS_STATE,
-            Effect::RepositoryWrite => SERVER_CARD,
-        }
+    pub fn server_card(profile: Profile) -> &'static str {
+        served(Doc::ServerCard, profile)
     }
 
     /// The cockpit's surface of a profile.
-    pub fn cockpit(max_effect: Effect) -> &'static str {
-        match max_effect {
-            Effect::Read => COCKPIT_READ,
-            Effect::ProcessState => COCKPIT_PROCESS_STATE,
-            Effect::RepositoryWrite => COCKPIT,
+    pub fn cockpit(profile: Profile) -> &'static str {
+        served(Doc::Cockpit, profile)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::toolset::Toolsets;
+
+        #[test]
+        fn every_toolset_s_documents_are_the_committed_ones() {
+            let full = Profile::FULL;
+            assert_eq!(openapi(full), OPENAPI);
+            assert_eq!(server_card(full), SERVER_CARD);
+            // The pretty committed list and the compact served one are the same value.
+            let pretty: serde_json::Value = serde_json::from_str(MCP_TOOLS).unwrap();
+            let legacy: serde_json::Value = serde_json::from_str(mcp_tools_legacy(full)).unwrap();
+            assert_eq!(pretty, legacy);
+        }
+
+        #[test]
+        fn a_profile_s_documents_list_only_its_toolsets_and_stay_json() {
+            for effect in Effect::ALL {
+                for set in 0..=Toolsets::ALL.0 {
+                    let profile = Profile {
+                        max_effect: effect,
+                        toolsets: Toolsets(set),
+                    };
+                    for doc in Doc::ALL {
+                        let text = render(doc.template(effect), profile.toolsets);
+                        let text = text.replace("\\u003c", "<");
+                        let v: serde_json::Value = serde_json::from_str(&text)
+                            .unwrap_or_else(|e| panic!("{doc:?} {profile:?}: {e}"));
+                        if doc == Doc::ToolsModern {
+                            let names = v["tools"].as_array().unwrap();
+                            let want = super::super::served_in(profile)
+                                .filter(|(_, d)| d.mcp_tool.is_some())
+                                .count();
+                            assert_eq!(names.len(), want, "{profile:?}");
+                        }
+                    }
+                }
+            }
         }
     }
 }

@@ -20,6 +20,7 @@ effect: {effect}
 disclosure: none
 determinism: input
 stability: stable
+toolset: files
 tags: [synth]
 input:
   type: object

@@ -96,6 +96,60 @@ pub fn check_registry(
         pointer: pointer.to_string(),
         message,
     };
+    // The context budget: what a tool costs an agent in every session's `tools/list`.
+    for c in caps {
+        let Some(name) = &c.expose.mcp_tool else {
+            continue;
+        };
+        use crate::project::mcp_tools::{cost, tool, DESCRIPTION_BUDGET_CHARS, TOOL_BUDGET_BYTES};
+        let chars = c.description.chars().count();
+        if chars > DESCRIPTION_BUDGET_CHARS {
+            diags.push(err(
+                c,
+                "/description",
+                format!(
+                    "the description has {chars} characters, over the budget of {DESCRIPTION_BUDGET_CHARS}: say what the tool does, when to use it and what it returns, and move the rest to `details` (the reference and OpenAPI only)"
+                ),
+            ));
+        }
+        let entry = tool(c, name);
+        let bytes = cost(&entry);
+        if bytes > TOOL_BUDGET_BYTES {
+            let part = |k: &str| cost(&entry[k]);
+            diags.push(err(
+                c,
+                "/description",
+                format!(
+                    "the tool `{name}` costs {bytes} bytes in tools/list, over the budget of {TOOL_BUDGET_BYTES} (description {}, inputSchema {}, outputSchema {}): shorten the description or the input's property descriptions",
+                    part("description"),
+                    part("inputSchema"),
+                    part("outputSchema")
+                ),
+            ));
+        }
+    }
+    // One toolset per HTTP path: a profile lists a path with all its methods or not at all.
+    let mut path_toolsets: BTreeMap<&str, &Capability> = BTreeMap::new();
+    for c in caps {
+        let Some(h) = &c.expose.http else { continue };
+        match path_toolsets.get(h.path.as_str()) {
+            Some(other) if other.toolset != c.toolset => diags.push(err(
+                c,
+                "/toolset",
+                format!(
+                    "the path {} is also served by {} ({}), in the toolset {}: the methods of one path belong to one toolset",
+                    h.path,
+                    other.id,
+                    at(other, "/toolset"),
+                    other.toolset.as_str()
+                ),
+            )),
+            Some(_) => {}
+            None => {
+                path_toolsets.insert(&h.path, c);
+            }
+        }
+    }
     // CLI paths: none is a prefix of another, none starts with a reserved word.
     let paths: Vec<(&Capability, &Vec<String>)> = caps
         .iter()

@@ -11,7 +11,7 @@ pub mod model;
 pub mod project;
 
 /// The model shared with the binary (crate `seneschal-model`): policy, codes, versions, flags.
-pub use seneschal_model::{codes, flags, policy, versions};
+pub use seneschal_model::{codes, flags, policy, toolset, versions};
 
 use std::path::{Path, PathBuf};
 
@@ -156,41 +156,47 @@ pub fn committed_projections(reg: &Registry) -> (Vec<(&'static str, String)>, St
     (p.committed, p.digest)
 }
 
-/// The OUT_DIR files of the narrowed profiles: `(profile, mcp tools, OpenAPI, card, cockpit)`.
-/// The full profile's are the committed files (its cockpit is [`FULL_COCKPIT`]).
-pub const NARROWED: [(Effect, [&str; 4]); 2] = [
-    (
-        Effect::Read,
-        [
-            "mcp-tools.read.json",
-            "openapi.read.json",
-            "server-card.read.json",
-            "cockpit.read.json",
-        ],
-    ),
-    (
-        Effect::ProcessState,
-        [
-            "mcp-tools.process_state.json",
-            "openapi.process_state.json",
-            "server-card.process_state.json",
-            "cockpit.process_state.json",
-        ],
-    ),
-];
+/// The narrowed effect profiles' documents, `(name, content)`: what a process started with
+/// `--allow-effects read` or `process_state` serves for every toolset (the binary renders them
+/// from [`TEMPLATES`]; these are for reading and the fixture snapshots).
+pub fn narrowed(reg: &Registry) -> Vec<(String, String)> {
+    let p = projections(reg);
+    let tools = project::mcp_tools::Tools::new(reg);
+    let operations = project::openapi::Operations::new(reg);
+    let mut out = vec![(
+        "cockpit.json".to_string(),
+        project::cockpit::render(reg, Effect::RepositoryWrite),
+    )];
+    for effect in [Effect::Read, Effect::ProcessState] {
+        let e = effect.as_str();
+        out.push((format!("mcp-tools.{e}.json"), tools.render(effect)));
+        out.push((
+            format!("openapi.{e}.json"),
+            operations.render(reg, &p.digest, effect),
+        ));
+        out.push((
+            format!("server-card.{e}.json"),
+            project::server_card::render_profile(reg, &p.digest, &tools, effect),
+        ));
+        out.push((
+            format!("cockpit.{e}.json"),
+            project::cockpit::render(reg, effect),
+        ));
+    }
+    out
+}
 
-/// The cockpit surface of the full profile (OUT_DIR only, like every cockpit surface: it is
-/// a part of a page, not a projection a client reads).
-pub const FULL_COCKPIT: &str = "cockpit.json";
+/// The OUT_DIR file of the templates the binary renders its profile's documents from.
+pub const TEMPLATES: &str = "templates.rs";
 
 /// Every projection of a registry.
 #[derive(Debug, Clone)]
 pub struct Projections {
-    /// The committed files (the full profile): `(file name under generated/, content)`.
+    /// The committed files (every effect, every toolset): `(file name under generated/,
+    /// content)`.
     pub committed: Vec<(&'static str, String)>,
-    /// The surfaces of the narrowed profiles, every cockpit surface and the served
-    /// `tools/list` bytes of every profile and era ([`project::mcp_tools::WIRE`]), for OUT_DIR.
-    pub profiles: Vec<(&'static str, String)>,
+    /// The templates of every served document ([`TEMPLATES`]), as Rust source.
+    pub templates: String,
     /// The server digest.
     pub digest: String,
 }
@@ -214,20 +220,36 @@ pub fn projections(reg: &Registry) -> Projections {
             project::server_card::render_profile(reg, &digest, &tools, full),
         ),
     ];
-    let mut profiles = vec![(FULL_COCKPIT, project::cockpit::render(reg, full))];
-    profiles.extend(tools.wire(&reg.version));
-    for (effect, [mcp, openapi, card, cockpit]) in NARROWED {
-        profiles.push((mcp, tools.render(effect)));
-        profiles.push((openapi, operations.render(reg, &digest, effect)));
-        profiles.push((
-            card,
-            project::server_card::render_profile(reg, &digest, &tools, effect),
-        ));
-        profiles.push((cockpit, project::cockpit::render(reg, effect)));
-    }
+    // Per effect profile, weakest first; each template marks its per-toolset parts.
+    let per_effect = |f: &dyn Fn(Effect) -> Vec<project::Seg>| -> String {
+        let each: Vec<String> = Effect::ALL
+            .iter()
+            .map(|e| project::template_rust(&f(*e)))
+            .collect();
+        format!("[{}]", each.join(",\n"))
+    };
+    let templates = format!(
+        "// {GENERATED_BY}\n\
+         /// The initialize era's `tools/list`, per effect profile.\n\
+         pub const TOOLS_LEGACY: [Template; 3] = {};\n\
+         /// The 2026-07-28 `tools/list`, per effect profile.\n\
+         pub const TOOLS_MODERN: [Template; 3] = {};\n\
+         /// The OpenAPI document, per effect profile.\n\
+         pub const OPENAPI: [Template; 3] = {};\n\
+         /// The server card, per effect profile.\n\
+         pub const SERVER_CARD: [Template; 3] = {};\n\
+         /// The cockpit's surface, per effect profile.\n\
+         pub const COCKPIT: [Template; 3] = {};\n",
+        per_effect(&|e| tools.legacy_wire(e)),
+        per_effect(&|e| tools.modern_wire(e, &reg.version)),
+        per_effect(&|e| operations.template(reg, &digest, e)),
+        per_effect(&|e| project::server_card::template(reg, &digest, &tools, e)),
+        per_effect(&|e| project::cockpit::template(reg, e)),
+        GENERATED_BY = project::GENERATED_BY,
+    );
     Projections {
         committed,
-        profiles,
+        templates,
         digest,
     }
 }
@@ -267,8 +289,8 @@ pub struct Outputs {
     pub registry: Registry,
     /// Committed projections: `(file name under generated/, content)`.
     pub committed: Vec<(&'static str, String)>,
-    /// Files for OUT_DIR only: the Rust registry, the surfaces of the narrowed profiles
-    /// ([`NARROWED`]), the cockpit surfaces and the served `tools/list` bytes.
+    /// Files for OUT_DIR only: the Rust registry, the templates of every served document
+    /// ([`TEMPLATES`]) and the digest.
     pub out_dir: Vec<(&'static str, String)>,
 }
 
@@ -294,7 +316,7 @@ pub fn generate_with(inputs: &Inputs, extra: &[PathBuf]) -> Result<Outputs, Vec<
     let registry_rs = registry_rs?;
     project::rust::check_handler_modules(&registry, &handler_dirs(inputs, extra), &inputs.root)?;
     let mut out_dir = vec![("registry.rs", registry_rs)];
-    out_dir.extend(rendered.profiles);
+    out_dir.push((TEMPLATES, rendered.templates));
     out_dir.push(("digest.txt", rendered.digest));
     Ok(Outputs {
         registry,

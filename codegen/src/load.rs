@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::codes::ErrorCode;
 use crate::model::{Capability, Kind, Manifest};
 use crate::policy::{Class, Determinism, Disclosure, Effect, Stability};
+use crate::toolset::Toolset;
 
 /// One problem found in the registry.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -432,6 +433,7 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
         kind,
         title: manifest.title,
         description: manifest.description.trim_end().to_string(),
+        details: manifest.details.map(|d| d.trim_end().to_string()),
         handler,
         content: manifest.content,
         content_blocks: manifest.content_blocks,
@@ -446,6 +448,7 @@ pub fn load_manifest(text: &str, file: &str) -> Result<Capability, Vec<Diagnosti
             disclosure: Disclosure::parse(&manifest.disclosure).expect("schema-checked"),
             determinism: Determinism::parse(&manifest.determinism).expect("schema-checked"),
             stability,
+            toolset: Toolset::parse(&manifest.toolset).expect("schema-checked"),
         },
         git_state: manifest.git_state,
         tags: manifest.tags,

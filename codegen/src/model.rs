@@ -48,6 +48,11 @@ pub struct Manifest {
     pub disclosure: String,
     pub determinism: String,
     pub stability: String,
+    /// The toolset the capability belongs to (`--toolsets`).
+    pub toolset: String,
+    /// Maintainer-level detail: the reference and OpenAPI only, never the MCP tool list.
+    #[serde(default)]
+    pub details: Option<String>,
     #[serde(default)]
     pub tags: Vec<String>,
     #[serde(default)]
@@ -111,6 +116,8 @@ pub struct Capability {
     pub kind: Kind,
     pub title: String,
     pub description: String,
+    /// Maintainer-level detail (the manifest's `details`), for the reference and OpenAPI.
+    pub details: Option<String>,
     /// `(module, function)` under `src/handlers/`.
     pub handler: Option<(String, String)>,
     /// Repository-relative content file of a resource.
@@ -194,6 +201,7 @@ impl Capability {
             "disclosure": self.disclosure.as_str(),
             "determinism": self.determinism.as_str(),
             "stability": self.stability.as_str(),
+            "toolset": self.toolset.as_str(),
             "tags": self.tags,
             "input": self.input,
             "output": self.output,
@@ -213,6 +221,9 @@ impl Capability {
         self.mark_additive(&mut d, "additive");
         if self.git_state {
             d["git_state"] = serde_json::json!(true);
+        }
+        if let Some(details) = &self.details {
+            d["details"] = serde_json::json!(details);
         }
         if !self.content_blocks.is_empty() {
             d["content_blocks"] = serde_json::json!(self.content_blocks);

@@ -30,19 +30,13 @@ fn fixture_registry_projections() {
     for (name, content) in &out.committed {
         insta::assert_snapshot!(format!("registry__{name}"), content);
     }
-    // Every narrowed surface and every cockpit surface (OUT_DIR only).
-    let mut profiles: Vec<&str> = Vec::new();
-    for (name, content) in &out.out_dir {
-        if name.starts_with("mcp-tools.")
-            || name.starts_with("openapi.")
-            || name.starts_with("server-card.")
-            || name.starts_with("cockpit.")
-        {
-            insta::assert_snapshot!(format!("registry__{name}"), content);
-            profiles.push(name);
-        }
+    // Every narrowed surface and every cockpit surface (the binary renders them from its
+    // templates).
+    let narrowed = seneschal_codegen::narrowed(&out.registry);
+    for (name, content) in &narrowed {
+        insta::assert_snapshot!(format!("registry__{name}"), content);
     }
-    assert_eq!(profiles.len(), 9, "{profiles:?}");
+    assert_eq!(narrowed.len(), 9);
 }
 
 /// The generated Rust of the fixture registry (OUT_DIR/registry.rs), as a reader sees it: the
@@ -153,10 +147,12 @@ fn a_fixture_module_is_checked_only_when_its_folder_joins() {
 fn a_narrowed_surface_lists_nothing_above_its_profile() {
     let root = fixtures().join("registry");
     let out = generate(&inputs(&root)).unwrap_or_else(|d| panic!("{}", report(&d)));
+    let narrowed = seneschal_codegen::narrowed(&out.registry);
     let file = |name: &str| {
-        out.out_dir
+        narrowed
             .iter()
-            .chain(out.committed.iter())
+            .map(|(n, c)| (n.as_str(), c))
+            .chain(out.committed.iter().map(|(n, c)| (*n, c)))
             .find(|(n, _)| *n == name)
             .map(|(_, c)| c.as_str())
             .unwrap_or_else(|| panic!("{name}"))
@@ -166,11 +162,13 @@ fn a_narrowed_surface_lists_nothing_above_its_profile() {
     for profile in ["read", "process_state"] {
         for kind in ["mcp-tools", "openapi", "server-card", "cockpit"] {
             let name = format!("{kind}.{profile}.json");
-            assert!(
-                !file(&name).contains("demo.forget"),
-                "{name} lists demo.forget"
-            );
-            assert!(file(&name).contains("demo.echo"), "{name} lacks demo.echo");
+            // The tool list names tools; the others name capabilities.
+            let (forget, echo) = match kind {
+                "mcp-tools" => ("demo_forget", "demo_echo"),
+                _ => ("demo.forget", "demo.echo"),
+            };
+            assert!(!file(&name).contains(forget), "{name} lists {forget}");
+            assert!(file(&name).contains(echo), "{name} lacks {echo}");
         }
         let mentions_later = file(&format!("cockpit.{profile}.json")).contains("demo.later");
         assert_eq!(mentions_later, profile == "process_state");
@@ -181,10 +179,12 @@ fn a_narrowed_surface_lists_nothing_above_its_profile() {
         "server-card.json",
         "cockpit.json",
     ] {
-        assert!(
-            file(name).contains("demo.forget"),
-            "{name} lacks demo.forget"
-        );
+        let forget = if name == "mcp-tools.json" {
+            "demo_forget"
+        } else {
+            "demo.forget"
+        };
+        assert!(file(name).contains(forget), "{name} lacks {forget}");
     }
     // One digest, whatever the profile.
     let digest = |name: &str| -> String {
@@ -326,11 +326,25 @@ fn content_blocks_and_binary_resources_reach_every_projection() {
         .find(|t| t["name"] == "demo_picture")
         .expect("demo_picture")
         .clone();
-    let output = &picture["outputSchema"];
+    // The tool entry names the field; the operation carries its whole schema.
     assert_eq!(
-        output["required"],
+        picture["outputSchema"]["required"],
         serde_json::json!(["caption", "content"])
     );
+    assert_eq!(
+        picture["outputSchema"]["properties"]["content"]["type"],
+        "array"
+    );
+    let openapi: serde_json::Value = serde_json::from_str(&file("openapi.json")).unwrap();
+    let op = openapi["paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|m| m.as_object().unwrap().values())
+        .find(|op| op["operationId"] == "demo.picture")
+        .expect("demo.picture's operation")
+        .clone();
+    let output = &op["responses"]["200"]["content"]["application/json"]["schema"];
     let variants = output["properties"]["content"]["items"]["oneOf"]
         .as_array()
         .unwrap();

@@ -81,6 +81,7 @@ fn server() -> &'static InMemory {
             max_effect: Effect::RepositoryWrite,
             approval: Default::default(),
             approval_timeout: Duration::from_secs(1),
+            toolsets: seneschal::toolset::Toolsets::ALL,
             max_body: 4096,
             timeout: Duration::from_secs(1),
             request_timeout: Duration::from_secs(1),

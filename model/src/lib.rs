@@ -5,7 +5,9 @@
 //!   MCP hints and the approval from them ([`policy::Class`]);
 //! - [`codes`]: the stable error codes and what each transport makes of them;
 //! - [`versions`]: names, MCP protocol versions and methods every projection announces;
-//! - [`flags`]: the CLI flags an input schema gives a capability command.
+//! - [`flags`]: the CLI flags an input schema gives a capability command;
+//! - [`toolset`]: the toolsets manifests name, the profile a process serves, and the
+//!   templates its build-time documents are rendered from.
 //!
 //! It depends on `serde_json` alone (for [`flags`]), so both the build script and the binary
 //! compile it cheaply; nothing here knows a manifest file, a transport or a handler.
@@ -13,4 +15,5 @@
 pub mod codes;
 pub mod flags;
 pub mod policy;
+pub mod toolset;
 pub mod versions;

@@ -6,6 +6,8 @@
 //! [`Class`], whose methods are the only derivation of hints, approval and profile
 //! membership. No transport writes an annotation value itself; each reads these tables.
 
+use crate::toolset::{Profile, Toolset};
+
 /// What a call changes in the world.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Effect {
@@ -149,6 +151,8 @@ pub struct Class {
     pub determinism: Determinism,
     /// Stable, experimental or planned.
     pub stability: Stability,
+    /// The toolset the capability belongs to.
+    pub toolset: Toolset,
 }
 
 impl Class {
@@ -177,6 +181,12 @@ impl Class {
     /// executable, and its effect at most `max`.
     pub fn served_by(&self, max: Effect) -> bool {
         self.executable() && self.within(max)
+    }
+
+    /// Whether a process of `profile` executes this capability: served up to its effect, and
+    /// in one of its toolsets. The one test of a capability against a profile.
+    pub fn served_in(&self, profile: Profile) -> bool {
+        self.served_by(profile.max_effect) && profile.toolsets.contains(self.toolset)
     }
 }
 

@@ -129,6 +129,7 @@ mod tests {
             disclosure: Disclosure::None,
             determinism: Determinism::Input,
             stability: Stability::Stable,
+            toolset: crate::toolset::Toolset::Files,
         },
         git_state: false,
         tags: &[],

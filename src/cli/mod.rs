@@ -696,7 +696,8 @@ pub fn main() -> ExitCode {
                     .copied()
                     .unwrap_or(false)
                     || !std::io::stdout().is_terminal();
-                let ctx = Context::new(or_fail!(repo_root(&matches)), options.max_effect);
+                let ctx = Context::new(or_fail!(repo_root(&matches)), options.max_effect)
+                    .with_toolsets(options.toolsets);
                 return match crate::mcp::inspect::render(&ctx, json) {
                     Ok(text) => print_stdout(&text),
                     Err(e) => fail(&e),

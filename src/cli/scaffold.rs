@@ -294,6 +294,7 @@ description: >-
 disclosure: none               # none | metadata | repository (the executor redacts every answer)
 determinism: input             # input | repository | process
 stability: experimental        # stable | experimental | planned (planned: no exposure, no handler)
+{toolset_line}# files | history | git | knowledge | session | introspection
 tags: [{group}]
 input:
   type: object
@@ -327,9 +328,23 @@ examples:
 "#,
         cli = cli.join(", "),
         handler_line = padded(&format!("handler: {group}::{function}")),
+        toolset_line = padded(&format!("toolset: {}", toolset_of(group))),
         effect_line = padded(&format!("effect: {effect}")),
         review_line = padded(&format!("review: '{title}'")),
     )
+}
+
+/// The toolset a new capability of `group` starts in: the one its group's capabilities are
+/// in (`repo` reads are history), else session; the manifest's comment lists the others.
+fn toolset_of(group: &str) -> &'static str {
+    let same = crate::registry::CAPABILITIES
+        .iter()
+        .find(|d| d.id.split('.').next() == Some(group));
+    match same {
+        Some(d) if d.id.starts_with("repo.") => "history",
+        Some(d) => d.toolset.as_str(),
+        None => "session",
+    }
 }
 
 /// A manifest line padded to the column of the comments.
@@ -355,6 +370,7 @@ effect: read
 disclosure: none               # none | metadata | repository
 determinism: input
 stability: experimental        # stable | experimental | planned
+{toolset_line}# files | history | git | knowledge | session | introspection
 tags: [{group}]
 errors: []
 expose:
@@ -368,6 +384,10 @@ examples:
     outcome: ok
 "#,
         group = id.split('.').next().unwrap_or_default(),
+        toolset_line = padded(&format!(
+            "toolset: {}",
+            toolset_of(id.split('.').next().unwrap_or_default())
+        )),
         cli = cli.join(", "),
     )
 }

@@ -12,6 +12,7 @@ use crate::error::CapabilityError;
 use crate::http::{DEFAULT_BIND, DEFAULT_TIMEOUT_SECS};
 use crate::interact::ApprovalPolicy;
 use crate::policy::Effect;
+use crate::toolset::{Toolset, Toolsets};
 
 /// `--allow-effects EFFECT`, the one definition every command shares: its values are
 /// [`Effect::ALL`], its default the strongest, and it parses to an [`Effect`].
@@ -39,6 +40,43 @@ pub fn max_effect(m: &ArgMatches) -> Effect {
         .flatten()
         .copied()
         .unwrap_or(Effect::RepositoryWrite)
+}
+
+/// `--toolsets LIST`, the one definition `mcp` and `serve` share: which toolsets the process
+/// lists and executes ([`Toolsets::parse`]), by default [`Toolsets::DEFAULT`].
+pub fn toolsets_arg() -> Arg {
+    Arg::new("toolsets")
+        .long("toolsets")
+        .value_name("LIST")
+        .value_parser(|s: &str| Toolsets::parse(s))
+        .env(TOOLSETS_ENV)
+        .default_value("default")
+        .help(toolsets_help())
+}
+
+/// The environment variable `--toolsets` falls back on (a client configuration's `env` can
+/// set it where its `args` cannot be changed).
+pub const TOOLSETS_ENV: &str = "SENESCHAL_TOOLSETS";
+
+/// The help of `--toolsets`: every toolset with what it holds.
+fn toolsets_help() -> String {
+    let each: Vec<String> = Toolset::ALL
+        .iter()
+        .map(|t| format!("{} ({})", t.as_str(), t.about()))
+        .collect();
+    format!(
+        "Serve only these toolsets, comma-separated: {}; `default` is all but introspection, `all` is every one (e.g. default,introspection)",
+        each.join("; ")
+    )
+}
+
+/// The toolsets `--toolsets` chose (every toolset when the command has no such flag).
+pub fn toolsets(m: &ArgMatches) -> Toolsets {
+    m.try_get_one::<Toolsets>("toolsets")
+        .ok()
+        .flatten()
+        .copied()
+        .unwrap_or(Toolsets::ALL)
 }
 
 /// `--approval POLICY`, the one definition `mcp` and `serve` share: what a call that needs
@@ -102,6 +140,7 @@ pub fn mcp() -> Command {
         .arg(effect_arg(
             "List and execute only tools whose effect is at most this one (least privilege)",
         ))
+        .arg(toolsets_arg())
         .arg(approval_arg())
         .arg(approval_timeout_arg())
         .arg(
@@ -150,6 +189,7 @@ pub fn serve() -> Command {
                 .help("Allow a non-loopback --bind address (prints a warning: there is no authentication)"),
         )
         .arg(effect_arg(EFFECT_HELP))
+        .arg(toolsets_arg())
         .arg(approval_arg())
         .arg(approval_timeout_arg())
         .arg(
@@ -197,6 +237,7 @@ pub fn serve() -> Command {
 pub fn mcp_options(m: &ArgMatches) -> crate::mcp::Options {
     crate::mcp::Options {
         max_effect: max_effect(m),
+        toolsets: toolsets(m),
         approval: approval(m),
         approval_timeout: approval_timeout(m),
     }
@@ -217,6 +258,7 @@ pub fn serve_options(m: &ArgMatches) -> Result<crate::http::Options, CapabilityE
         bind,
         allow_remote: m.get_flag("allow-remote"),
         max_effect: max_effect(m),
+        toolsets: toolsets(m),
         approval: approval(m),
         approval_timeout: approval_timeout(m),
         max_body: *m.get_one::<u64>("max-body").expect("defaulted") as usize,

@@ -45,7 +45,7 @@ pub fn list(
             kind: d.kind.into(),
             effect: d.effect.into(),
             stability: d.stability.into(),
-            executable: d.served_by(ctx.max_effect),
+            executable: d.served_in(ctx.profile()),
             tags: d.tags.iter().map(|t| t.to_string()).collect(),
             mcp_tool: d.mcp_tool.map(str::to_string),
             http: route(d),
@@ -87,7 +87,7 @@ pub fn projections(
             let h = d.hints();
             capabilities_projections::OutputCapabilitiesItem {
                 id: d.id.to_string(),
-                executable: d.served_by(ctx.max_effect),
+                executable: d.served_in(ctx.profile()),
                 effect: d.effect.into(),
                 approval: d.approval().into(),
                 read_only_hint: h.read_only,

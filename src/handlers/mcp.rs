@@ -548,7 +548,7 @@ pub fn projection(
     }
     // Only what this process executes: a narrowed process (`--allow-effects`) does not list
     // the tools it would refuse.
-    let served = || registry::served(ctx.max_effect).map(|(_, d)| d);
+    let served = || registry::served_in(ctx.profile()).map(|(_, d)| d);
     let tools = served()
         .filter_map(|d| {
             let h = d.hints();
@@ -564,7 +564,7 @@ pub fn projection(
             })
         })
         .collect();
-    let writers = registry::served_tools(ctx.max_effect, Effect::RepositoryWrite)
+    let writers = registry::served_tools(ctx.profile(), Effect::RepositoryWrite)
         .map(str::to_string)
         .collect();
     let resources = served()

@@ -51,6 +51,8 @@ pub struct Options {
     pub allow_remote: bool,
     /// The strongest effect executed.
     pub max_effect: Effect,
+    /// The toolsets listed and executed (`--toolsets`).
+    pub toolsets: crate::toolset::Toolsets,
     /// What a call that needs approval meets when the client cannot be asked.
     pub approval: crate::interact::ApprovalPolicy,
     /// How long a write waits on the approval desk under `ask` (`--approval-timeout`).
@@ -195,6 +197,7 @@ pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
         .map_err(|e| CapabilityError::internal(format!("the bound address is unknown: {e}")))?;
     let ctx = Arc::new(
         Context::new(repo, options.max_effect)
+            .with_toolsets(options.toolsets)
             .with_approval(options.approval)
             .with_desk(options.approval_timeout),
     );
@@ -209,9 +212,10 @@ pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
     }
     let base = format!("http://{addr}");
     eprintln!(
-        "seneschal serves {} (--allow-effects {}, --approval {})",
+        "seneschal serves {} (--allow-effects {}, --toolsets {}, --approval {})",
         state.ctx.repo.display(),
         options.max_effect.as_str(),
+        options.toolsets.spelling(),
         options.approval.as_str()
     );
     eprintln!(

@@ -68,10 +68,10 @@ pub struct State {
 
 /// The cockpit page of a profile: the template with the profile's surface at the marker, in
 /// a `<script type="application/json" id="surface">` the page's script reads.
-pub fn cockpit_page(max_effect: crate::policy::Effect) -> String {
+pub fn cockpit_page(profile: crate::toolset::Profile) -> String {
     let island = format!(
         "<script type=\"application/json\" id=\"surface\">{}</script>",
-        projections::cockpit(max_effect)
+        projections::cockpit(profile)
     );
     assert!(
         COCKPIT_HTML.matches(COCKPIT_MARKER).count() == 1,
@@ -100,7 +100,7 @@ impl State {
                 .expect("the Swagger UI configuration serializes")
                 .into_boxed_str(),
         );
-        let profile = ctx.max_effect;
+        let profile = ctx.profile();
         let card = projections::server_card(profile);
         let openapi = projections::openapi(profile);
         let cockpit_html: &'static str = Box::leak(cockpit_page(profile).into_boxed_str());
@@ -655,14 +655,21 @@ mod tests {
     #[test]
     fn each_profile_has_its_own_cockpit_page() {
         use crate::policy::Effect;
-        let pages: Vec<String> = Effect::ALL.iter().map(|e| cockpit_page(*e)).collect();
+        use crate::toolset::Profile;
+        let pages: Vec<String> = Effect::ALL
+            .iter()
+            .map(|e| cockpit_page(Profile::of_effect(*e)))
+            .collect();
         for (page, effect) in pages.iter().zip(Effect::ALL) {
             assert!(
                 !page.contains(COCKPIT_MARKER),
                 "{effect:?}: the marker is replaced"
             );
             assert_eq!(page.matches("id=\"surface\"").count(), 1, "{effect:?}");
-            assert!(page.contains(projections::cockpit(effect)), "{effect:?}");
+            assert!(
+                page.contains(projections::cockpit(Profile::of_effect(effect))),
+                "{effect:?}"
+            );
         }
         assert_ne!(pages[0], pages[2], "read and the full profile differ");
     }

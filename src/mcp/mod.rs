@@ -32,6 +32,8 @@ use crate::policy::Effect;
 pub struct Options {
     /// The strongest effect listed and executed.
     pub max_effect: Effect,
+    /// The toolsets listed and executed (`--toolsets`).
+    pub toolsets: crate::toolset::Toolsets,
     /// What a call that needs approval meets when the client cannot be asked.
     pub approval: crate::interact::ApprovalPolicy,
     /// How long a write waits on the approval desk under `ask` (`--approval-timeout`).
@@ -42,12 +44,14 @@ pub struct Options {
 /// code is success at end of input or a closed output, `internal` when stdio fails.
 pub fn serve_stdio(repo: PathBuf, options: &Options) -> ExitCode {
     let ctx = Context::new(repo, options.max_effect)
+        .with_toolsets(options.toolsets)
         .with_approval(options.approval)
         .with_desk(options.approval_timeout);
     eprintln!(
-        "seneschal mcp: serving {} over stdio (--allow-effects {}, --approval {})",
+        "seneschal mcp: serving {} over stdio (--allow-effects {}, --toolsets {}, --approval {})",
         ctx.repo.display(),
         options.max_effect.as_str(),
+        options.toolsets.spelling(),
         options.approval.as_str()
     );
     // Answers go to a file of their own on stdout's descriptor: `std::io::Stdout` is line

@@ -51,6 +51,7 @@ effect: read
 disclosure: none
 determinism: input
 stability: stable
+toolset: files
 input: { type: object, additionalProperties: false, properties: {} }
 output: { type: object, additionalProperties: false, required: [ok], properties: { ok: { type: boolean } } }
 expose: { mcp_tool: demo_liar }
@@ -70,6 +71,7 @@ effect: read
 disclosure: none
 determinism: input
 stability: stable
+toolset: files
 input: { type: object, additionalProperties: false, properties: {} }
 output: { type: object, additionalProperties: false, required: [ok], properties: { ok: { type: boolean } } }
 expose: { mcp_tool: demo_counter }

@@ -15,6 +15,7 @@ effect: read
 disclosure: none
 determinism: input
 stability: stable
+toolset: files
 input:
   type: object
   additionalProperties: false

@@ -51,5 +51,6 @@ mod repo_history;
 mod repo_secrets;
 mod repo_session;
 mod rich_content;
+mod toolsets;
 mod writes_cli;
 mod writes_transports;

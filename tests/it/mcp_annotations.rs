@@ -50,7 +50,11 @@ fn every_listed_tool_carries_the_policy_of_its_manifest() {
     );
     for t in tools {
         let name = t["name"].as_str().expect("name");
-        let id = t["_meta"]["seneschal/id"].as_str().expect("seneschal/id");
+        let id = seneschal::registry::CAPABILITIES
+            .iter()
+            .find(|d| d.mcp_tool == Some(name))
+            .map(|d| d.id)
+            .expect("a listed tool is a capability's");
         assert_eq!(manifest_field(id, "kind"), "query", "{name}");
         let effect = Effect::parse(&manifest_field(id, "effect")).expect("a known effect");
         let disclosure =
@@ -76,7 +80,8 @@ fn every_listed_tool_carries_the_policy_of_its_manifest() {
             "{name}"
         );
         let (_, d) = seneschal::registry::find(id).expect("in the registry");
-        assert_eq!(meta["seneschal/review"], d.review, "{name}");
+        // The lean entry (ADR 0006): the review sentence is the question's, not the listing's.
+        assert!(meta.get("seneschal/review").is_none(), "{name}");
         assert_eq!(d.mcp_tool, Some(name));
         assert_eq!(t["title"], d.title);
         assert_eq!(t["description"], d.description);
@@ -85,7 +90,9 @@ fn every_listed_tool_carries_the_policy_of_its_manifest() {
         // The manifest's schemas, in the portable form every surface publishes.
         let published = seneschal_codegen::project::openapi::published_schema;
         assert_eq!(t["inputSchema"], published(&input), "{name}");
-        assert_eq!(t["outputSchema"], published(&output), "{name}");
+        // The output's top-level fields (ADR 0006): the whole schema is the capability's.
+        let top = seneschal_codegen::project::mcp_tools::top_level;
+        assert_eq!(t["outputSchema"], top(&published(&output)), "{name}");
         assert_eq!(t["inputSchema"]["type"], "object");
     }
 }

@@ -126,7 +126,8 @@ fn image_and_embedded_resource_blocks_over_mcp_stdio_in_both_eras() {
         r["result"]["structuredContent"]["content"],
         r["result"]["content"]
     );
-    // tools/list publishes the declared blocks in the output schema.
+    // tools/list announces the `content` field; its full schema, with the declared blocks,
+    // is the capability's (`capabilities_show`, OpenAPI).
     let list = m.request("tools/list", json!({}));
     let tool = list["result"]["tools"]
         .as_array()
@@ -135,10 +136,18 @@ fn image_and_embedded_resource_blocks_over_mcp_stdio_in_both_eras() {
         .find(|t| t["name"] == "test_image_content")
         .unwrap()
         .clone();
-    let items = &tool["outputSchema"]["properties"]["content"]["items"];
+    assert_eq!(
+        tool["outputSchema"]["properties"]["content"]["type"], "array",
+        "{tool}"
+    );
+    let shown = m.request(
+        "tools/call",
+        json!({"name": "capabilities_show", "arguments": {"id": "conformance.image_content"}}),
+    );
+    let items = &shown["result"]["structuredContent"]["output"]["properties"]["content"]["items"];
     assert_eq!(
         items["oneOf"][0]["properties"]["type"]["const"], "image",
-        "{tool}"
+        "{shown}"
     );
     assert_eq!(tool["outputSchema"]["required"], json!(["content"]));
 

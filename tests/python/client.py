@@ -27,7 +27,7 @@ HINTS = ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hi
 
 
 async def exercise(binary: str, repo: str, mode: str, expected_version: str) -> None:
-    params = StdioServerParameters(command=binary, args=["mcp"], cwd=repo)
+    params = StdioServerParameters(command=binary, args=["mcp", "--toolsets", "all"], cwd=repo)
     logs: list = []
 
     async def on_log(message) -> None:
@@ -52,7 +52,7 @@ async def exercise(binary: str, repo: str, mode: str, expected_version: str) -> 
         assert listed.annotations.destructive_hint is False
         for t in tools:
             meta = t.meta or {}
-            for key in ("seneschal/effect", "seneschal/approval", "seneschal/review"):
+            for key in ("seneschal/effect", "seneschal/approval"):
                 assert key in meta, (t.name, key)
             assert all(getattr(t.annotations, h) is not None for h in HINTS), t.name
 

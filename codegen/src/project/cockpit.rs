@@ -2,9 +2,9 @@
 //! table of `/`, which the server splices into `share/cockpit/index.html`, so the page a
 //! process serves names only what that process executes.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::allowed_effects;
+use super::{allowed_effects, Part, Seg};
 use crate::model::Registry;
 use crate::policy::Effect;
 
@@ -16,7 +16,12 @@ pub const MARKER: &str = "<!-- seneschal:surface -->";
 /// within the profile ([`Registry::within`]): the served ones, and the planned ones marked as
 /// not executable.
 pub fn render(reg: &Registry, max_effect: Effect) -> String {
-    let rows: Vec<Value> = reg
+    super::render_all(&template(reg, max_effect))
+}
+
+/// The template of [`render`]: each row marked with its capability's toolset.
+pub fn template(reg: &Registry, max_effect: Effect) -> Vec<Seg> {
+    let rows: Vec<Part> = reg
         .within(max_effect)
         .map(|c| {
             let h = c.hints();
@@ -37,14 +42,20 @@ pub fn render(reg: &Registry, max_effect: Effect) -> String {
                 "cli": e.cli.as_ref().map(|p| p.join(" ")),
             });
             c.mark_additive(&mut row, "additive");
-            row
+            Part::Select(c.toolset.bit(), Box::new(Part::Owned(row)))
         })
         .collect();
-    let text = serde_json::to_string(&json!({
-        "allowed_effects": allowed_effects(max_effect),
-        "capabilities": rows,
-    }))
-    .expect("JSON values serialize");
+    let mut doc = Part::object(json!({ "allowed_effects": allowed_effects(max_effect) }));
+    doc.insert("capabilities".into(), Part::List(rows));
     // `<` only occurs inside JSON strings, where `\u003c` reads the same.
-    text.replace('<', "\\u003c")
+    let safe = |s: &mut String| *s = s.replace('<', "\\u003c");
+    let mut segs = super::template(&Part::Map(doc), false);
+    for seg in &mut segs {
+        match seg {
+            Seg::Lit(s) => safe(s),
+            Seg::Items { items, .. } => items.iter_mut().for_each(|(_, s)| safe(s)),
+            Seg::Count(_) => {}
+        }
+    }
+    segs
 }

@@ -67,6 +67,7 @@ pub fn capability_entry(c: &Capability, tool: Option<&Value>, operation: Option<
         "mcp_resource": e.mcp_resource,
         "http": e.http.as_ref().map(|h| format!("{} {}", h.method, h.path)),
         "cli": e.cli.as_ref().map(|p| p.join(" ")),
+        "toolset": c.toolset.as_str(),
     });
     let examples = json!({ "review": c.review, "examples": c.examples });
     let executable = c.executable();
@@ -75,6 +76,8 @@ pub fn capability_entry(c: &Capability, tool: Option<&Value>, operation: Option<
         "openapi": operation.map(hash_json),
         "cli": e.cli.as_ref().filter(|_| executable).map(|_| hash_bytes(cli_reference::section(c).as_bytes())),
         "reference": hash_bytes(reference::section(c).as_bytes()),
+        // What the tool costs an agent's context in every session's `tools/list`.
+        "mcp_tool_bytes": tool.map(mcp_tools::cost),
     });
     json!({
         "surface": section(surface),

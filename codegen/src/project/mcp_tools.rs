@@ -1,59 +1,45 @@
-//! `generated/mcp-tools.json`: exactly the MCP `tools/list` result, built at build time, and
-//! the narrower lists of `--allow-effects read` and `process_state` (OUT_DIR only), pretty for
-//! people; and the bytes the server sends ([`WIRE`], OUT_DIR only): compact, one per profile
-//! and protocol era, so that the server sends them as they are.
+//! `generated/mcp-tools.json`: exactly the MCP `tools/list` result of every toolset, built at
+//! build time, pretty for people; and the templates of the bytes the server sends (OUT_DIR
+//! only): compact, one per effect profile and protocol era, each tool marked with its toolset,
+//! so that a process sends its own profile's list from pre-derived bytes alone.
+//!
+//! A tool entry is what an agent pays for in context on every session, so it carries what a
+//! client needs to choose and call the tool and no more: the description, the whole input
+//! schema, an output schema of the answer's top-level fields (every answer conforms; the full
+//! schema is in OpenAPI, the reference and `capabilities_show`), the annotations, and the
+//! effect and approval in `_meta`. Its size is held to [`TOOL_BUDGET_BYTES`].
 
 use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
-use super::{json_text, part_text, Part, GENERATED_BY};
+use super::{json_text, part_text, template, Part, Seg, GENERATED_BY};
 use crate::model::{hints_json, Capability, Registry};
 use crate::policy::Effect;
 use crate::versions::{MCP_TTL_STATIC_MS, META_SERVER_INFO, SERVER_NAME, SERVER_TITLE};
 
-/// The OUT_DIR files of the served `tools/list` bytes: per profile, the initialize era's and
-/// the 2026-07-28 era's.
-pub const WIRE: [(Effect, [&str; 2]); 3] = [
-    (
-        Effect::Read,
-        ["mcp-wire.legacy.read.json", "mcp-wire.modern.read.json"],
-    ),
-    (
-        Effect::ProcessState,
-        [
-            "mcp-wire.legacy.process_state.json",
-            "mcp-wire.modern.process_state.json",
-        ],
-    ),
-    (
-        Effect::RepositoryWrite,
-        [
-            "mcp-wire.legacy.repository_write.json",
-            "mcp-wire.modern.repository_write.json",
-        ],
-    ),
-];
+/// The most bytes one tool entry may cost in the compact `tools/list` (what the server
+/// sends); a manifest over it fails the build, naming what costs most.
+pub const TOOL_BUDGET_BYTES: usize = 1900;
+/// The most characters a tool's description may have.
+pub const DESCRIPTION_BUDGET_CHARS: usize = 300;
+/// The stated estimate of a listing's tokens: one token for every four bytes of JSON.
+pub const BYTES_PER_TOKEN: usize = 4;
 
 /// One MCP tool entry. Every annotation comes from `ExecutionPolicy::hints(effect)`; the
-/// schemas are published in the portable form of [`super::openapi::published_schema`].
+/// input schema is published in the portable form of [`super::openapi::published_schema`],
+/// the output schema as its [`top_level`] fields.
 pub fn tool(c: &Capability, tool_name: &str) -> Value {
-    let mut annotations = hints_json(c.hints());
-    annotations["title"] = json!(c.title);
     let mut tool = json!({
         "name": tool_name,
         "title": c.title,
         "description": c.description,
         "inputSchema": super::openapi::published_schema(&c.input),
-        "outputSchema": super::openapi::published_schema(&c.output),
-        "annotations": annotations,
+        "outputSchema": top_level(&super::openapi::published_schema(&c.output)),
+        "annotations": hints_json(c.hints()),
         "_meta": {
-            "seneschal/id": c.id,
             "seneschal/effect": c.effect.as_str(),
             "seneschal/approval": c.approval().as_str(),
-            "seneschal/disclosure": c.disclosure.as_str(),
-            "seneschal/stability": c.stability.as_str(),
-            "seneschal/review": c.review,
         }
     });
     c.mark_additive(&mut tool["_meta"], "seneschal/additive");
@@ -61,6 +47,48 @@ pub fn tool(c: &Capability, tool_name: &str) -> Value {
         tool["execution"] = json!({ "taskSupport": t });
     }
     tool
+}
+
+/// The output schema a tool entry carries: the object's top-level fields with their types and
+/// which are required. Every answer that validates against `schema` validates against it.
+pub fn top_level(schema: &Value) -> Value {
+    let Some(props) = schema["properties"].as_object() else {
+        return schema.clone();
+    };
+    let fields: serde_json::Map<String, Value> = props
+        .iter()
+        .map(|(name, p)| {
+            // The portable form of `published_schema`: a union is one branch per type, an
+            // object whose fields are not listed says it is free-form.
+            let shallow = |b: &Value| match b.get("type") {
+                Some(t) if t == "object" => {
+                    Some(json!({"type": "object", "additionalProperties": true}))
+                }
+                Some(t) => Some(json!({ "type": t })),
+                None => None,
+            };
+            let field = match p["anyOf"].as_array() {
+                Some(branches) if p.get("type").is_none() => {
+                    let types: Option<Vec<Value>> = branches.iter().map(shallow).collect();
+                    types.map_or_else(|| json!({}), |t| json!({ "anyOf": t }))
+                }
+                _ => shallow(p).unwrap_or_else(|| json!({})),
+            };
+            (name.clone(), field)
+        })
+        .collect();
+    let mut out = json!({"type": "object", "properties": fields});
+    if let Some(required) = schema.get("required") {
+        out["required"] = required.clone();
+    }
+    out
+}
+
+/// The compact bytes of a tool entry: what it costs in the listing the server sends.
+pub fn cost(tool: &Value) -> usize {
+    serde_json::to_string(tool)
+        .expect("JSON values serialize")
+        .len()
 }
 
 /// Every tool of the full profile, each rendered once; a profile's list borrows from it.
@@ -99,7 +127,7 @@ impl<'r> Tools<'r> {
             "tools".into(),
             Part::List(
                 self.of(max_effect)
-                    .map(|(_, t)| Part::Borrowed(t))
+                    .map(|(c, t)| Part::Select(c.toolset.bit(), Box::new(Part::Borrowed(t))))
                     .collect(),
             ),
         );
@@ -114,19 +142,20 @@ impl<'r> Tools<'r> {
         ))
     }
 
-    /// The `tools/list` result of a profile as the initialize era sends it: [`Tools::render`],
-    /// compact.
-    pub fn legacy_wire(&self, max_effect: Effect) -> String {
+    /// The template of the `tools/list` result of a profile as the initialize era sends it:
+    /// [`Tools::render`], compact.
+    pub fn legacy_wire(&self, max_effect: Effect) -> Vec<Seg> {
         let doc = self.document(
             max_effect,
             json!({ "seneschal/generated-by": GENERATED_BY }),
         );
-        serde_json::to_string(&doc).expect("JSON parts serialize")
+        template(&doc, false)
     }
 
-    /// The `tools/list` result of a profile as MCP 2026-07-28 sends it: `resultType` and the
-    /// cache hints first, then the same members with the server (`version`) in `_meta`.
-    pub fn modern_wire(&self, max_effect: Effect, version: &str) -> String {
+    /// The template of the `tools/list` result of a profile as MCP 2026-07-28 sends it:
+    /// `resultType` and the cache hints first, then the same members with the server
+    /// (`version`) in `_meta`.
+    pub fn modern_wire(&self, max_effect: Effect, version: &str) -> Vec<Seg> {
         let doc = self.document(
             max_effect,
             json!({
@@ -134,23 +163,17 @@ impl<'r> Tools<'r> {
                 META_SERVER_INFO: {"name": SERVER_NAME, "title": SERVER_TITLE, "version": version},
             }),
         );
-        let members = serde_json::to_string(&doc).expect("JSON parts serialize");
-        format!(
-            "{{\"resultType\":\"complete\",\"ttlMs\":{MCP_TTL_STATIC_MS},\"cacheScope\":\"public\",{}",
-            &members[1..]
-        )
-    }
-
-    /// Every file of [`WIRE`] with its bytes.
-    pub fn wire(&self, version: &str) -> Vec<(&'static str, String)> {
-        WIRE.iter()
-            .flat_map(|(effect, [legacy, modern])| {
-                [
-                    (*legacy, self.legacy_wire(*effect)),
-                    (*modern, self.modern_wire(*effect, version)),
-                ]
-            })
-            .collect()
+        let mut segs = template(&doc, false);
+        match segs.first_mut() {
+            Some(Seg::Lit(first)) if first.starts_with('{') => {
+                *first = format!(
+                    "{{\"resultType\":\"complete\",\"ttlMs\":{MCP_TTL_STATIC_MS},\"cacheScope\":\"public\",{}",
+                    &first[1..]
+                );
+            }
+            _ => unreachable!("a tools/list result opens with its _meta"),
+        }
+        segs
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Map, Value};
 
-use super::{allowed_effects, part_text, Part, GENERATED_BY};
+use super::{allowed_effects, part_text, template, Part, Seg, GENERATED_BY};
 use crate::codes::ErrorCode;
 use crate::model::{hints_json, Capability, Registry};
 use crate::policy::{Approval, Effect, APPROVAL_HEADER, APPROVAL_TOKEN_HEADER, DESK_SECRET_HEADER};
@@ -405,15 +405,32 @@ impl<'r> Operations<'r> {
     /// executes (`info.x-seneschal-allowed-effects`). The digest is the server's: the same
     /// binary, the same contract, whatever the profile.
     pub fn render(&self, reg: &Registry, digest: &str, max_effect: Effect) -> String {
-        let mut paths: BTreeMap<String, Part> = BTreeMap::new();
+        part_text(&self.document(reg, digest, max_effect))
+    }
+
+    /// The template of [`Operations::render`]: each path, tag and planned capability marked
+    /// with the toolsets it belongs to, so a process of fewer toolsets lists only theirs.
+    pub fn template(&self, reg: &Registry, digest: &str, max_effect: Effect) -> Vec<Seg> {
+        let mut segs = template(&self.document(reg, digest, max_effect), true);
+        if let Some(Seg::Lit(last)) = segs.last_mut() {
+            last.push('\n');
+        }
+        segs
+    }
+
+    fn document(&self, reg: &Registry, digest: &str, max_effect: Effect) -> Part<'_> {
+        // Each path with its methods and the toolset they belong to (one per path: the
+        // registry's check), each tag with the toolsets of the operations that use it.
+        let mut paths: BTreeMap<String, (u8, BTreeMap<String, Part>)> = BTreeMap::new();
         // Every tag an operation uses, defined once: its id group (`repo` of `repo.log`) or a
         // manifest tag.
         let served = || self.all.iter().filter(|(c, _)| c.served_by(max_effect));
         let groups: std::collections::BTreeSet<&str> = served()
             .map(|(c, _)| c.id.split('.').next().unwrap_or(""))
             .collect();
-        let mut tags: BTreeMap<String, String> = BTreeMap::new();
+        let mut tags: BTreeMap<String, (u8, String)> = BTreeMap::new();
         for (c, op) in served() {
+            let bit = c.toolset.bit();
             for t in op["tags"].as_array().into_iter().flatten() {
                 let t = t.as_str().unwrap_or_default();
                 let description = if groups.contains(t) {
@@ -421,32 +438,31 @@ impl<'r> Operations<'r> {
                 } else {
                     format!("The capabilities whose manifest carries the tag `{t}`.")
                 };
-                tags.entry(t.to_string()).or_insert(description);
+                tags.entry(t.to_string()).or_insert((0, description)).0 |= bit;
             }
             let h = c.expose.http.as_ref().expect("only routed operations");
             let entry = paths
                 .entry(h.path.clone())
-                .or_insert_with(|| Part::Map(BTreeMap::new()));
-            if let Part::Map(methods) = entry {
-                methods.insert(h.method.to_lowercase(), Part::Borrowed(op));
-            }
+                .or_insert_with(|| (0, BTreeMap::new()));
+            entry.0 |= bit;
+            entry.1.insert(h.method.to_lowercase(), Part::Borrowed(op));
         }
-        let planned: Vec<&str> = reg
+        let planned: Vec<Part> = reg
             .within(max_effect)
             .filter(|c| !c.executable())
-            .map(|c| c.id.as_str())
+            .map(|c| Part::Select(c.toolset.bit(), Box::new(Part::Owned(json!(c.id)))))
             .collect();
+        let mut info = Part::object(json!({
+            "title": "seneschal",
+            "version": reg.version,
+            "description": "The HTTP projection of seneschal's capability registry. Every operation is declared once, in a manifest under capabilities/; its operationId is the capability's canonical id.",
+            "license": {"name": "Apache-2.0", "identifier": "Apache-2.0"},
+            "x-seneschal-digest": digest,
+            "x-seneschal-allowed-effects": allowed_effects(max_effect),
+        }));
+        info.insert("x-seneschal-planned".into(), Part::List(planned));
         let mut doc = Part::object(json!({
             "openapi": "3.1.0",
-            "info": {
-                "title": "seneschal",
-                "version": reg.version,
-                "description": "The HTTP projection of seneschal's capability registry. Every operation is declared once, in a manifest under capabilities/; its operationId is the capability's canonical id.",
-                "license": {"name": "Apache-2.0", "identifier": "Apache-2.0"},
-                "x-seneschal-planned": planned,
-                "x-seneschal-digest": digest,
-                "x-seneschal-allowed-effects": allowed_effects(max_effect),
-            },
             // Relative: the document is served by the server it describes, on whatever port it
             // was bound, so Swagger UI's "Try it out" reaches the right origin.
             "servers": [{"url": "/", "description": "the server that serves this document (`seneschal serve`, by default http://127.0.0.1:7878)"}],
@@ -454,14 +470,36 @@ impl<'r> Operations<'r> {
             // Origin.
             "security": [],
             "components": components(),
-            "tags": tags
-                .iter()
-                .map(|(name, description)| json!({"name": name, "description": description}))
-                .collect::<Vec<_>>(),
             "x-generated-by": GENERATED_BY,
         }));
-        doc.insert("paths".into(), Part::Map(paths));
-        part_text(&Part::Map(doc))
+        doc.insert("info".into(), Part::Map(info));
+        doc.insert(
+            "tags".into(),
+            Part::List(
+                tags.into_iter()
+                    .map(|(name, (mask, description))| {
+                        Part::Select(
+                            mask,
+                            Box::new(Part::Owned(
+                                json!({"name": name, "description": description}),
+                            )),
+                        )
+                    })
+                    .collect(),
+            ),
+        );
+        doc.insert(
+            "paths".into(),
+            Part::Map(
+                paths
+                    .into_iter()
+                    .map(|(path, (mask, methods))| {
+                        (path, Part::Select(mask, Box::new(Part::Map(methods))))
+                    })
+                    .collect(),
+            ),
+        );
+        Part::Map(doc)
     }
 }
 

@@ -21,9 +21,27 @@ pub fn section(c: &Capability) -> String {
     let h = c.hints();
     let _ = writeln!(s, "## `{}` — {}\n", c.id, c.title);
     let _ = writeln!(s, "{}\n", c.description);
+    if let Some(details) = &c.details {
+        let _ = writeln!(s, "{details}\n");
+    }
     let _ = writeln!(s, "| | |\n|---|---|");
     let _ = writeln!(s, "| kind | {} |", c.kind_str());
     let _ = writeln!(s, "| stability | {} |", c.stability.as_str());
+    let _ = writeln!(
+        s,
+        "| toolset | `{}` ({}) |",
+        c.toolset.as_str(),
+        c.toolset.about()
+    );
+    if let Some(name) = &c.expose.mcp_tool {
+        use super::mcp_tools::{cost, tool, BYTES_PER_TOKEN, TOOL_BUDGET_BYTES};
+        let bytes = cost(&tool(c, name));
+        let _ = writeln!(
+            s,
+            "| listing cost | {bytes} bytes in `tools/list`, about {} tokens (a token per {BYTES_PER_TOKEN} bytes); budget {TOOL_BUDGET_BYTES} bytes |",
+            bytes.div_ceil(BYTES_PER_TOKEN)
+        );
+    }
     let additive = if c.additive {
         ", additive: adds files, never changes or removes an existing one"
     } else {

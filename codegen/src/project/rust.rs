@@ -175,6 +175,11 @@ fn stability_tokens(s: Stability) -> TokenStream {
     }
 }
 
+fn toolset_tokens(t: crate::toolset::Toolset) -> TokenStream {
+    let name = quote::format_ident!("{}", format!("{t:?}"));
+    quote!(crate::toolset::Toolset::#name)
+}
+
 fn opt_str(s: &Option<String>) -> TokenStream {
     match s {
         Some(s) => quote!(Some(#s)),
@@ -195,6 +200,7 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
     let disclosure = disclosure_tokens(c.disclosure);
     let determinism = determinism_tokens(c.determinism);
     let stability = stability_tokens(c.stability);
+    let toolset = toolset_tokens(c.toolset);
     let additive = c.additive;
     let git_state = c.git_state;
     let tags = &c.tags;
@@ -255,6 +261,7 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
                 disclosure: #disclosure,
                 determinism: #determinism,
                 stability: #stability,
+                toolset: #toolset,
             },
             git_state: #git_state,
             tags: &[#(#tags),*],

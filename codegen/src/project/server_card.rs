@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 
-use super::{allowed_effects, mcp_tools::Tools, part_text, Part, GENERATED_BY};
-use crate::model::Registry;
+use super::{allowed_effects, mcp_tools::Tools, part_text, Part, Seg, GENERATED_BY};
+use crate::model::{Capability, Registry};
 use crate::policy::Effect;
 use crate::versions::{
     MCP_ALL_VERSIONS, MCP_CAPABILITIES, MCP_HTTP_PATH, SERVER_CARD_NAME, SERVER_NAME,
@@ -48,27 +48,60 @@ pub fn resource_templates() -> Vec<Value> {
 /// that does not exist or that the process refuses. The digest is the server's, whatever the
 /// profile; `_meta["seneschal/allowed-effects"]` says which profile the card describes.
 pub fn render_profile(reg: &Registry, digest: &str, tools: &Tools, max_effect: Effect) -> String {
-    let summary: Vec<_> = tools
+    part_text(&document(reg, digest, tools, max_effect))
+}
+
+/// The template of [`render_profile`]: each tool, resource, resource template and count
+/// marked with its toolset, so a process of fewer toolsets announces only theirs.
+pub fn template(reg: &Registry, digest: &str, tools: &Tools, max_effect: Effect) -> Vec<Seg> {
+    let mut segs = super::template(&document(reg, digest, tools, max_effect), true);
+    if let Some(Seg::Lit(last)) = segs.last_mut() {
+        last.push('\n');
+    }
+    segs
+}
+
+fn document<'t>(reg: &Registry, digest: &str, tools: &'t Tools, max_effect: Effect) -> Part<'t> {
+    let select = |c: &Capability, v: Value| Part::Select(c.toolset.bit(), Box::new(Part::Owned(v)));
+    let summary: Vec<Part> = tools
         .of(max_effect)
         .map(|(c, t)| {
             let mut s = json!({"name": t["name"], "id": c.id, "effect": c.effect.as_str(), "approval": c.approval().as_str()});
             c.mark_additive(&mut s, "additive");
-            s
+            select(c, s)
         })
         .collect();
-    let resources: Vec<_> = reg
+    let resources: Vec<Part> = reg
         .served(max_effect)
         .filter_map(|c| {
             c.expose.mcp_resource.as_ref().map(|u| {
-                json!({"uri": u, "name": c.id, "title": c.title, "description": c.description, "mimeType": if c.content.is_some() { c.mime_type.as_str() } else { "application/json" }})
+                select(c, json!({"uri": u, "name": c.id, "title": c.title, "description": c.description, "mimeType": if c.content.is_some() { c.mime_type.as_str() } else { "application/json" }}))
             })
         })
         .collect();
-    let writers: Vec<_> = tools
+    let writers: Vec<Part> = tools
         .of(max_effect)
         .filter(|(c, _)| c.effect == Effect::RepositoryWrite)
-        .map(|(_, t)| t["name"].clone())
+        .map(|(c, t)| select(c, t["name"].clone()))
         .collect();
+    // The knowledge kinds are the knowledge toolset's.
+    let knowledge = crate::toolset::Toolset::Knowledge.bit();
+    let templates: Vec<Part> = resource_templates()
+        .into_iter()
+        .map(|t| Part::Select(knowledge, Box::new(Part::Owned(t))))
+        .collect();
+    let mut meta = Part::object(json!({
+        "seneschal/generated-by": GENERATED_BY,
+        "seneschal/digest": digest,
+        "seneschal/allowed-effects": allowed_effects(max_effect),
+        "seneschal/resource-templates": "resourceTemplates lists the distributed knowledge kinds; resources/templates/list adds the kinds a repository declares in .seneschal/kinds.yaml",
+    }));
+    meta.insert("seneschal/tools".into(), Part::List(summary));
+    meta.insert("seneschal/writers".into(), Part::List(writers));
+    meta.insert(
+        "seneschal/capabilities".into(),
+        Part::Count(reg.within(max_effect).map(|c| c.toolset.bit()).collect()),
+    );
     let mut card = Part::object(json!({
         "$schema": "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json",
         "name": SERVER_CARD_NAME,
@@ -82,29 +115,21 @@ pub fn render_profile(reg: &Registry, digest: &str, tools: &Tools, max_effect: E
         }],
         "capabilities": serde_json::from_str::<Value>(MCP_CAPABILITIES)
             .expect("MCP_CAPABILITIES is JSON"),
-        "resources": resources,
-        "resourceTemplates": resource_templates(),
         "prompts": [],
-        "_meta": {
-            "seneschal/generated-by": GENERATED_BY,
-            "seneschal/digest": digest,
-            "seneschal/tools": summary,
-            "seneschal/writers": writers,
-            "seneschal/capabilities": reg.within(max_effect).count(),
-            "seneschal/allowed-effects": allowed_effects(max_effect),
-            "seneschal/resource-templates": "resourceTemplates lists the distributed knowledge kinds; resources/templates/list adds the kinds a repository declares in .seneschal/kinds.yaml",
-        },
     }));
+    card.insert("_meta".into(), Part::Map(meta));
+    card.insert("resources".into(), Part::List(resources));
+    card.insert("resourceTemplates".into(), Part::List(templates));
     card.insert(
         "tools".into(),
         Part::List(
             tools
                 .of(max_effect)
-                .map(|(_, t)| Part::Borrowed(t))
+                .map(|(c, t)| Part::Select(c.toolset.bit(), Box::new(Part::Borrowed(t))))
                 .collect(),
         ),
     );
-    part_text(&Part::Map(card))
+    Part::Map(card)
 }
 
 /// The card of the full profile (the committed one).

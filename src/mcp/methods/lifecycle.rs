@@ -1,7 +1,7 @@
 //! The lifecycle: `initialize` and `ping` (initialize era), `server/discover` (2026-07-28),
 //! and the instructions both announce.
 
-use std::sync::OnceLock;
+use std::sync::Mutex;
 
 use super::super::dispatch::{
     capabilities_in, supported_versions, Call, Feature, Method, Notification,
@@ -12,6 +12,7 @@ use super::super::model::{
 };
 use crate::policy::Effect;
 use crate::registry::{projections, served_tools};
+use crate::toolset::{Profile, Toolset};
 use crate::versions::MCP_LEGACY_VERSIONS;
 
 /// The lifecycle: no capability of its own; the handshake, `ping` and `server/discover`.
@@ -28,7 +29,7 @@ pub const FEATURE: Feature = Feature {
         },
         Method {
             name: "server/discover",
-            answer: |call| Ok(Body::of(&discover(call.ctx.max_effect))),
+            answer: |call| Ok(Body::of(&discover(call.ctx.profile()))),
         },
     ],
     notifications: &[
@@ -68,18 +69,18 @@ fn initialize(call: &mut Call<'_>) -> Result<Body, RpcError> {
         protocol_version: chosen,
         capabilities: capabilities_in(Era::Legacy),
         server_info: ServerInfo::THIS,
-        instructions: instructions(call.ctx.max_effect),
+        instructions: instructions(call.ctx.profile()),
         meta: DigestMeta {
             digest: projections::DIGEST,
         },
     }))
 }
 
-fn discover(max_effect: Effect) -> DiscoverResult {
+fn discover(profile: Profile) -> DiscoverResult {
     DiscoverResult {
         supported_versions: supported_versions(),
         capabilities: capabilities_in(Era::Modern),
-        instructions: instructions(max_effect),
+        instructions: instructions(profile),
         ttl_ms: TTL_STATIC_MS,
         cache_scope: "public",
         meta: DigestMeta {
@@ -90,21 +91,33 @@ fn discover(max_effect: Effect) -> DiscoverResult {
 
 /// The instructions of `initialize` and `server/discover`, derived from the registry: the
 /// tools that write to the repository, those that change only this process, the profile.
-pub fn instructions(max_effect: Effect) -> &'static str {
-    static TEXT: [OnceLock<String>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-    let slot = &TEXT[Effect::ALL
-        .iter()
-        .position(|e| *e == max_effect)
-        .expect("an effect")];
-    slot.get_or_init(|| {
+/// Computed once per profile, for the life of the process.
+pub fn instructions(profile: Profile) -> &'static str {
+    static TEXT: Mutex<Vec<(Profile, &'static str)>> = Mutex::new(Vec::new());
+    let mut done = TEXT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, text)) = done.iter().find(|(p, _)| *p == profile) {
+        return text;
+    }
+    let text: &'static str = Box::leak(instructions_text(profile).into_boxed_str());
+    done.push((profile, text));
+    text
+}
+
+fn instructions_text(profile: Profile) -> String {
+    let max_effect = profile.max_effect;
+    {
         // Every tool of an effect, served or not: a narrowed process names what it disables.
         let tools_with = |effect: Effect| -> Vec<&'static str> {
-            served_tools(Effect::RepositoryWrite, effect).collect()
+            let every_effect = Profile {
+                max_effect: Effect::RepositoryWrite,
+                toolsets: profile.toolsets,
+            };
+            served_tools(every_effect, effect).collect()
         };
         let mut s = String::from(
             "seneschal stewards one git repository: its knowledge, queries about it and writes to it. \
-             Each tool states what it changes in _meta[\"seneschal/effect\"], the approval it deserves in \
-             _meta[\"seneschal/approval\"] and a sentence for confirmation in _meta[\"seneschal/review\"]. \
+             Each tool states what it changes in _meta[\"seneschal/effect\"] and the approval it deserves in \
+             _meta[\"seneschal/approval\"]. \
              A failed call is a tool result with isError and a stable code in _meta[\"seneschal/error\"].code.",
         );
         // The tools of an effect: disabled above the profile, listed otherwise.
@@ -137,9 +150,21 @@ pub fn instructions(max_effect: Effect) -> &'static str {
                 "Tools that change only this process's memory",
             ));
         }
-        s.push_str(" Every other tool only reads. The repository's skills are its prompts; mcp_projection describes this server.");
+        s.push_str(" Every other tool only reads. The repository's skills are its prompts.");
+        let off: Vec<&str> = Toolset::ALL
+            .iter()
+            .filter(|t| !profile.toolsets.contains(**t))
+            .map(|t| t.as_str())
+            .collect();
+        if !off.is_empty() {
+            s.push_str(&format!(
+                " Toolsets not served here: {} (--toolsets {}).",
+                off.join(", "),
+                profile.toolsets.spelling()
+            ));
+        }
         s
-    })
+    }
 }
 
 #[cfg(test)]
@@ -173,7 +198,7 @@ mod tests {
         assert_eq!(session.legacy_version, Some("2025-11-25"));
         let d = modern_result(
             "server/discover",
-            serde_json::to_value(discover(Effect::RepositoryWrite)).unwrap(),
+            serde_json::to_value(discover(Profile::FULL)).unwrap(),
         );
         assert_eq!(d["_meta"][META_DIGEST], projections::DIGEST);
         assert_eq!(d["_meta"][META_SERVER_INFO]["name"], SERVER_NAME);
@@ -181,7 +206,7 @@ mod tests {
 
     #[test]
     fn instructions_say_when_nothing_writes() {
-        let text = instructions(Effect::RepositoryWrite);
+        let text = instructions(Profile::FULL);
         let writers: Vec<&str> = CAPABILITIES
             .iter()
             .filter(|d| d.executable() && d.effect == Effect::RepositoryWrite)

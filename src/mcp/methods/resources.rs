@@ -65,7 +65,7 @@ fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let params = ListParams::of(call.params);
     // A client that listed the resources hears when the list changes.
     call.session.live.interest(call.ctx);
-    let mut items: Vec<Resource> = registry::served(call.ctx.max_effect)
+    let mut items: Vec<Resource> = registry::served_in(call.ctx.profile())
         .filter_map(|(_, d)| {
             d.mcp_resource
                 .filter(|uri| !registry::is_template(uri))
@@ -122,7 +122,7 @@ fn unsubscribe(call: &mut Call<'_>) -> Result<Body, RpcError> {
 fn templates(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let params = ListParams::of(call.params);
     // The queries read through a URI template, then the knowledge kinds.
-    let mut items: Vec<ResourceTemplate> = registry::served(call.ctx.max_effect)
+    let mut items: Vec<ResourceTemplate> = registry::served_in(call.ctx.profile())
         .filter_map(|(_, d)| {
             let template = d.mcp_resource.filter(|uri| registry::is_template(uri))?;
             Some(ResourceTemplate {

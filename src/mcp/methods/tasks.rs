@@ -188,22 +188,13 @@ fn shared_context(ctx: &Context) -> &'static Context {
         .get_or_init(|| Mutex::new(Vec::new()))
         .lock()
         .unwrap_or_else(|p| p.into_inner());
-    if let Some(c) = all.iter().find(|c| {
-        c.repo == ctx.repo
-            && c.max_effect == ctx.max_effect
-            && c.approval == ctx.approval
-            && c.stand_in_identity == ctx.stand_in_identity
-            && c.desk_wait == ctx.desk_wait
-    }) {
+    if let Some(c) = all.iter().find(|c| c.same_settings(ctx)) {
         return c;
     }
-    // Everything that decides what a call may do travels with the task: the profile, the
-    // approval policy (a task once ran under the default `ask` whatever the process was
-    // started with) and the stand-in identity.
-    let mut c = Context::new(ctx.repo.clone(), ctx.max_effect).with_approval(ctx.approval);
-    c.stand_in_identity = ctx.stand_in_identity.clone();
-    c.desk_wait = ctx.desk_wait;
-    let c: &'static Context = Box::leak(Box::new(c));
+    // Everything that decides what a call may do travels with the task (a task once ran
+    // under the default `ask` whatever the process was started with): `sibling` carries
+    // every setting, so a new one cannot be left behind here.
+    let c: &'static Context = Box::leak(Box::new(ctx.sibling()));
     all.push(c);
     c
 }

@@ -44,8 +44,8 @@ fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
     // Every tool fits on one page, so no cursor of ours exists.
     no_cursor(params.cursor.as_ref(), "tools/list")?;
     Ok(Body::Raw(match call.era {
-        Era::Legacy => projections::mcp_tools_legacy(call.ctx.max_effect),
-        Era::Modern => projections::mcp_tools_modern(call.ctx.max_effect),
+        Era::Legacy => projections::mcp_tools_legacy(call.ctx.profile()),
+        Era::Modern => projections::mcp_tools_modern(call.ctx.profile()),
     }))
 }
 
@@ -366,13 +366,16 @@ mod tests {
     #[test]
     fn each_era_lists_the_same_tools_with_its_own_fields() {
         for effect in Effect::ALL {
-            let legacy = projections::mcp_tools_legacy(effect);
-            let modern = projections::mcp_tools_modern(effect);
+            let profile = crate::toolset::Profile::of_effect(effect);
+            let legacy = projections::mcp_tools_legacy(profile);
+            let modern = projections::mcp_tools_modern(profile);
             let l: Value = serde_json::from_str(legacy).unwrap();
             let m: Value = serde_json::from_str(modern).unwrap();
-            // The legacy bytes are the pretty projection of the profile, compacted.
-            let pretty = projections::mcp_tools(effect);
-            assert_eq!(l, serde_json::from_str::<Value>(pretty).unwrap());
+            // The full profile's legacy bytes are the committed projection, compacted.
+            if effect == Effect::RepositoryWrite {
+                let pretty = projections::MCP_TOOLS;
+                assert_eq!(l, serde_json::from_str::<Value>(pretty).unwrap());
+            }
             assert_eq!(legacy, serde_json::to_string(&l).unwrap());
             assert_eq!(l["tools"], m["tools"]);
             assert_eq!(

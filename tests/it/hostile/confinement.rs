@@ -29,7 +29,7 @@ struct Session {
 impl Session {
     fn start(dir: &Path) -> Session {
         let mut child = Command::new(bin())
-            .arg("mcp")
+            .args(["mcp", "--toolsets", "all"])
             .current_dir(dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -11,6 +11,12 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_seneschal"))
 }
 
+/// The toolsets every server these helpers start serves (`$SENESCHAL_TOOLSETS`): all of
+/// them, introspection included, since most tests call any capability. The tests of the
+/// default surface pass `--toolsets default` (the flag wins over the variable) or spawn the
+/// binary themselves.
+pub const TOOLSETS: (&str, &str) = ("SENESCHAL_TOOLSETS", "all");
+
 /// `BIN ARGS` (a build of seneschal) in `dir` with extra environment and all three standard streams piped,
 /// started: the one spawn of the long-running servers (`mcp`, `serve`).
 pub fn spawn_piped(
@@ -25,7 +31,8 @@ pub fn spawn_piped(
         .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::piped())
+        .env(TOOLSETS.0, TOOLSETS.1);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -47,6 +54,7 @@ pub fn run_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(bin())
         .args(args)
         .current_dir(dir)
+        .env(TOOLSETS.0, TOOLSETS.1)
         .output()
         .expect("the binary runs")
 }
@@ -79,6 +87,7 @@ pub fn run_with_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(bin())
         .args(args)
         .current_dir(dir)
+        .env(TOOLSETS.0, TOOLSETS.1)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,0 +1,277 @@
+//! Toolsets and profiles: which capabilities a process serves.
+//!
+//! Every manifest names the one [`Toolset`] its capability belongs to; `mcp` and `serve` take
+//! `--toolsets` ([`Toolsets::parse`]) beside `--allow-effects`, and the two make the process's
+//! [`Profile`]. [`Toolsets::DEFAULT`] is what an agent working in someone's repository needs:
+//! everything but [`Toolset::Introspection`] (seneschal describing itself), which is opt-in.
+//!
+//! The surfaces computed at build time are [`Template`]s: the bytes of a document with each
+//! per-toolset part marked, so that a process renders its own profile's document from
+//! pre-derived bytes alone, and the document of every toolset is byte-identical to the
+//! committed one.
+
+use crate::policy::Effect;
+
+/// The group of capabilities a client can be given or spared, as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Toolset {
+    /// Reading, finding, searching and changing the working tree's files.
+    Files,
+    /// What git knows: status, diffs, the log, commits, blame, branches.
+    History,
+    /// Changing git's state: staging, committing, branching, switching, restoring.
+    Git,
+    /// The repository's ADRs, guides and skills: listing, reading, checking, writing them.
+    Knowledge,
+    /// This process and its caller: notes, the audit of writes, the server's status.
+    Session,
+    /// seneschal describing itself: its registry, contract, projections, wiring, architecture.
+    Introspection,
+}
+
+impl Toolset {
+    /// Every toolset, in the order surfaces list them.
+    pub const ALL: [Toolset; 6] = [
+        Toolset::Files,
+        Toolset::History,
+        Toolset::Git,
+        Toolset::Knowledge,
+        Toolset::Session,
+        Toolset::Introspection,
+    ];
+
+    /// The manifest and `--toolsets` spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Toolset::Files => "files",
+            Toolset::History => "history",
+            Toolset::Git => "git",
+            Toolset::Knowledge => "knowledge",
+            Toolset::Session => "session",
+            Toolset::Introspection => "introspection",
+        }
+    }
+
+    /// Parses the manifest spelling.
+    pub fn parse(s: &str) -> Option<Toolset> {
+        Toolset::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// This toolset's bit in a [`Toolsets`] mask.
+    pub const fn bit(self) -> u8 {
+        1 << self as u8
+    }
+
+    /// What the toolset holds, in one sentence (for `--help` and the reference).
+    pub const fn about(self) -> &'static str {
+        match self {
+            Toolset::Files => "read, find, search and change the working tree's files",
+            Toolset::History => "status, diffs, log, commits, blame, branches",
+            Toolset::Git => "stage, commit, branch, switch, restore",
+            Toolset::Knowledge => "the repository's ADRs, guides and skills",
+            Toolset::Session => "notes, the audit of writes, the server's status",
+            Toolset::Introspection => {
+                "seneschal's own registry, contract, projections, wiring and architecture"
+            }
+        }
+    }
+}
+
+/// A set of toolsets (a bit mask).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Toolsets(pub u8);
+
+impl Toolsets {
+    /// Every toolset.
+    pub const ALL: Toolsets = Toolsets((1 << Toolset::ALL.len()) - 1);
+    /// The default of `mcp` and `serve`: every toolset but introspection.
+    pub const DEFAULT: Toolsets = Toolsets(Toolsets::ALL.0 & !Toolset::Introspection.bit());
+
+    /// Whether `t` is in the set.
+    pub const fn contains(self, t: Toolset) -> bool {
+        self.0 & t.bit() != 0
+    }
+
+    /// Whether any toolset of `mask` is in the set.
+    pub const fn meets(self, mask: u8) -> bool {
+        self.0 & mask != 0
+    }
+
+    /// The toolsets of the set, in [`Toolset::ALL`] order.
+    pub fn iter(self) -> impl Iterator<Item = Toolset> {
+        Toolset::ALL.into_iter().filter(move |t| self.contains(*t))
+    }
+
+    /// The `--toolsets` spelling: `all`, `default`, or the names joined by commas.
+    pub fn spelling(self) -> String {
+        match self {
+            Toolsets::ALL => "all".to_string(),
+            Toolsets::DEFAULT => "default".to_string(),
+            _ => self
+                .iter()
+                .map(Toolset::as_str)
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
+
+    /// Parses `--toolsets`: names separated by commas, where `all` is every toolset and
+    /// `default` is [`Toolsets::DEFAULT`] (so `default,introspection` adds one). An unknown
+    /// name, or an empty list, is an error that names the toolsets there are.
+    pub fn parse(s: &str) -> Result<Toolsets, String> {
+        let mut set = 0u8;
+        for name in s.split(',').map(str::trim) {
+            set |= match name {
+                "all" => Toolsets::ALL.0,
+                "default" => Toolsets::DEFAULT.0,
+                _ => match Toolset::parse(name) {
+                    Some(t) => t.bit(),
+                    None => {
+                        let known: Vec<&str> = Toolset::ALL.iter().map(|t| t.as_str()).collect();
+                        return Err(format!(
+                            "unknown toolset `{name}`: the toolsets are {}, `default` (all but introspection) and `all`",
+                            known.join(", ")
+                        ));
+                    }
+                },
+            };
+        }
+        Ok(Toolsets(set))
+    }
+}
+
+/// What a process serves: the strongest effect it executes (`--allow-effects`) and the
+/// toolsets it was given (`--toolsets`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Profile {
+    /// The strongest effect executed.
+    pub max_effect: Effect,
+    /// The toolsets served.
+    pub toolsets: Toolsets,
+}
+
+impl Profile {
+    /// Every effect and every toolset: what the committed documents describe.
+    pub const FULL: Profile = Profile {
+        max_effect: Effect::RepositoryWrite,
+        toolsets: Toolsets::ALL,
+    };
+
+    /// The profile of every toolset up to `max_effect`.
+    pub const fn of_effect(max_effect: Effect) -> Profile {
+        Profile {
+            max_effect,
+            toolsets: Toolsets::ALL,
+        }
+    }
+}
+
+/// One piece of a [`Template`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seg {
+    /// Bytes every profile's document has.
+    Lit(&'static str),
+    /// A JSON array or object whose members belong to toolsets: `open`, the members whose
+    /// mask meets the profile's toolsets joined by `sep`, `close`; `empty` when none is left.
+    Items {
+        /// From the opening bracket through the first member's indentation.
+        open: &'static str,
+        /// Between two members.
+        sep: &'static str,
+        /// From after the last member through the closing bracket.
+        close: &'static str,
+        /// The whole array or object when no member is left.
+        empty: &'static str,
+        /// Each member with the toolsets it belongs to (a mask of [`Toolset::bit`]s).
+        items: &'static [(u8, &'static str)],
+    },
+    /// A number: how many of these masks meet the profile's toolsets.
+    Count(&'static [u8]),
+}
+
+/// A document computed at build time with its per-toolset parts marked.
+pub type Template = &'static [Seg];
+
+/// The document of `template` for the toolsets `of`.
+pub fn render(template: &[Seg], of: Toolsets) -> String {
+    let mut out = String::new();
+    for seg in template {
+        match seg {
+            Seg::Lit(s) => out.push_str(s),
+            Seg::Items {
+                open,
+                sep,
+                close,
+                empty,
+                items,
+            } => {
+                let mut kept = items.iter().filter(|(m, _)| of.meets(*m)).peekable();
+                if kept.peek().is_none() {
+                    out.push_str(empty);
+                    continue;
+                }
+                out.push_str(open);
+                for (i, (_, item)) in kept.enumerate() {
+                    if i > 0 {
+                        out.push_str(sep);
+                    }
+                    out.push_str(item);
+                }
+                out.push_str(close);
+            }
+            Seg::Count(masks) => {
+                let n = masks.iter().filter(|m| of.meets(**m)).count();
+                out.push_str(&n.to_string());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toolsets_parse_names_default_and_all_and_refuse_the_unknown() {
+        assert_eq!(Toolsets::parse("all"), Ok(Toolsets::ALL));
+        assert_eq!(Toolsets::parse("default"), Ok(Toolsets::DEFAULT));
+        assert!(!Toolsets::DEFAULT.contains(Toolset::Introspection));
+        assert_eq!(Toolsets::parse("default,introspection"), Ok(Toolsets::ALL));
+        let two = Toolsets::parse("files, history").unwrap();
+        assert_eq!(two.spelling(), "files,history");
+        assert!(two.contains(Toolset::History) && !two.contains(Toolset::Git));
+        let err = Toolsets::parse("files,repos").unwrap_err();
+        assert!(
+            err.contains("`repos`") && err.contains("introspection"),
+            "{err}"
+        );
+        assert!(Toolsets::parse("").is_err());
+        for t in Toolset::ALL {
+            assert_eq!(Toolset::parse(t.as_str()), Some(t));
+        }
+    }
+
+    #[test]
+    fn a_template_keeps_the_members_of_the_toolsets_it_is_given() {
+        const T: Template = &[
+            Seg::Lit("{\"n\":"),
+            Seg::Count(&[1, 2, 4]),
+            Seg::Lit(",\"l\":"),
+            Seg::Items {
+                open: "[",
+                sep: ",",
+                close: "]",
+                empty: "[]",
+                items: &[(1, "\"a\""), (2, "\"b\""), (4, "\"c\"")],
+            },
+            Seg::Lit("}"),
+        ];
+        assert_eq!(
+            render(T, Toolsets(7)),
+            "{\"n\":3,\"l\":[\"a\",\"b\",\"c\"]}"
+        );
+        assert_eq!(render(T, Toolsets(6)), "{\"n\":2,\"l\":[\"b\",\"c\"]}");
+        assert_eq!(render(T, Toolsets(8)), "{\"n\":0,\"l\":[]}");
+    }
+}
