@@ -492,9 +492,13 @@ fn harness_call(
     index: usize,
     input: Value,
 ) -> Result<Value, crate::error::CapabilityError> {
-    let _peer =
-        crate::interact::Scope::enter(std::sync::Arc::new(crate::interact::Accepting("harness")));
-    execute_index(ctx, index, input, Transport::Conformance)
+    let harness = std::sync::Arc::new(crate::interact::Accepting("harness"));
+    execute_index(
+        ctx,
+        index,
+        input,
+        crate::execute::Caller::new(Transport::Conformance, harness),
+    )
 }
 
 /// Runs `f` in the scratch copy `root` and returns its result and everything that changed
@@ -900,7 +904,13 @@ mod tests {
         let input =
             json!({"kind": "guide", "id": "h", "front_matter": {"title": "H", "status": "draft"}});
         // Outside the harness nobody approves the write.
-        let e = execute_index(&ctx, index, input.clone(), Transport::Conformance).unwrap_err();
+        let e = execute_index(
+            &ctx,
+            index,
+            input.clone(),
+            crate::execute::Caller::unasked(Transport::Conformance),
+        )
+        .unwrap_err();
         assert_eq!(e.code, crate::codes::ErrorCode::NotApproved);
         assert!(!dir.path().join("docs/guides/h.md").exists());
         harness_call(&ctx, index, input).expect("the harness approves what it runs");

@@ -106,6 +106,46 @@ pub fn validate_input(
     Ok(())
 }
 
+/// The calls this process is running, each `(sequence, capability, transport, started)`.
+static RUNNING: std::sync::Mutex<Vec<(u64, &'static str, Transport, std::time::Instant)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// A call on the list of running calls until dropped.
+struct Running(u64);
+
+impl Running {
+    fn enter(id: &'static str, transport: Transport) -> Running {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut all = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        all.push((n, id, transport, std::time::Instant::now()));
+        Running(n)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let mut all = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        all.retain(|(n, ..)| *n != self.0);
+    }
+}
+
+/// The calls this process is running now, oldest first: each capability, its transport and
+/// how long it has run (metadata only: no input, no content).
+pub fn running() -> Vec<Value> {
+    let all = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    all.iter()
+        .map(|(n, id, transport, started)| {
+            json!({
+                "call": n,
+                "capability": id,
+                "transport": transport.as_str(),
+                "for_ms": started.elapsed().as_millis() as u64,
+            })
+        })
+        .collect()
+}
+
 /// Executes the capability `id` with `input`.
 pub fn execute(
     ctx: &Context,
@@ -115,20 +155,50 @@ pub fn execute(
 ) -> Result<Value, CapabilityError> {
     let (index, _) = registry::find(id)
         .ok_or_else(|| CapabilityError::not_found(format!("no capability has the id `{id}`")))?;
-    execute_index(ctx, index, input, transport)
+    execute_index(ctx, index, input, Caller::unasked(transport))
 }
 
-/// Executes the capability at `index` of the table.
+/// Who makes a call: its transport and its other end, the peer the call's questions go to
+/// (confirmation, elicitation, progress, cancellation). Every transport passes both to
+/// [`execute_index`], which holds them for the call: nothing reaches a call but through here.
+#[derive(Clone)]
+pub struct Caller {
+    /// The transport, recorded in the audit.
+    pub transport: Transport,
+    /// The call's other end.
+    pub peer: std::sync::Arc<dyn crate::interact::Peer>,
+}
+
+impl Caller {
+    /// A call over `transport` whose questions go to `peer`.
+    pub fn new(transport: Transport, peer: std::sync::Arc<dyn crate::interact::Peer>) -> Caller {
+        Caller { transport, peer }
+    }
+
+    /// A call over `transport` that nobody can be asked about.
+    pub fn unasked(transport: Transport) -> Caller {
+        Caller::new(transport, std::sync::Arc::new(crate::interact::NoPeer))
+    }
+}
+
+/// Executes the capability at `index` of the table for `caller`.
 pub fn execute_index(
     ctx: &Context,
     index: usize,
     input: Value,
-    transport: Transport,
+    caller: Caller,
 ) -> Result<Value, CapabilityError> {
+    let Caller { transport, peer } = caller;
+    // The peer and the transport are the call's for as long as it runs, on this thread; a
+    // handler's own threads carry the peer they are handed (`interact::current`).
+    let _peer = crate::interact::Scope::enter(peer);
     let d = &CAPABILITIES[index];
     if let Some(e) = planned(d.id, &d.class) {
         return Err(e);
     }
+    // Every call is on the list of running calls until it returns (the cockpit's "running
+    // now"): this entry is the one every transport's call goes through.
+    let _running = Running::enter(d.id, transport);
     // The transport reaches the store's audit through a per-call thread-local; handlers
     // never see it.
     let _scope = crate::store::TransportScope::enter(transport);
@@ -561,7 +631,7 @@ mod tests {
         let ctx = Context::new(dir.path().to_path_buf(), crate::policy::Effect::Read);
         let (index, d) = registry::find("server.status").expect("a registered id");
         for _ in 0..5 {
-            execute_index(&ctx, index, json!({}), Transport::Cli).unwrap();
+            execute_index(&ctx, index, json!({}), Caller::unasked(Transport::Cli)).unwrap();
         }
         let compilations = &output_validators().compilations[index];
         assert_eq!(

@@ -610,8 +610,13 @@ fn run(
         .flatten()
         .copied()
         .unwrap_or(false);
-    let _peer = crate::interact::Scope::enter(std::sync::Arc::new(Terminal { yes }));
-    execute_index(ctx, index, input, Transport::Cli)
+    let terminal = std::sync::Arc::new(Terminal { yes });
+    execute_index(
+        ctx,
+        index,
+        input,
+        crate::execute::Caller::new(Transport::Cli, terminal),
+    )
 }
 
 /// Parses argv completely, then acts. Returns the process exit code.

@@ -2,7 +2,7 @@
 //!
 //! The routes are the registry's `expose.http` entries plus the fixed pages: `/` (the
 //! cockpit: the person's desk) and `/capabilities` (its capability tables),
-//! `/openapi.json`, `/docs` (Swagger UI, offline), `/desk/approvals` (the approval desk), the MCP server card at
+//! `/openapi.json`, `/docs` (Swagger UI, offline), `/desk/approvals` (the approval desk), `/desk/running` (the calls running now), the MCP server card at
 //! `/.well-known/mcp/server-card.json` and `/mcp/server-card`, and `/mcp` (Streamable HTTP,
 //! answered by `crate::mcp`). Every byte served for a fixed page is computed once at start-up.
 //!
@@ -398,6 +398,10 @@ fn answer(
             _ => method_not_allowed(method, path, "GET, POST, DELETE"),
         },
         "/desk/approvals" => page(&|| desk_list(state)),
+        "/desk/running" => page(&|| {
+            Reply::json(&serde_json::json!({"running": crate::execute::running()}))
+                .header("Cache-Control", "no-store")
+        }),
         p if p.starts_with(DESK_APPROVALS) => {
             if method != "POST" {
                 return method_not_allowed(method, path, "POST");
@@ -498,11 +502,16 @@ fn capability(
         if d.approval() == Approval::PerCall && input.get("dry_run") == Some(&Value::Bool(true)) {
             dry_input = Some(input.clone());
         }
-        let _peer = crate::interact::Scope::enter(Arc::new(Confirmation {
+        let confirmation = Arc::new(Confirmation {
             token: header(headers, &APPROVAL_HEADER.to_ascii_lowercase()).map(str::to_string),
             person: state.person(headers),
-        }));
-        execute_index(&state.ctx, index, input, Transport::Http)
+        });
+        execute_index(
+            &state.ctx,
+            index,
+            input,
+            crate::execute::Caller::new(Transport::Http, confirmation),
+        )
     });
     match (result, dry_input) {
         (Ok(v), Some(input)) => {

@@ -363,3 +363,55 @@ fn a_desk_id_names_no_file_but_its_own() {
     let o = support::run_in(dir, &["approvals", "list"]);
     assert_eq!(support::stdout(&o), "no approval waits\n");
 }
+
+#[test]
+fn a_write_waiting_on_the_desk_is_among_the_running_calls_until_it_is_decided() {
+    let repo = support::scratch_repo();
+    let dir = repo.path();
+    let serve = Serve::start_args(
+        dir,
+        &["--approval", "ask", "--approval-timeout", "30"],
+        &[("SENESCHAL_DESK_SECRET", SECRET)],
+    );
+    let running = || -> Vec<Value> {
+        let (status, body) = serve.json("GET", "/desk/running", None);
+        assert_eq!(status, 200, "{body}");
+        body["running"].as_array().unwrap().clone()
+    };
+    assert_eq!(running(), Vec::<Value>::new(), "nothing runs at rest");
+    std::thread::scope(|s| {
+        let call = s.spawn(|| {
+            let body = json!({"path": "notes/running.md", "content": "hello\n"});
+            serve.request(
+                "POST",
+                "/api/v1/files/write",
+                &[("Content-Type", "application/json")],
+                body.to_string().as_bytes(),
+            )
+        });
+        let p = wait_pending(dir, "files.write");
+        let listed = running();
+        assert!(
+            listed
+                .iter()
+                .any(|c| c["capability"] == "files.write" && c["transport"] == "http"),
+            "{listed:?}"
+        );
+        let (status, body) = serve.json_with(
+            "POST",
+            &format!("/desk/approvals/{}", p["id"].as_str().unwrap()),
+            &[("Seneschal-Desk-Secret", SECRET)],
+            Some(&json!({"decision": "decline"})),
+        );
+        assert_eq!(status, 200, "{body}");
+        let r = call.join().unwrap();
+        assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
+    });
+    assert_eq!(
+        running(),
+        Vec::<Value>::new(),
+        "a decided call runs no more"
+    );
+    assert!(!dir.join("notes/running.md").exists());
+    serve.finish();
+}

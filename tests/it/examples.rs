@@ -46,10 +46,13 @@ fn contradictions(index: usize, declared: &[Example], repo: &Path) -> Vec<String
         };
         let ctx = Context::scratch(root, Effect::RepositoryWrite);
         // The runner approves what it runs, as the conformance harness does.
-        let _peer = seneschal::interact::Scope::enter(std::sync::Arc::new(
-            seneschal::interact::Accepting("harness"),
-        ));
-        let got = match execute_index(&ctx, index, input.clone(), Transport::Conformance) {
+        let harness = std::sync::Arc::new(seneschal::interact::Accepting("harness"));
+        let got = match execute_index(
+            &ctx,
+            index,
+            input.clone(),
+            seneschal::execute::Caller::new(Transport::Conformance, harness),
+        ) {
             Ok(_) => "ok".to_string(),
             Err(e) => format!("{} ({})", e.code.as_str(), e.message),
         };

@@ -163,14 +163,20 @@ fn read(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let era = call.era;
     // The peer of the request lasts to the answer: a read that needs approval (a registry
     // resource of disclosure `repository`, a knowledge object as knowledge.get) asks through it.
-    let _peer =
-        crate::interact::Scope::enter(std::sync::Arc::new(crate::mcp::peer::McpPeer::of(call)));
+    let peer: std::sync::Arc<dyn crate::interact::Peer> =
+        std::sync::Arc::new(crate::mcp::peer::McpPeer::of(call));
+    let _peer = crate::interact::Scope::enter(std::sync::Arc::clone(&peer));
     let found = registry::by_resource(&uri)
         .map(|(index, d)| (index, d, json!({})))
         .or_else(|| registry::by_resource_template(&uri));
     let (mime_type, text, (ttl, scope)) = if let Some((index, d, args)) = found {
-        let out = execute_index(call.ctx, index, args, Transport::Mcp)
-            .map_err(|e| capability_rpc_error(era, &uri, e))?;
+        let out = execute_index(
+            call.ctx,
+            index,
+            args,
+            crate::execute::Caller::new(Transport::Mcp, peer),
+        )
+        .map_err(|e| capability_rpc_error(era, &uri, e))?;
         let field = |name: &str| {
             out.get(name)
                 .and_then(|t| t.as_str())

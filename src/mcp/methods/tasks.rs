@@ -24,7 +24,6 @@ use super::tools;
 use crate::context::Context;
 use crate::error::ErrorCode;
 use crate::execute::execute_index;
-use crate::interact::Scope;
 use crate::registry::Descriptor;
 use crate::transport::Transport;
 
@@ -130,9 +129,13 @@ pub fn intercept(
     let spawned = std::thread::Builder::new()
         .name(format!("task {}", task.id()))
         .spawn(move || {
-            let _scope = Scope::enter(peer);
             running.finish(outcome(
-                execute_index(ctx, index, args, Transport::Mcp),
+                execute_index(
+                    ctx,
+                    index,
+                    args,
+                    crate::execute::Caller::new(Transport::Mcp, peer),
+                ),
                 blocks,
             ));
         });

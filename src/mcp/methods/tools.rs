@@ -81,9 +81,16 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
         None => McpPeer::of(call),
         Some(r) => McpPeer::of(call).asking_through(Arc::clone(r)),
     };
-    // The scope lasts to the answer: a failure is logged to the client through it.
-    let _peer = crate::interact::Scope::enter(Arc::new(peer));
-    let outcome = execute_index(call.ctx, index, args, Transport::Mcp);
+    // The call's peer is passed to the executor; this scope lasts to the answer, so that a
+    // failure is logged to the client through it.
+    let peer: Arc<dyn crate::interact::Peer> = Arc::new(peer);
+    let _peer = crate::interact::Scope::enter(Arc::clone(&peer));
+    let outcome = execute_index(
+        call.ctx,
+        index,
+        args,
+        crate::execute::Caller::new(Transport::Mcp, peer),
+    );
     // Whatever the call made of an answer it lacks, the client is asked for it.
     if let Some(round) = round.as_deref() {
         if let Some(asking) = round.input_required() {
