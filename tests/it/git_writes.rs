@@ -703,3 +703,19 @@ fn a_keyed_commit_retried_after_kill_9_applies_once() {
     }
     assert!(f.hooks_ran().is_empty(), "{:?}", f.hooks_ran());
 }
+
+/// A file named like a commit does not make the switch fail: the trees are compared by their
+/// commits alone (`git diff-tree A B --`), never read as paths (found by schemathesis, which
+/// wrote such a file through files.write).
+#[test]
+fn a_file_named_like_the_commit_does_not_break_a_switch() {
+    let f = fixture();
+    let head = f.git(&["rev-parse", "HEAD"]);
+    f.git(&["branch", "side"]);
+    std::fs::write(f.dir().join(&head), "a file named like the commit\n").unwrap();
+    std::fs::write(f.dir().join("side"), "and one named like the branch\n").unwrap();
+    let mut via = Via::Cli;
+    let switched = ok(&mut via, &f, "repo.switch", json!({"branch": "side"}));
+    assert_eq!(switched["previous"], "main", "{switched}");
+    assert_eq!(f.git(&["symbolic-ref", "--short", "HEAD"]), "side");
+}

@@ -219,9 +219,15 @@ pub fn operation(c: &Capability) -> Value {
         if !examples.is_empty() {
             media["examples"] = Value::Object(examples);
         }
+        // A missing or blank body is the empty object `{}`: the body is required only when
+        // the input names a required field, which `{}` lacks (then it answers 400).
+        let required = input
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| !r.is_empty());
         op.insert(
             "requestBody".into(),
-            json!({"required": true, "content": {"application/json": media}}),
+            json!({"required": required, "content": {"application/json": media}}),
         );
     }
     let mut ok = json!({"description": success_description(c), "content": {"application/json": {"schema": output}}});
