@@ -74,7 +74,7 @@ schemathesis_all() {
     base=$(sed -n 's/^listening on //p' "$WORK/fuzzed.stdout")
     "$CACHE/venv/bin/schemathesis" --config-file "$ROOT/.ci/schemathesis.toml" run "$base/openapi.json" \
         --checks all --exclude-checks positive_data_acceptance \
-        --max-time "${SCHEMATHESIS_SECONDS:-60}" --warnings off --no-color || rc=1
+        --max-time "${SCHEMATHESIS_SECONDS:-120}" --warnings off --no-color || rc=1
     exec 6>&-
     wait "$pid" 2>/dev/null || true
     return "$rc"
