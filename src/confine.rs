@@ -54,11 +54,25 @@ fn name_why(rule: Rule) -> &'static str {
     }
 }
 
-/// The lexical rules alone: absolute paths, `..`, `.git` and secret names. Returns the
-/// normal components.
+/// The longest name of one path component, in bytes (Linux's `NAME_MAX`, and the most the
+/// common file systems hold).
+const NAME_MAX: usize = 255;
+/// A path is shorter than this, in bytes (Linux's `PATH_MAX`, its NUL included).
+const PATH_MAX: usize = 4096;
+
+/// The lexical rules alone: lengths no file system holds, absolute paths, `..`, `.git` and
+/// secret names. Returns the normal components.
 pub fn check_lexical<'p>(input: &'p str, field: &str) -> Result<Vec<&'p OsStr>, CapabilityError> {
     if input.contains('\0') {
         return Err(CapabilityError::invalid_input("a path cannot hold a NUL byte").at(field));
+    }
+    // What no file system holds: a path is refused as input, not failed on as a fault.
+    if input.len() >= PATH_MAX {
+        return Err(CapabilityError::invalid_input(format!(
+            "a path is shorter than {PATH_MAX} bytes; this one has {}",
+            input.len()
+        ))
+        .at(field));
     }
     let path = Path::new(input);
     if path.is_absolute() || input.starts_with('/') || input.starts_with('\\') || has_drive(input) {
@@ -73,6 +87,14 @@ pub fn check_lexical<'p>(input: &'p str, field: &str) -> Result<Vec<&'p OsStr>, 
     for c in path.components() {
         match c {
             Component::Normal(name) => {
+                if name.len() > NAME_MAX {
+                    return Err(CapabilityError::invalid_input(format!(
+                        "a path's names are at most {NAME_MAX} bytes each; `{}…` has {}",
+                        name.to_string_lossy().chars().take(16).collect::<String>(),
+                        name.len()
+                    ))
+                    .at(field));
+                }
                 if let Some(rule) = name_rule(name) {
                     return Err(refusal(rule, input, name_why(rule), field));
                 }
@@ -143,6 +165,16 @@ mod tests {
             .as_ref()
             .and_then(|d| d["rule"].as_str())
             .unwrap_or("")
+    }
+
+    #[test]
+    fn names_and_paths_no_file_system_holds_are_invalid_input() {
+        let long = "é".repeat(128);
+        for input in [format!("docs/{long}"), "a/".repeat(2048)] {
+            let e = check_lexical(&input, "/path").unwrap_err();
+            assert_eq!(e.code, crate::error::ErrorCode::InvalidInput, "{e}");
+        }
+        assert!(check_lexical(&format!("docs/{}", "x".repeat(255)), "/path").is_ok());
     }
 
     #[test]

@@ -522,6 +522,9 @@ pub fn diff_trees(repo: &Path, a: &str, b: &str) -> Result<Vec<TreeChange>, Capa
             "--end-of-options",
             a,
             b,
+            // No path: without `--`, a file named like `a` or `b` makes git refuse them as
+            // ambiguous.
+            "--",
         ],
         "the trees' difference",
     )?;

@@ -285,6 +285,23 @@ pub fn check_registry(
                 ));
             }
         }
+        // Every integer a client sends has an upper bound, so a generated client, a fuzzer and
+        // a reader know the largest value served (a cursor, an offset, a line number).
+        let mut unbounded = Vec::new();
+        unbounded_integers(&c.input, "/input", &mut unbounded);
+        for pointer in unbounded {
+            let field = pointer
+                .rsplit_once("/properties/")
+                .map_or(pointer.as_str(), |(_, name)| name);
+            diags.push(err(
+                c,
+                &pointer,
+                format!(
+                    "integer input `{field}` of `{}` has no `maximum`: add `maximum: N`, the largest value the capability serves (every integer a client sends is bounded)",
+                    c.id
+                ),
+            ));
+        }
         if let Some(content) = &c.content {
             let p = repo_root.join(content);
             if !p.is_file() {
@@ -391,6 +408,53 @@ pub fn published_examples(caps: &[Capability], repo_root: &Path) -> Vec<Diagnost
         }
     }
     diags
+}
+
+/// The pointers of every integer schema in `schema` (itself and its subschemas, but those of
+/// `not`, which say what is refused) that has neither `maximum` nor `exclusiveMaximum`.
+fn unbounded_integers(schema: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+    use serde_json::Value;
+    let Some(obj) = schema.as_object() else {
+        return;
+    };
+    let integer = match obj.get("type") {
+        Some(Value::String(t)) => t == "integer",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
+        _ => false,
+    };
+    if integer && !obj.contains_key("maximum") && !obj.contains_key("exclusiveMaximum") {
+        out.push(at.to_string());
+    }
+    let escape = |k: &str| k.replace('~', "~0").replace('/', "~1");
+    for (k, v) in obj {
+        match (k.as_str(), v) {
+            (
+                "properties" | "patternProperties" | "$defs" | "dependentSchemas",
+                Value::Object(m),
+            ) => {
+                for (name, sub) in m {
+                    unbounded_integers(sub, &format!("{at}/{k}/{}", escape(name)), out);
+                }
+            }
+            ("prefixItems" | "anyOf" | "oneOf" | "allOf", Value::Array(items)) => {
+                for (i, sub) in items.iter().enumerate() {
+                    unbounded_integers(sub, &format!("{at}/{k}/{i}"), out);
+                }
+            }
+            (
+                "items"
+                | "additionalProperties"
+                | "contains"
+                | "if"
+                | "then"
+                | "else"
+                | "unevaluatedItems"
+                | "unevaluatedProperties",
+                _,
+            ) => unbounded_integers(v, &format!("{at}/{k}"), out),
+            _ => {}
+        }
+    }
 }
 
 /// The first error of `value` against `schema`; `None` when it validates, or when the schema

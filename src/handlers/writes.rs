@@ -595,7 +595,8 @@ pub fn audit_list(
     input: audit_list::Input,
 ) -> Result<audit_list::Output, CapabilityError> {
     let all = store::records(&ctx.repo)?;
-    let after = input.after.unwrap_or(0);
+    // The schema bounds `after` to 0..=2^53 - 1 (typed i64 for that range).
+    let after = u64::try_from(input.after.unwrap_or(0)).unwrap_or(0);
     let limit = input.limit.map_or(100, |l| l.get() as usize);
     let page: Vec<Map<String, Value>> = all
         .iter()

@@ -92,7 +92,7 @@ pub const FEATURES: &[&Feature] = &[
 
 /// The server's `capabilities` as one era announces them: the members of the features whose
 /// methods that era's METHODS table lists (the tasks extension, served to 2026-07-28 requests
-/// only, is not announced by `initialize`).
+/// only, is not announced by `initialize`), and the members of [`SENT_IN_EVERY_ERA`].
 pub fn capabilities_in(era: Era) -> Map<String, Value> {
     let table = match era {
         Era::Legacy => LEGACY_METHODS,
@@ -100,11 +100,23 @@ pub fn capabilities_in(era: Era) -> Map<String, Value> {
     };
     FEATURES
         .iter()
-        .filter(|f| f.methods.is_empty() || f.methods.iter().any(|m| table.contains(&m.name)))
+        .filter(|f| {
+            f.methods.is_empty()
+                || f.methods.iter().any(|m| table.contains(&m.name))
+                || f.capability
+                    .as_ref()
+                    .is_some_and(|c| SENT_IN_EVERY_ERA.contains(&c.name))
+        })
         .filter_map(|f| f.capability.as_ref())
         .map(|c| (c.name.to_string(), (c.value)(era)))
         .collect()
 }
+
+/// The `capabilities` members that announce what the server sends rather than what it answers,
+/// so every era announces them whether it serves their methods or not: `logging` (the log
+/// messages of a call, `notifications/message`; a 2026-07-28 request names its level in its
+/// own `_meta`, an initialize-era connection sets it with `logging/setLevel`).
+const SENT_IN_EVERY_ERA: &[&str] = &["logging"];
 
 /// The request method of this name, if one is served.
 fn find(name: &str) -> Option<&'static Method> {
@@ -942,9 +954,8 @@ mod tests {
     #[test]
     fn each_era_announces_the_features_it_serves() {
         // logging/setLevel is of the initialize era; a 2026-07-28 request names its level in
-        // its own `_meta`.
+        // its own `_meta`, and is sent log messages all the same: both eras announce it.
         let mut modern = capabilities();
-        modern.remove("logging");
         // Subscriptions are the initialize era's (`subscriptions/listen` is not served).
         modern.insert(
             "resources".into(),

@@ -230,10 +230,13 @@ fn a_narrowed_input_is_breaking_and_a_widened_one_minor() {
         "minor: demo.echo: input `mode` widened",
     );
     assert_class(
-        changed("    word: { type: string }", "    word: { type: integer }")
-            .into_iter()
-            .map(|(n, t)| (n, t.replace("input: { word: hello }", "input: { word: 7 }")))
-            .collect(),
+        changed(
+            "    word: { type: string }",
+            "    word: { type: integer, maximum: 9 }",
+        )
+        .into_iter()
+        .map(|(n, t)| (n, t.replace("input: { word: hello }", "input: { word: 7 }")))
+        .collect(),
         "breaking",
         "breaking: demo.echo: input `word` narrowed",
     );

@@ -703,3 +703,35 @@ fn a_keyed_commit_retried_after_kill_9_applies_once() {
     }
     assert!(f.hooks_ran().is_empty(), "{:?}", f.hooks_ran());
 }
+
+/// A file named like a commit does not make the switch fail: the trees are compared by their
+/// commits alone (`git diff-tree A B --`), never read as paths (found by schemathesis, which
+/// wrote such a file through files.write).
+#[test]
+fn a_file_named_like_the_commit_does_not_break_a_switch() {
+    let f = fixture();
+    let head = f.git(&["rev-parse", "HEAD"]);
+    f.git(&["branch", "side"]);
+    std::fs::write(f.dir().join(&head), "a file named like the commit\n").unwrap();
+    std::fs::write(f.dir().join("side"), "and one named like the branch\n").unwrap();
+    let mut via = Via::Cli;
+    let switched = ok(&mut via, &f, "repo.switch", json!({"branch": "side"}));
+    assert_eq!(switched["previous"], "main", "{switched}");
+    assert_eq!(f.git(&["symbolic-ref", "--short", "HEAD"]), "side");
+}
+
+/// A path no file system holds (a name over 255 bytes) is bad input, answered 400
+/// `invalid_input` at its field, not a fault (found by schemathesis through repo.stage).
+#[test]
+fn a_path_name_over_255_bytes_is_invalid_input_not_a_fault() {
+    let f = fixture();
+    let s = Serve::start(f.dir(), &[]);
+    let long = "n".repeat(300);
+    for route in ["/api/v1/repo/stage", "/api/v1/repo/unstage"] {
+        let (status, problem) = s.json("POST", route, Some(&json!({"paths": [long]})));
+        assert_eq!(status, 400, "{route}: {problem}");
+        assert_eq!(problem["code"], "invalid_input", "{route}: {problem}");
+        assert_eq!(problem["pointer"], "/paths/0", "{route}: {problem}");
+    }
+    s.finish();
+}

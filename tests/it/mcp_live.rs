@@ -349,6 +349,17 @@ fn initialize_is_answered_even_when_the_client_cancels_it() {
     assert_eq!(a["result"]["protocolVersion"], "2025-11-25", "{a}");
 }
 
+/// Both eras announce `logging`: the log messages a call sends reach a 2026-07-28 client too
+/// (its request's `_meta` names the level), so `server/discover` says so, as `initialize` does.
+#[test]
+fn server_discover_announces_logging_as_initialize_does() {
+    let mut mcp = Mcp::start(&[]);
+    let d = mcp.modern("server/discover", json!({}));
+    assert_eq!(d["result"]["capabilities"]["logging"], json!({}), "{d}");
+    let mut mcp = Mcp::start(&[]);
+    open(&mut mcp, json!({}));
+}
+
 #[test]
 fn a_modern_request_gets_log_messages_at_the_level_its_meta_names() {
     let mut mcp = Mcp::start(&[]);

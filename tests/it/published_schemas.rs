@@ -99,6 +99,99 @@ fn the_served_openapi_document_defines_its_tags_and_publishes_portable_schemas_a
     s.finish();
 }
 
+/// Every integer schema under `v` without an upper bound: its pointer.
+fn unbounded(v: &Value, at: &str, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            if m.get("type") == Some(&json!("integer"))
+                && !m.contains_key("maximum")
+                && !m.contains_key("exclusiveMaximum")
+            {
+                out.push(at.to_string());
+            }
+            for (k, sub) in m {
+                unbounded(sub, &format!("{at}/{k}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, sub) in items.iter().enumerate() {
+                unbounded(sub, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The document says what the server does: an operation with a body declares 413 (and a body
+/// over `--max-body` gets it), every request example is one of success (the refusals are in
+/// `x-seneschal-negative-examples`, each with its code and status), what can only answer 501
+/// over HTTP is not published, and every integer a client sends has a `maximum`.
+#[test]
+fn the_openapi_document_declares_what_the_server_answers_and_only_what_succeeds_as_examples() {
+    let repo = scratch_repo();
+    let s = Serve::start_args(repo.path(), &["--max-body", "64"], &[]);
+    let (status, doc) = s.json("GET", "/openapi.json", None);
+    assert_eq!(status, 200);
+    let mut problems = Vec::new();
+    let mut negatives = 0;
+    for (path, ops) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in ops.as_object().expect("operations") {
+            let id = op["operationId"].as_str().unwrap();
+            let declared = |status: &str| op["responses"].get(status).is_some();
+            for status in ["400", "403", "408", "417", "431", "500", "505"] {
+                if !declared(status) {
+                    problems.push(format!("{method} {path}: no {status}"));
+                }
+            }
+            if method == "post" && !declared("413") {
+                problems.push(format!("{method} {path}: no 413"));
+            }
+            if declared("501") {
+                problems.push(format!("{method} {path}: published, yet it answers 501"));
+            }
+            let examples = &op["requestBody"]["content"]["application/json"]["examples"];
+            for (name, ex) in examples.as_object().into_iter().flatten() {
+                if ex["summary"].as_str().unwrap_or("").contains("answers `") {
+                    problems.push(format!("{method} {path}: refusal {name} in examples"));
+                }
+            }
+            for n in op["x-seneschal-negative-examples"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                negatives += 1;
+                let code = n["code"].as_str().unwrap_or_default();
+                let want = seneschal::error::ErrorCode::parse(code).map(|c| c.http_status());
+                if code == "ok" || n["status"].as_u64() != want.map(u64::from) {
+                    problems.push(format!("{id}: negative example {n}"));
+                }
+            }
+        }
+    }
+    let mut open = Vec::new();
+    for (path, ops) in doc["paths"].as_object().expect("paths") {
+        for (method, op) in ops.as_object().expect("operations") {
+            for part in ["parameters", "requestBody"] {
+                unbounded(&op[part], &format!("{method} {path} {part}"), &mut open);
+            }
+        }
+    }
+    problems.extend(
+        open.into_iter()
+            .map(|p| format!("{p}: an integer without maximum")),
+    );
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert!(negatives > 0, "no negative example was published");
+    assert!(doc["paths"].get("/api/v1/knowledge/summarize").is_none());
+    // A body over --max-body is the 413 the document declares.
+    let big = json!({"text": "x".repeat(200)});
+    let (status, problem) = s.json("POST", "/api/v1/session/notes", Some(&big));
+    assert_eq!(status, 413, "{problem}");
+    assert_eq!(problem["code"], "too_large", "{problem}");
+    s.finish();
+}
+
 #[test]
 fn the_tool_list_publishes_portable_schemas_that_live_answers_satisfy() {
     let repo = scratch_repo();

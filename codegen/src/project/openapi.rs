@@ -159,7 +159,12 @@ pub fn operation(c: &Capability) -> Value {
     let mut op = Map::new();
     op.insert("operationId".into(), json!(c.id));
     op.insert("summary".into(), json!(c.title));
-    op.insert("description".into(), json!(c.description));
+    // The description, then the maintainer's detail (never in the MCP tool list).
+    let description = match &c.details {
+        Some(details) => format!("{}\n\n{details}", c.description),
+        None => c.description.clone(),
+    };
+    op.insert("description".into(), json!(description));
     let group = c.id.split('.').next().unwrap_or("").to_string();
     let mut tags = vec![group.clone()];
     tags.extend(c.tags.iter().filter(|t| **t != group).cloned());
@@ -203,23 +208,15 @@ pub fn operation(c: &Capability) -> Value {
             op.insert("parameters".into(), json!(params));
         }
     } else {
-        // A request example is an input the schema accepts: an example of a refusal that
-        // breaks the schema on purpose (an empty note under `minLength: 1`) stays in the
-        // manifest, for the conformance harness and the reference, which says what it
-        // expects. A schema-valid refusal (a missing file) is published, its summary naming
-        // the answer.
-        let accepts = jsonschema::draft202012::new(&c.input).ok();
+        // The request examples are the examples of a success, only: a client or a fuzzer
+        // that reads `examples` sends them expecting 200. The examples of a refusal are in
+        // `x-seneschal-negative-examples` (below), each with the code it answers.
         let mut examples = Map::new();
         for (i, e) in c.examples.iter().enumerate() {
-            let valid = accepts.as_ref().is_some_and(|v| v.is_valid(&e.input));
-            if e.outcome == "ok" || valid {
-                let summary = match e.outcome.as_str() {
-                    "ok" => e.title.clone(),
-                    refusal => format!("{} (answers `{refusal}`)", e.title),
-                };
+            if e.outcome == "ok" {
                 examples.insert(
                     format!("example{i}"),
-                    json!({"summary": summary, "value": e.input}),
+                    json!({"summary": e.title, "value": e.input}),
                 );
             }
         }
@@ -227,9 +224,15 @@ pub fn operation(c: &Capability) -> Value {
         if !examples.is_empty() {
             media["examples"] = Value::Object(examples);
         }
+        // A missing or blank body is the empty object `{}`: the body is required only when
+        // the input names a required field, which `{}` lacks (then it answers 400).
+        let required = input
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| !r.is_empty());
         op.insert(
             "requestBody".into(),
-            json!({"required": true, "content": {"application/json": media}}),
+            json!({"required": required, "content": {"application/json": media}}),
         );
     }
     let mut ok = json!({"description": success_description(c), "content": {"application/json": {"schema": output}}});
@@ -281,7 +284,12 @@ pub fn operation(c: &Capability) -> Value {
     // One response per status: codes that share one (`refused` and `not_approved`, 403)
     // share a response named by both.
     let mut by_status: std::collections::BTreeMap<u16, Vec<&str>> = Default::default();
-    for code in c.all_errors() {
+    let mut codes = c.all_errors();
+    if h.method != "GET" {
+        // A body over `serve --max-body` is refused before the capability runs.
+        codes.push(ErrorCode::TooLarge);
+    }
+    for code in codes {
         by_status
             .entry(code.http_status())
             .or_default()
@@ -301,6 +309,21 @@ pub fn operation(c: &Capability) -> Value {
         );
     }
     op.insert("responses".into(), Value::Object(responses));
+    // The examples of a refusal, each with the code and status it answers: kept out of
+    // `examples`, which hold what succeeds. Some break the schema on purpose (an empty note
+    // under `minLength: 1`); a query's are sent as its parameters.
+    let negative: Vec<Value> = c
+        .examples
+        .iter()
+        .filter(|e| e.outcome != "ok")
+        .map(|e| {
+            let status = ErrorCode::parse(&e.outcome).map(ErrorCode::http_status);
+            json!({"summary": e.title, "value": e.input, "code": e.outcome, "status": status})
+        })
+        .collect();
+    if !negative.is_empty() {
+        op.insert("x-seneschal-negative-examples".into(), json!(negative));
+    }
     op.insert("x-seneschal-effect".into(), json!(c.effect.as_str()));
     if c.additive {
         op.insert("x-seneschal-additive".into(), json!(true));
@@ -322,9 +345,14 @@ pub fn operation(c: &Capability) -> Value {
 
 /// The statuses the HTTP server loop answers, with no body, to a request that never reached a
 /// route (`vendor/tiny_http/src/serve.rs`): `(status, component name)`.
-const LOOP_RESPONSES: [(u16, &str); 2] = [(408, "request_timeout"), (431, "head_too_large")];
+const LOOP_RESPONSES: [(u16, &str); 4] = [
+    (408, "request_timeout"),
+    (417, "expectation_failed"),
+    (431, "head_too_large"),
+    (505, "http_version_not_supported"),
+];
 
-/// The problem+json schema, one shared response per error code, and the server loop's two.
+/// The problem+json schema, one shared response per error code, and the server loop's own.
 fn components() -> Value {
     let mut responses = Map::new();
     responses.insert(
@@ -334,6 +362,14 @@ fn components() -> Value {
     responses.insert(
         "head_too_large".into(),
         json!({"description": "The request line or a header is over the server's head limit, or there are too many headers (a query string too long for the request line among them); answered before any route, with no body."}),
+    );
+    responses.insert(
+        "expectation_failed".into(),
+        json!({"description": "The request carries an `Expect` header other than `100-continue`; answered before any route, with no body, and the connection is closed."}),
+    );
+    responses.insert(
+        "http_version_not_supported".into(),
+        json!({"description": "The request line names an HTTP version above 1.1 (the server speaks HTTP/1.0 and 1.1); answered before any route, with no body, and the connection is closed."}),
     );
     for code in ErrorCode::ALL {
         responses.insert(
@@ -365,7 +401,7 @@ fn components() -> Value {
                 "properties": {
                     "type": {"type": "string"},
                     "title": {"type": "string"},
-                    "status": {"type": "integer"},
+                    "status": {"type": "integer", "minimum": 100, "maximum": 599, "description": "The HTTP status of the answer."},
                     "detail": {"type": "string"},
                     "code": {"type": "string", "enum": ErrorCode::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>()},
                     "pointer": {"type": "string", "description": "JSON pointer of the failing input field."},
