@@ -46,8 +46,8 @@ pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 pub const ID_GRAMMAR: &str = "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$";
 /// The folder where objects of any kind may live, naming their kind in a `kind` field.
 pub const GENERIC_GLOB: &str = ".seneschal/knowledge/*.md";
-/// The exit code of `seneschal knowledge check` when there are findings.
-pub const EXIT_FINDINGS: u8 = 11;
+/// The exit code of `seneschal knowledge check` when there are findings (the codes table's).
+pub use crate::codes::EXIT_FINDINGS;
 
 /// Something wrong with a knowledge file, precise enough to fix it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
