@@ -804,3 +804,81 @@ fn the_model_is_one_crate_shared_by_the_build_and_the_binary() {
         "a fixture of the binary's own tests: {caught}"
     );
 }
+
+/// What would reach the network or a remote: a socket opened outward, a git command that talks
+/// to a remote. seneschal listens on loopback (`serve`) and opens no connection itself.
+const OUTWARD: &[&str] = &[
+    "TcpStream::connect",
+    "UdpSocket",
+    "\"push\"",
+    "\"fetch\"",
+    "\"pull\"",
+    "\"clone\"",
+    "\"ls-remote\"",
+    "\"merge\"",
+    "\"rebase\"",
+    "\"submodule\"",
+];
+
+/// Network clients a dependency line of Cargo.toml must not name.
+const NETWORK_CRATES: &[&str] = &["reqwest", "ureq", "hyper", "curl", "isahc", "attohttpc"];
+
+/// Each file of `files` (`(path under src/, raw text)`) that reaches outward, and each
+/// network client `manifest` (a Cargo.toml) depends on.
+fn outward(files: &[(String, String)], manifest: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (rel, text) in files {
+        for needle in OUTWARD {
+            if text.contains(needle) {
+                bad.push(format!("src/{rel} holds `{needle}`"));
+            }
+        }
+    }
+    for line in manifest.lines() {
+        let name = line.split(['=', ' ', '.']).next().unwrap_or("");
+        if NETWORK_CRATES.contains(&name) {
+            bad.push(format!("Cargo.toml depends on `{name}`"));
+        }
+    }
+    bad
+}
+
+/// The README's "What it does not do": no connection outward, no git command that talks to a
+/// remote (push, fetch, pull, clone, merge, rebase), and git itself forbidden every transport
+/// (`protocol.allow = never` in the configuration seneschal writes for it).
+#[test]
+fn nothing_reaches_the_network_or_a_remote() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("src");
+    let mut paths = Vec::new();
+    rust_files(&src, &mut paths);
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| {
+            let rel = p.strip_prefix(&src).expect("under src/");
+            (
+                rel.to_string_lossy().into_owned(),
+                std::fs::read_to_string(p).expect("readable source"),
+            )
+        })
+        .collect();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let bad = outward(&files, &manifest);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(
+        seneschal::gitdir::OURS.contains("[protocol]\n\tallow = never\n"),
+        "git may use a transport: {}",
+        seneschal::gitdir::OURS
+    );
+    // Planted: a fetch and a network client are caught.
+    let planted = [(
+        "handlers/repo.rs".to_string(),
+        "git::command(root)?.args([\"fetch\", \"origin\"])".to_string(),
+    )];
+    let caught = outward(&planted, "[dependencies]\nureq = \"2\"\n").join("\n");
+    assert!(
+        caught.contains("src/handlers/repo.rs holds `\"fetch\"`"),
+        "{caught}"
+    );
+    assert!(caught.contains("Cargo.toml depends on `ureq`"), "{caught}");
+}
