@@ -124,6 +124,24 @@ impl Pending {
         true
     }
 
+    /// Answers our request `id` as the client would answer it with an error saying `why` (the
+    /// stream that carried it closed, say): the call waiting for it stops waiting.
+    pub fn fail(&self, id: &Value, why: &str) {
+        self.take(&json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": super::model::INVALID_REQUEST,
+            "message": why,
+        }}));
+    }
+
+    /// Marks the client's request `id` cancelled, as its `notifications/cancelled` would,
+    /// saying `reason` (the client closed the request, say).
+    pub fn cancel(&self, id: &Value, reason: &str) {
+        self.take(
+            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": reason}}),
+        );
+    }
+
     /// Whether the client cancelled its request `id`.
     pub fn is_cancelled(&self, id: &Value) -> bool {
         self.n_cancelled.load(Ordering::SeqCst) > 0

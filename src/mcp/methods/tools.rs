@@ -216,7 +216,7 @@ pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> Stri
 
 /// The room a result leaves for the envelope of its answer: `{"jsonrpc":"2.0","id":…,
 /// "result":` and `}` (an id of up to 90 bytes), and the newline of stdio.
-const ENVELOPE: usize = 128;
+const ENVELOPE: usize = crate::limits::MCP_ENVELOPE;
 
 /// This server's `ServerInfo` as JSON, serialized once.
 fn server_info() -> &'static str {
