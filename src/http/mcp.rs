@@ -352,9 +352,10 @@ impl CallStream {
 const WATCH: std::time::Duration =
     std::time::Duration::from_millis(crate::limits::MCP_SSE_WATCH_MS);
 
-/// Marks the request `id` cancelled in `pending`: its call's peer answers `cancelled()`.
+/// Marks the request `id` cancelled in `pending` (its client closed the request): its call's
+/// peer answers `cancelled()`.
 fn cancel(pending: &Pending, id: &Value) {
-    pending.cancel(id, "the client closed the request");
+    pending.cancel(id);
 }
 
 /// The sink of a request answered as JSON: it carries nothing to the client, and when the call

@@ -22,8 +22,10 @@ pub mod glob;
 pub mod kinds;
 pub mod parse;
 pub mod prompts;
+pub mod result;
 pub mod scan;
 pub mod search;
+pub mod stamp;
 pub mod watch;
 
 use std::path::{Path, PathBuf};
@@ -36,7 +38,7 @@ use crate::rootfs::{Follow, Root};
 use glob::Candidate;
 use kinds::{Kind, Kinds};
 use parse::FileResult;
-use scan::Stamp;
+use stamp::Stamp;
 
 /// Every knowledge URI starts with this.
 pub const URI_PREFIX: &str = "seneschal://knowledge/";

@@ -998,7 +998,8 @@ fn only_mcp_knows_json_rpc() {
     assert!(!caught.contains("mcp/link.rs"), "{caught}");
 }
 
-/// The tests that read the clock (`.elapsed()`), each with why: none asserts a speed (speed and
+/// The tests and helpers that read the monotonic clock (`Instant::now()`, `.elapsed()`), each
+/// with why: none asserts a speed (speed and
 /// memory are benchmarks); each bounds a wait, far above the time it takes, or measures a span
 /// it then uses, asserting nothing of it. `(file under tests/it/, function, why)`.
 const CLOCK_READERS: &[(&str, &str, &str)] = &[
@@ -1067,6 +1068,19 @@ const CLOCK_READERS: &[(&str, &str, &str)] = &[
         "trickle_until_answered",
         "the budget of a trickling client",
     ),
+    ("hostile/http.rs", "start", "paces a trickling neighbour's bytes"),
+    ("hostile/confinement.rs", "watchdog", "kills a hung process, so that a hang fails the test instead of stalling it"),
+    ("approval.rs", "on_a_terminal", "the deadline of a prompt that must come (20 s)"),
+    ("desk.rs", "wait_pending", "the deadline of an approval that must appear (20 s)"),
+    ("mcp_cancel.rs", "cpu_after", "samples the server's CPU time after a pause: the assertions are on CPU time used, not on wall time (a starved machine fails the baselines, which say so)"),
+    ("mcp_cancel.rs", "a_search_whose_client_closes_its_request_stops", "as `cpu_after`"),
+    ("mcp_cancel.rs", "a_search_cancelled_in_an_initialize_era_session_stops", "as `cpu_after`"),
+    ("mcp_sse.rs", "streams_fill_at_most_half_the_connections_and_never_lock_a_client_out", "the deadline of a stream place that must come back"),
+    ("mcp_tasks.rs", "poll", "the deadline of a task state that must come (10 s)"),
+    ("mcp_tasks.rs", "poll_until", "the deadline of a task state that must come (10 s)"),
+    ("support/http.rs", "finish_status", "the deadline of serve's exit after its stdin closes"),
+    ("support/http.rs", "drop", "the deadline of serve's exit after its stdin closes"),
+    ("support/mod.rs", "output_within", "the deadline of a command that must end"),
 ];
 
 /// Each function of `files` (`(path under tests/it/, text)`) that reads the clock, as
@@ -1080,7 +1094,7 @@ fn clock_readers(files: &[(String, String)]) -> BTreeSet<String> {
             if let Some(c) = item.captures(line) {
                 current = c[1].to_string();
             }
-            if line.contains(".elapsed()") {
+            if line.contains(".elapsed()") || line.contains("Instant::now()") {
                 out.insert(format!("{rel}::{current}"));
             }
         }
@@ -1177,4 +1191,134 @@ fn codegen_is_a_build_dependency_only() {
         &[("registry.rs".into(), "use seneschal_codegen::model;".into())],
     );
     assert_eq!(planted.len(), 2, "{planted:?}");
+}
+
+/// The module path of a file under src/: `mcp/methods/tools.rs` → `mcp::methods::tools`,
+/// `mcp/methods/mod.rs` → `mcp::methods`.
+fn file_module(rel: &str) -> String {
+    let rel = rel.strip_suffix(".rs").unwrap_or(rel);
+    let rel = rel.strip_suffix("/mod").unwrap_or(rel);
+    rel.replace('/', "::")
+}
+
+/// The file-level import edges of `files` (`(path under src/, code)`, unit tests cut off):
+/// each `crate::…`, `super::…` and, in a module's own file, `use child::…` path resolved to
+/// the deepest module file it names. An edge from a file to one of its ancestors (a child
+/// using its parent's items) is left out: only edges between files of which neither holds
+/// the other are kept.
+fn file_edges(files: &[(String, String)]) -> Vec<Edge> {
+    let modules: BTreeSet<String> = files.iter().map(|(rel, _)| file_module(rel)).collect();
+    let tail = r"::((?:[a-z_][a-z0-9_]*::)*)(\{[^}]*\}|[a-z_][a-z0-9_]*)?";
+    let rooted = regex::Regex::new(&format!(r"\b((?:crate|super)(?:::super)*){tail}")).unwrap();
+    let child = regex::Regex::new(&format!(r"\b(use\s+[a-z_][a-z0-9_]*){tail}")).unwrap();
+    let mut edges = BTreeSet::new();
+    for (rel, code) in files {
+        let me = file_module(rel);
+        let parts: Vec<&str> = me.split("::").collect();
+        // A file `x.rs` or `x/mod.rs` is module `x`; `super` from it is its parent.
+        let body = code.split("#[cfg(test)]").next().unwrap_or(code);
+        for c in rooted.captures_iter(body).chain(child.captures_iter(body)) {
+            let head = &c[1];
+            let base: Vec<String> = if head.starts_with("crate") {
+                Vec::new()
+            } else if let Some(child) = head.strip_prefix("use") {
+                let child = child.trim();
+                if !modules.contains(&format!("{me}::{child}")) {
+                    continue;
+                }
+                parts
+                    .iter()
+                    .map(|s| s.to_string())
+                    .chain([child.to_string()])
+                    .collect()
+            } else {
+                let ups = head.matches("super").count();
+                if ups > parts.len() {
+                    continue;
+                }
+                parts[..parts.len() - ups]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            };
+            let middle: Vec<String> = c[2]
+                .split("::")
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect();
+            let tails: Vec<String> = match c.get(3).map(|m| m.as_str()) {
+                Some(group) if group.starts_with('{') => group
+                    .trim_matches(['{', '}'])
+                    .split(',')
+                    .filter_map(|i| i.split("::").next())
+                    .map(|i| i.trim().to_string())
+                    .collect(),
+                Some(one) => vec![one.to_string()],
+                None => vec![String::new()],
+            };
+            for tail in tails {
+                let mut segments: Vec<String> = base.iter().chain(&middle).cloned().collect();
+                if !tail.is_empty() {
+                    segments.push(tail);
+                }
+                let target = (1..=segments.len())
+                    .rev()
+                    .map(|n| segments[..n].join("::"))
+                    .find(|m| modules.contains(m));
+                let Some(target) = target else { continue };
+                let ancestor = me == target || me.starts_with(&format!("{target}::"));
+                if !ancestor {
+                    edges.insert(Edge {
+                        from: me.clone(),
+                        to: target,
+                        file: rel.clone(),
+                    });
+                }
+            }
+        }
+    }
+    edges.into_iter().collect()
+}
+
+/// No two files import each other, directly or round a longer cycle (a child using its
+/// parent's items aside): the features of `mcp/methods/` import `mcp/feature.rs`, not the
+/// dispatcher that lists them, and the knowledge readers share `knowledge/stamp.rs`.
+#[test]
+fn no_two_files_import_each_other() {
+    let files: Vec<(String, String)> = sources()
+        .into_iter()
+        .map(|(rel, _, code)| (rel, code))
+        .collect();
+    let edges = file_edges(&files);
+    assert!(
+        edges
+            .iter()
+            .any(|e| e.from == "mcp::dispatch" && e.to == "mcp::methods::tools"),
+        "the scan no longer sees the dispatcher's features: {}",
+        show(&edges)
+    );
+    if let Some(cycle) = find_cycle(&edges) {
+        panic!("files import each other:\n  {}", show(&cycle));
+    }
+    let planted = [
+        (
+            "mcp/dispatch.rs".to_string(),
+            "use super::methods::{tools, lifecycle};".to_string(),
+        ),
+        (
+            "mcp/methods/tools.rs".to_string(),
+            "use super::super::dispatch::{Call, Feature};".to_string(),
+        ),
+        (
+            "mcp/methods/mod.rs".to_string(),
+            "pub mod tools;".to_string(),
+        ),
+        ("mcp/methods/lifecycle.rs".to_string(), String::new()),
+        ("mcp/mod.rs".to_string(), "use dispatch::X;".to_string()),
+    ];
+    let cycle = find_cycle(&file_edges(&planted)).expect("the planted cycle is found");
+    assert_eq!(
+        show(&cycle),
+        "mcp::dispatch -> mcp::methods::tools (src/mcp/dispatch.rs)\n  mcp::methods::tools -> mcp::dispatch (src/mcp/methods/tools.rs)"
+    );
 }
