@@ -1322,3 +1322,58 @@ fn no_two_files_import_each_other() {
         "mcp::dispatch -> mcp::methods::tools (src/mcp/dispatch.rs)\n  mcp::methods::tools -> mcp::dispatch (src/mcp/methods/tools.rs)"
     );
 }
+
+/// Each `#[path]` of `files` (`(path under src/, raw text)`) that names a file outside `src/`.
+fn includes_outside_src(files: &[(String, String)]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (rel, text) in files {
+        for line in text.lines() {
+            let squashed: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            let Some(target) = squashed
+                .split_once("#[path=\"")
+                .and_then(|(_, rest)| rest.split_once('"'))
+                .map(|(target, _)| target)
+            else {
+                continue;
+            };
+            let included = resolve(&format!("src/{rel}"), target);
+            if !included.starts_with("src/") {
+                bad.push(format!("src/{rel} includes {included}: {}", line.trim()));
+            }
+        }
+    }
+    bad
+}
+
+/// The library's code is all under `src/`: no `#[path]` reaches into `tests/` (the conformance
+/// fixtures' handlers live in `src/handlers/fixtures/`, compiled under their feature).
+#[test]
+fn no_source_includes_a_file_outside_src() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut paths = Vec::new();
+    rust_files(&src, &mut paths);
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| {
+            let rel = p.strip_prefix(&src).expect("under src/");
+            (
+                rel.to_string_lossy().into_owned(),
+                std::fs::read_to_string(p).expect("readable source"),
+            )
+        })
+        .collect();
+    assert!(
+        files
+            .iter()
+            .any(|(_, t)| t.contains("#[path = \"fixtures/conformance.rs\"]")),
+        "the fixtures' include moved: this check names nothing"
+    );
+    let bad = includes_outside_src(&files);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let planted = [(
+        "handlers/mod.rs".to_string(),
+        "#[path = \"../../tests/fixtures/mcp-conformance/handlers/conformance.rs\"]\npub mod conformance;"
+            .to_string(),
+    )];
+    assert_eq!(includes_outside_src(&planted).len(), 1);
+}
