@@ -826,8 +826,8 @@ fn claims(
     }
 }
 
-/// Exit code of `seneschal conformance` when a claim was falsified.
-pub const EXIT_FALSIFIED: u8 = 25;
+/// Exit code of `seneschal conformance` when a claim was falsified (the codes table's).
+pub use crate::codes::EXIT_FALSIFIED;
 
 /// Whether every row passed or does not apply.
 pub fn passed(rows: &[Row]) -> bool {

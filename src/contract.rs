@@ -36,17 +36,19 @@ impl Class {
 
     /// The exit code of `contract diff` when this is the highest class found.
     pub fn exit_code(self) -> u8 {
+        let [wire, patch, minor, breaking] = crate::codes::EXIT_CONTRACT_DIFF;
         match self {
-            Class::Wire => 20,
-            Class::Patch => 21,
-            Class::Minor => 22,
-            Class::Breaking => 23,
+            Class::Wire => wire,
+            Class::Patch => patch,
+            Class::Minor => minor,
+            Class::Breaking => breaking,
         }
     }
 }
 
-/// Exit code of `contract check` when the version was bumped less than the change requires.
-pub const EXIT_GATE: u8 = 24;
+/// Exit code of `contract check` when the version was bumped less than the change requires
+/// (the codes table's).
+pub use crate::codes::EXIT_GATE;
 
 /// One classified change.
 #[derive(Debug, Clone, PartialEq, Eq)]

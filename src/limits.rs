@@ -1,8 +1,10 @@
 //! The bounded-input policy: one table of every limit on untrusted bytes, with its value,
 //! where it is enforced and the error each transport answers when it is exceeded.
 //!
-//! The constants the code enforces live here (stdio line, HTTP body, JSON depth, page size)
-//! or are referenced from their owner (the `files.*` caps in [`crate::handlers::files`], the
+//! The constants the code enforces live here (stdio line, HTTP body, JSON depth, page size),
+//! with every size, count and interval of the MCP and HTTP transports (their modules name
+//! these; `tests/it/layering.rs::every_transport_bound_lives_in_limits` holds it), or are
+//! referenced from their owner (the `files.*` caps in [`crate::handlers::files`], the
 //! knowledge file cap in [`crate::knowledge`]).
 //! The HTTP head limits live in the vendored tiny_http (`vendor/tiny_http/src/client.rs`,
 //! private there); their values are repeated here and proved by `tests/it/barrage.rs`.
@@ -60,6 +62,26 @@ pub const MCP_COMPLETIONS: usize = 100;
 pub const MCP_CANCELLED: usize = 1024;
 /// How long a server-to-client request (elicitation, sampling, roots) waits for its answer.
 pub const MCP_ANSWER_SECS: u64 = 300;
+/// The most messages the stdio listener queues while a request waits for its client's answer;
+/// one more is answered -32603 `server busy` at once.
+pub const MCP_STDIO_QUEUE: usize = 32;
+/// MCP stdio answers at least this long are written to stdout directly, not copied into the
+/// writer's buffer, in bytes.
+pub const MCP_STDIO_DIRECT_WRITE: usize = 16 * 1024;
+/// The room a tool result leaves for the JSON-RPC envelope of its answer, in bytes (an id of up
+/// to 90 bytes, and the newline of stdio).
+pub const MCP_ENVELOPE: usize = 128;
+/// How often a task's client is asked to poll (`pollIntervalMs`), in milliseconds.
+pub const MCP_TASK_POLL_MS: u64 = 500;
+/// How often the subscriptions' feed looks at the knowledge index while someone listens, in
+/// milliseconds.
+pub const MCP_FEED_TICK_MS: u64 = 300;
+/// How often a `/mcp` call answered as an SSE stream looks whether its client closed the
+/// request while it waits for something to send, in milliseconds.
+pub const MCP_SSE_WATCH_MS: u64 = 100;
+/// How often an idle SSE stream sends a comment, so that a client gone away is noticed, in
+/// seconds.
+pub const MCP_SSE_KEEPALIVE_SECS: u64 = 15;
 /// How long a write no client can confirm waits on the approval desk under `--approval ask`,
 /// in seconds (`mcp`/`serve --approval-timeout` changes it).
 pub const APPROVAL_WAIT_SECS_DEFAULT: u64 = 120;
@@ -157,6 +179,15 @@ pub const TABLE: &[Limit] = &[
         mcp: "-32700 `parse error: recursion limit exceeded`",
         http: "400 problem `invalid_input`, pointer ``",
         cli: "exit 2 `error[invalid_input]` (`call` input)",
+    },
+    Limit {
+        what: "MCP stdio messages queued while a request waits for its client's answer",
+        value: "32",
+        amount: Some(MCP_STDIO_QUEUE as u64),
+        enforced: "src/mcp/stdio.rs `listen` (`QUEUE`)",
+        mcp: "-32603 `server busy: … requests wait …` for a further request at once; a further unparsable line -32600",
+        http: "n/a",
+        cli: "n/a",
     },
     Limit {
         what: "MCP list page",
@@ -453,6 +484,7 @@ mod tests {
         assert_eq!(amount("HTTP keep-alive"), Some(30));
         assert_eq!(amount("file write size"), Some(8 << 20));
         assert_eq!(amount("diff carried"), Some(64 << 10));
+        assert_eq!(amount("MCP stdio messages queued"), Some(32));
         let schema = |id: &str, pointer: &str| {
             let d = crate::registry::find(id).expect("registered").1;
             serde_json::from_str::<serde_json::Value>(d.input_schema)

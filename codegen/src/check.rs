@@ -32,7 +32,7 @@ pub const RESERVED_CLI: &[&[&str]] = &[
 pub const KNOWLEDGE_URI_PREFIX: &str = "seneschal://knowledge/";
 
 /// Checks every cross-manifest invariant. `handlers_dirs` are `src/handlers` (and, with the
-/// conformance fixtures, their `handlers/`), whose files are parsed to prove that each named
+/// conformance fixtures, `src/handlers/fixtures`), whose files are parsed to prove that each named
 /// handler exists (none: the check is skipped); `repo_root` resolves resource content.
 pub fn check_registry(
     caps: &[Capability],

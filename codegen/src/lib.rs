@@ -47,8 +47,11 @@ impl Inputs {
 
 /// The cargo feature (as the build script sees it) that adds the conformance fixtures.
 pub const FIXTURES_FEATURE: &str = "CARGO_FEATURE_CONFORMANCE_FIXTURES";
-/// The fixture folder the feature adds: `capabilities/*.yaml` and `handlers/*.rs`.
+/// The fixture folder the feature adds: its `capabilities/*.yaml` join the registry.
 pub const FIXTURES_DIR: &str = "tests/fixtures/mcp-conformance";
+/// Where the fixtures' handler modules live: in the crate's own sources, declared under the
+/// feature in `src/handlers/mod.rs` (never a `#[path]` into `tests/`).
+pub const FIXTURES_HANDLERS: &str = "src/handlers/fixtures";
 
 /// Loads and checks the whole registry; every problem is reported, sorted by file.
 pub fn load_registry(inputs: &Inputs) -> Result<Registry, Vec<Diagnostic>> {
@@ -56,18 +59,27 @@ pub fn load_registry(inputs: &Inputs) -> Result<Registry, Vec<Diagnostic>> {
 }
 
 /// The handler folders of a registry: the standard one, then each extra folder's
-/// `handlers/`; empty when the inputs skip the handler check.
+/// `handlers/`, or [`FIXTURES_HANDLERS`] for one that has none (the conformance fixtures keep
+/// their handlers in the crate's sources); empty when the inputs skip the handler check.
 fn handler_dirs(inputs: &Inputs, extra: &[PathBuf]) -> Vec<PathBuf> {
     match &inputs.handlers {
         Some(dir) => std::iter::once(dir.clone())
-            .chain(extra.iter().map(|e| e.join("handlers")))
+            .chain(extra.iter().map(|e| {
+                let own = e.join("handlers");
+                if own.is_dir() {
+                    own
+                } else {
+                    inputs.root.join(FIXTURES_HANDLERS)
+                }
+            }))
             .collect(),
         None => Vec::new(),
     }
 }
 
 /// [`load_registry`] with extra folders, each holding `capabilities/` (manifests that join
-/// the registry) and `handlers/` (their handler modules): the conformance fixtures.
+/// the registry) and `handlers/` (their handler modules; the conformance fixtures' are under
+/// [`FIXTURES_HANDLERS`]).
 pub fn load_registry_with(inputs: &Inputs, extra: &[PathBuf]) -> Result<Registry, Vec<Diagnostic>> {
     let mut caps = load_parallel(&inputs.capabilities, &inputs.root)?;
     for dir in extra {
@@ -356,8 +368,8 @@ pub fn build(root: &Path, out_dir: &Path, version: &str) -> Result<(), String> {
         triggers.extend(files);
     }
     for dir in &extra {
+        // Their handlers are under src/handlers (FIXTURES_HANDLERS), a trigger already.
         triggers.push(dir.join("capabilities"));
-        triggers.push(dir.join("handlers"));
         if let Ok(files) = load::manifest_files(&dir.join("capabilities")) {
             triggers.extend(files);
         }

@@ -86,7 +86,7 @@ fn the_fixtures_join_only_when_their_folder_is_given() {
     assert!(
         mod_rs.contains(
             "#[cfg(feature = \"conformance-fixtures\")]\n\
-             #[path = \"../../tests/fixtures/mcp-conformance/handlers/conformance.rs\"]\n\
+             #[path = \"fixtures/conformance.rs\"]\n\
              pub mod conformance;"
         ),
         "{mod_rs}"

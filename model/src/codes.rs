@@ -115,3 +115,88 @@ impl ErrorCode {
 
 /// Exit code of `generate --check` when a committed projection is stale.
 pub const EXIT_STALE: u8 = 10;
+/// Exit code of `knowledge check` when the repository's knowledge has findings.
+pub const EXIT_FINDINGS: u8 = 11;
+/// Exit code of `audit verify` when the audit log's chain, anchor or MACs do not hold.
+pub const EXIT_BROKEN: u8 = 12;
+/// Exit code of a maintainer command (`generate`, `contract diff|check|release`,
+/// `conformance`, `new`) run outside seneschal's own checkout.
+pub const EXIT_NOT_CHECKOUT: u8 = 13;
+/// The exit codes of `contract diff`, by the highest change class: wire, patch, minor, breaking.
+pub const EXIT_CONTRACT_DIFF: [u8; 4] = [20, 21, 22, 23];
+/// Exit code of `contract check` when the version was bumped less than the change requires.
+pub const EXIT_GATE: u8 = 24;
+/// Exit code of `conformance` when a capability's behaviour falsified one of its claims.
+pub const EXIT_FALSIFIED: u8 = 25;
+
+/// An exit status of one command beside the error codes' own ([`ErrorCode::exit_code`]): the
+/// first and last status it covers, the command, and when it is returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandExit {
+    /// The first status.
+    pub first: u8,
+    /// The last status (the first, unless the command returns a range).
+    pub last: u8,
+    /// The command that returns it.
+    pub command: &'static str,
+    /// When.
+    pub meaning: &'static str,
+}
+
+/// Every exit status a command returns beside success (0) and the error codes' own: `--help`,
+/// `generated/cli.md` and the README's table list exactly these (`tests/it/prose.rs`).
+pub const COMMAND_EXITS: [CommandExit; 7] = [
+    CommandExit {
+        first: EXIT_STALE,
+        last: EXIT_STALE,
+        command: "generate --check",
+        meaning: "a committed projection is stale",
+    },
+    CommandExit {
+        first: EXIT_FINDINGS,
+        last: EXIT_FINDINGS,
+        command: "knowledge check",
+        meaning: "the repository's knowledge has findings",
+    },
+    CommandExit {
+        first: EXIT_BROKEN,
+        last: EXIT_BROKEN,
+        command: "audit verify",
+        meaning: "the audit log's chain, anchor or MACs do not hold",
+    },
+    CommandExit {
+        first: EXIT_NOT_CHECKOUT,
+        last: EXIT_NOT_CHECKOUT,
+        command: "a maintainer command",
+        meaning: "run outside seneschal's own checkout",
+    },
+    CommandExit {
+        first: EXIT_CONTRACT_DIFF[0],
+        last: EXIT_CONTRACT_DIFF[3],
+        command: "contract diff",
+        meaning: "the highest change is wire, patch, minor, breaking",
+    },
+    CommandExit {
+        first: EXIT_GATE,
+        last: EXIT_GATE,
+        command: "contract check",
+        meaning: "the version was bumped less than the change requires",
+    },
+    CommandExit {
+        first: EXIT_FALSIFIED,
+        last: EXIT_FALSIFIED,
+        command: "conformance",
+        meaning: "a capability's behaviour falsified one of its claims",
+    },
+];
+
+impl CommandExit {
+    /// The statuses as written in a table: `10`, or `20-23`.
+    pub fn statuses(&self) -> String {
+        if self.first == self.last {
+            self.first.to_string()
+        } else {
+            format!("{}-{}", self.first, self.last)
+        }
+    }
+}

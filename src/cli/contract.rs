@@ -15,6 +15,12 @@ use crate::registry::projections::CONTRACT_LOCK;
 pub fn command() -> Command {
     Command::new("contract")
         .about("Contract locks: classify changes, gate releases on semver")
+        .after_help(format!(
+            "`diff`, `check` and `release` are maintainer commands: they work in seneschal's own \
+checkout (a folder with capabilities/ and a Cargo.toml of package `seneschal`) and exit {} \
+elsewhere.",
+            super::checkout::EXIT_NOT_CHECKOUT
+        ))
         .subcommand_required(true)
         .arg_required_else_help(true)
         .subcommand(

@@ -5,6 +5,7 @@
 //! its input schema (see [`args`]); no subcommand is written per capability.
 
 pub mod args;
+pub mod checkout;
 pub mod contract;
 pub use crate::flags;
 pub mod render;
@@ -19,13 +20,14 @@ use std::process::ExitCode;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use serde_json::Value;
 
-use crate::codes::{ErrorCode, EXIT_STALE};
+use crate::codes::{ErrorCode, COMMAND_EXITS, EXIT_STALE};
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::execute::{execute_index, Transport};
 use crate::registry::{Descriptor, CAPABILITIES};
 
-/// The exit-code table printed at the end of `--help`.
+/// The exit-code table printed at the end of `--help`: success, each error code's status,
+/// then every command's own ([`COMMAND_EXITS`]).
 pub fn exit_codes_help() -> String {
     let mut s = String::from("Exit codes:\n  0   success\n");
     let mut codes: Vec<ErrorCode> = ErrorCode::ALL.to_vec();
@@ -38,26 +40,28 @@ pub fn exit_codes_help() -> String {
             c.meaning()
         ));
     }
-    s.push_str(&format!(
-        "  {EXIT_STALE:<3} generate --check: a committed projection is stale\n"
-    ));
-    s.push_str(&format!(
-        "  {:<3} knowledge check: the repository's knowledge has findings\n",
-        crate::knowledge::EXIT_FINDINGS
-    ));
-    s.push_str(&format!(
-        "  {:<3} audit verify: the audit log's chain, anchor or MACs do not hold\n",
-        crate::store::EXIT_BROKEN
-    ));
-    s.push_str(&format!(
-        "  {:<3} conformance: a capability's behaviour falsified one of its claims\n",
-        crate::conformance::EXIT_FALSIFIED
-    ));
-    s.push_str("  20-23 contract diff: the highest change is wire, patch, minor, breaking\n");
-    s.push_str(&format!(
-        "  {:<3} contract check: the version was bumped less than the change requires\n",
-        crate::contract::EXIT_GATE
-    ));
+    for e in COMMAND_EXITS {
+        s.push_str(&format!(
+            "  {:<3} {}: {}\n",
+            e.statuses(),
+            e.command,
+            e.meaning
+        ));
+    }
+    s
+}
+
+/// The section of `--help` that lists the maintainer commands ([`checkout`]), hidden from
+/// the main list.
+fn maintainer_help() -> String {
+    let mut s = format!(
+        "{} — elsewhere they exit {}:\n",
+        checkout::HEADING,
+        checkout::EXIT_NOT_CHECKOUT
+    );
+    for (name, what) in checkout::LISTED {
+        s.push_str(&format!("  {name:<17} {what}\n"));
+    }
     s
 }
 
@@ -111,7 +115,6 @@ fn root() -> Command {
 fn built_in() -> Command {
     root()
         .about("A repository steward for AI agents: knowledge, queries and writes over MCP, HTTP and this command line")
-        .after_help(exit_codes_help())
         .subcommand(
             Command::new("call")
                 .about("Call any capability by canonical id with a JSON input")
@@ -124,6 +127,7 @@ fn built_in() -> Command {
         .subcommand(
             Command::new("generate")
                 .about("Write the committed projections compiled into this binary to generated/")
+                .hide(true)
                 .arg(Arg::new("check").long("check").action(ArgAction::SetTrue).help(format!(
                     "Compare instead of writing; exit {EXIT_STALE} naming each stale file"
                 )))
@@ -178,6 +182,7 @@ fn built_in() -> Command {
         .subcommand(
             Command::new("conformance")
                 .about("Try to falsify every annotation: run each capability's examples in a scratch repository and observe what changed")
+                .hide(true)
                 .arg(
                     Arg::new("fixture")
                         .long("fixture")
@@ -193,9 +198,10 @@ fn built_in() -> Command {
                         .help("Check only this capability (repeatable)"),
                 ),
         )
-        .subcommand(scaffold::command())
+        .subcommand(scaffold::command().hide(true))
         .subcommand(servers::mcp())
         .subcommand(servers::serve())
+        .after_help(format!("{}\n{}", maintainer_help(), exit_codes_help()))
 }
 
 /// The names of the root's built-in subcommands ([`built_in`]) and of clap's `help`: an argv
@@ -640,11 +646,21 @@ pub fn main() -> ExitCode {
     if matches.get_flag("version") {
         return print_stdout(&version_text(matches.get_flag("verbose")));
     }
+    // A maintainer command outside seneschal's own checkout stops here, naming the folder.
+    let start = checkout::start(matches.get_one::<PathBuf>("repo"));
     if let Some(("contract", m)) = matches.subcommand() {
-        if let Some(code) =
-            contract::run(m, &or_fail!(repo_root(&matches)), matches.get_flag("json"))
+        if let Some((name, _)) = m
+            .subcommand()
+            .filter(|(n, _)| checkout::CONTRACT.contains(n))
         {
-            return code;
+            let own = match checkout::require(&format!("contract {name}"), &start) {
+                Ok(dir) => dir,
+                Err(code) => return code,
+            };
+            let repo = repo_root(&matches).unwrap_or(own);
+            if let Some(code) = contract::run(m, &repo, matches.get_flag("json")) {
+                return code;
+            }
         }
     }
     match matches.subcommand() {
@@ -719,11 +735,14 @@ pub fn main() -> ExitCode {
             }
         }
         Some(("conformance", m)) => {
-            let template = m
-                .get_one::<PathBuf>("fixture")
-                .cloned()
-                .map_or_else(|| repo_root(&matches), Ok);
-            let template = or_fail!(template);
+            let template = match m.get_one::<PathBuf>("fixture") {
+                Some(dir) => checkout::require_exact("conformance --fixture", dir),
+                None => checkout::require("conformance", &start),
+            };
+            let template = match template {
+                Ok(dir) => dir,
+                Err(code) => return code,
+            };
             let only: Vec<String> = m
                 .get_many::<String>("only")
                 .map(|v| v.cloned().collect())
@@ -744,10 +763,16 @@ pub fn main() -> ExitCode {
                 ExitCode::from(crate::conformance::EXIT_FALSIFIED)
             }
         }
-        Some(("new", m)) => match scaffold::run(m) {
-            Ok(text) => print_stdout(&text),
-            Err(e) => fail(&e),
-        },
+        Some(("new", m)) => {
+            let start = m.get_one::<PathBuf>("workspace").cloned().unwrap_or(start);
+            match checkout::require("new", &start) {
+                Ok(ws) => match scaffold::run(m, &ws) {
+                    Ok(text) => print_stdout(&text),
+                    Err(e) => fail(&e),
+                },
+                Err(code) => code,
+            }
+        }
         Some(("completions", m)) => {
             let shell = match m.get_one::<String>("shell").map(String::as_str) {
                 Some("zsh") => clap_complete::Shell::Zsh,
@@ -817,10 +842,13 @@ pub fn main() -> ExitCode {
                 ))),
             }
         }
-        Some(("generate", m)) => crate::generate::run(
-            m.get_one::<PathBuf>("dir").expect("defaulted"),
-            m.get_flag("check"),
-        ),
+        Some(("generate", m)) => match checkout::require("generate", &start) {
+            Ok(_) => crate::generate::run(
+                m.get_one::<PathBuf>("dir").expect("defaulted"),
+                m.get_flag("check"),
+            ),
+            Err(code) => code,
+        },
         _ => match capability_matches(&matches) {
             Some((d, leaf)) => {
                 let ctx = or_fail!(context(&matches, leaf));

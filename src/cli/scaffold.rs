@@ -57,20 +57,14 @@ pub struct Written {
     pub changed: Vec<String>,
 }
 
-/// Runs `new` from its matches.
-pub fn run(m: &ArgMatches) -> Result<String, CapabilityError> {
+/// Runs `new` from its matches in the workspace `ws` (seneschal's own checkout, which the
+/// caller found: [`super::checkout::require`]).
+pub fn run(m: &ArgMatches, ws: &Path) -> Result<String, CapabilityError> {
     let id = m.get_one::<String>("id").expect("required");
     let effect = Effect::parse(m.get_one::<String>("effect").expect("defaulted"))
         .expect("clap checked the effect");
     let kind = m.get_one::<String>("kind").expect("defaulted");
-    let start = match m.get_one::<PathBuf>("workspace") {
-        Some(dir) => dir.clone(),
-        None => std::env::current_dir().map_err(|e| {
-            CapabilityError::internal(format!("cannot read the current directory: {e}"))
-        })?,
-    };
-    let ws = workspace(&start)?;
-    let written = scaffold(&ws, id, effect, kind == "resource")?;
+    let written = scaffold(ws, id, effect, kind == "resource")?;
     let mut s = String::new();
     for f in &written.created {
         s.push_str(&format!("created {f}\n"));
@@ -83,22 +77,6 @@ pub fn run(m: &ArgMatches) -> Result<String, CapabilityError> {
         written.created.first().map_or("the manifest", String::as_str)
     ));
     Ok(s)
-}
-
-/// The workspace holding `start`: the nearest folder with `capabilities/` and
-/// `src/handlers/mod.rs`.
-fn workspace(start: &Path) -> Result<PathBuf, CapabilityError> {
-    let start = start.canonicalize().unwrap_or_else(|_| start.to_path_buf());
-    start
-        .ancestors()
-        .find(|d| d.join("capabilities").is_dir() && d.join("src/handlers/mod.rs").is_file())
-        .map(Path::to_path_buf)
-        .ok_or_else(|| {
-            CapabilityError::not_found(format!(
-                "{} is not inside a workspace of seneschal (no capabilities/ beside src/handlers/mod.rs): run `new` in a checkout of seneschal, or pass --workspace",
-                start.display()
-            ))
-        })
 }
 
 /// Whether `id` is a canonical id: dot-separated segments of `[a-z][a-z0-9_]*`, at least two.

@@ -27,11 +27,11 @@ pub mod writes;
 /// The handlers of the MCP conformance suite's fixture capabilities (the
 /// `conformance-fixtures` feature adds their manifests to the registry).
 #[cfg(feature = "conformance-fixtures")]
-#[path = "../../tests/fixtures/mcp-conformance/handlers/conformance.rs"]
+#[path = "fixtures/conformance.rs"]
 pub mod conformance;
 /// The conformance fixtures of the live scenarios (logging, progress, requests to the client).
 #[cfg(feature = "conformance-fixtures")]
-#[path = "../../tests/fixtures/mcp-conformance/handlers/live.rs"]
+#[path = "fixtures/live.rs"]
 pub mod live;
 
 /// A planned write's answer, the one way every writer runs: with `dry_run`, the answer of

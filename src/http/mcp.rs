@@ -339,24 +339,23 @@ impl CallStream {
     /// so that the call stops waiting for a client that can no longer see the question.
     fn abandon(&self, pending: &Pending) {
         for id in self.asked.lock().expect("not poisoned").drain(..) {
-            pending.take(&serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {
-                "code": INVALID_REQUEST,
-                "message": "the stream that carried the request closed before it was answered",
-            }}));
+            pending.fail(
+                &id,
+                "the stream that carried the request closed before it was answered",
+            );
         }
     }
 }
 
 /// How often a call answered as an SSE stream looks whether its client closed the request
 /// while it waits for something to send.
-const WATCH: std::time::Duration = std::time::Duration::from_millis(100);
+const WATCH: std::time::Duration =
+    std::time::Duration::from_millis(crate::limits::MCP_SSE_WATCH_MS);
 
-/// Marks the request `id` cancelled in `pending`: its call's peer answers `cancelled()`.
+/// Marks the request `id` cancelled in `pending` (its client closed the request): its call's
+/// peer answers `cancelled()`.
 fn cancel(pending: &Pending, id: &Value) {
-    pending.take(
-        &serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": {"requestId": id, "reason": "the client closed the request"}}),
-    );
+    pending.cancel(id);
 }
 
 /// The sink of a request answered as JSON: it carries nothing to the client, and when the call

@@ -30,7 +30,7 @@ pub const IDLE: Duration = Duration::from_secs(crate::limits::MCP_SESSION_IDLE_S
 /// The most standalone (GET) streams one session may hold open.
 pub const MAX_STREAMS: usize = crate::limits::MCP_STREAMS;
 /// How often an idle stream sends a comment, so that a client gone away is noticed.
-pub const KEEPALIVE: Duration = Duration::from_secs(15);
+pub const KEEPALIVE: Duration = Duration::from_secs(crate::limits::MCP_SSE_KEEPALIVE_SECS);
 
 /// One JSON-RPC message as one SSE event.
 pub fn event(message: &[u8]) -> Vec<u8> {

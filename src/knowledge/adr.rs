@@ -18,7 +18,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::kinds::Kind;
-use super::parse::{shorten, FileResult};
+use super::result::{is_valid_id, shorten, FileResult};
 use super::{Finding, Object, URI_PREFIX};
 
 /// The canonical statuses (the `status` enum of `share/schemas/adr.schema.json`).
@@ -519,7 +519,7 @@ pub fn read(
         Style::Madr
     };
     let id = id_of(file_name);
-    if !super::parse::is_valid_id(&id) {
+    if !is_valid_id(&id) {
         return FileResult::bad(
             file,
             "",
@@ -1115,7 +1115,7 @@ pub fn plan_create(
             (id, stem)
         }
     };
-    if !super::parse::is_valid_id(&id) {
+    if !is_valid_id(&id) {
         return Err((
             "/id".into(),
             format!("id `{id}` must match {}", super::ID_GRAMMAR),

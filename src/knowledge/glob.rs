@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::FileType;
 
-use super::scan::Stamp;
+use super::stamp::Stamp;
 use crate::confine::{is_git_name, name_rule};
 use crate::rootfs::{Denied, Dir, Follow, Root};
 

@@ -424,7 +424,7 @@ fn read_config(root: &Root, rel: &str) -> Result<Option<String>, String> {
     {
         Ok(()) => {}
         Err(Denied::NotFound) => return Ok(None),
-        Err(e) => return Err(super::scan::denied_message(&e)),
+        Err(e) => return Err(super::stamp::denied_message(&e)),
     }
     if crate::redact::holds_private_key(&bytes) {
         return Err(format!(

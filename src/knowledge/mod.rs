@@ -22,8 +22,10 @@ pub mod glob;
 pub mod kinds;
 pub mod parse;
 pub mod prompts;
+pub mod result;
 pub mod scan;
 pub mod search;
+pub mod stamp;
 pub mod watch;
 
 use std::path::{Path, PathBuf};
@@ -36,7 +38,7 @@ use crate::rootfs::{Follow, Root};
 use glob::Candidate;
 use kinds::{Kind, Kinds};
 use parse::FileResult;
-use scan::Stamp;
+use stamp::Stamp;
 
 /// Every knowledge URI starts with this.
 pub const URI_PREFIX: &str = "seneschal://knowledge/";
@@ -46,8 +48,8 @@ pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 pub const ID_GRAMMAR: &str = "^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$";
 /// The folder where objects of any kind may live, naming their kind in a `kind` field.
 pub const GENERIC_GLOB: &str = ".seneschal/knowledge/*.md";
-/// The exit code of `seneschal knowledge check` when there are findings.
-pub const EXIT_FINDINGS: u8 = 11;
+/// The exit code of `seneschal knowledge check` when there are findings (the codes table's).
+pub use crate::codes::EXIT_FINDINGS;
 
 /// Something wrong with a knowledge file, precise enough to fix it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]

@@ -13,43 +13,10 @@ use std::sync::Arc;
 use super::glob::Candidate;
 use super::kinds::{Kind, Kinds};
 use super::parse::{over_cap, parse_bytes, FileResult};
+pub use super::stamp::{denied_message, Stamp};
 use super::MAX_FILE_BYTES;
 use crate::confine::Rule;
-use crate::rootfs::{Denied, Follow, Meta, Root};
-
-/// What identifies one version of a file: an edit, a replacement or a truncation changes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
-    len: u64,
-    modified_ns: i128,
-    inode: u64,
-}
-
-impl Stamp {
-    /// The stamp of a file that is there but refused (a link out of the repository, a FIFO,
-    /// ...): it differs from any file's, so a repaired file is seen.
-    pub const REFUSED: Stamp = Stamp {
-        len: u64::MAX,
-        modified_ns: i128::MIN,
-        inode: 0,
-    };
-
-    /// The stamp of what `fstat` (or a listing's `fstatat`) said.
-    pub fn of_meta(m: &Meta) -> Stamp {
-        Stamp {
-            len: m.len,
-            modified_ns: m.mtime_ns,
-            inode: m.ino,
-        }
-    }
-
-    /// The stamp of the regular file at `rel`, opened under the root (`None`: it cannot be).
-    pub fn of_file(root: &Root, rel: &str) -> Option<Stamp> {
-        root.open_file(rel, Follow::Inside)
-            .ok()
-            .map(|f| Stamp::of_meta(f.meta()))
-    }
-}
+use crate::rootfs::{Follow, Root};
 
 /// Reads the file of `cand` as an object of `kind` (`None`: the file is in the generic
 /// folder and names its kind in its front matter), and answers the stamp of the version it
@@ -71,7 +38,7 @@ pub fn read_object(
     if let Some(len) = cand
         .stamp
         .filter(|_| !cand.via_symlink)
-        .map(|s| s.len)
+        .map(|s| s.size())
         .filter(|&len| len > MAX_FILE_BYTES)
     {
         return early(over_cap(len));
@@ -97,18 +64,6 @@ pub fn read_object(
     }
     let file_name = cand.rel.rsplit('/').next().unwrap_or(file);
     (parse_bytes(file, file_name, bytes, kind, kinds), stamp)
-}
-
-/// A finding's message for a file the confined file system would not open.
-pub fn denied_message(denied: &Denied) -> String {
-    match denied {
-        Denied::Refused(Rule::SizeCap, _) => {
-            "is over the 1 MiB cap for knowledge objects; it is not read".into()
-        }
-        Denied::Refused(rule, why) => format!("is not read: {why} (rule {})", rule.as_str()),
-        Denied::IsDir => "is a folder, not a file".into(),
-        other => other.to_string(),
-    }
 }
 
 /// The bytes of the file at `rel`, opened under the root and read through that one handle,

@@ -12,70 +12,19 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use serde_json::{json, Map, Value};
 
+pub use super::feature::{
+    modern_result, supported_versions, Call, Capability, Feature, Method, Notification,
+};
 use super::link::Link;
 use super::methods::{completion, lifecycle, logging, prompts, resources, tasks, tools};
 use super::model::{
-    Body, Era, RpcError, ServerInfo, Session, INTERNAL_ERROR, INVALID_REQUEST, LEGACY_METHODS,
-    META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO, METHOD_NOT_FOUND,
-    MODERN_METHODS, NOT_SERVED, PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
+    Body, Era, RpcError, Session, INTERNAL_ERROR, INVALID_REQUEST, LEGACY_METHODS,
+    META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, METHOD_NOT_FOUND, MODERN_METHODS, NOT_SERVED,
+    PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION,
 };
 use crate::context::Context;
 use crate::error::ErrorCode;
-use crate::versions::{MCP_ALL_VERSIONS, MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS};
-
-/// What a method is handed: the process, the connection, the request's era and its params
-/// (an object; `{}` when the request has none).
-pub struct Call<'a> {
-    /// The process context.
-    pub ctx: &'a Context,
-    /// The connection's state (the legacy handshake).
-    pub session: &'a mut Session,
-    /// The era the request speaks.
-    pub era: Era,
-    /// The request's `params`, an object.
-    pub params: &'a Value,
-    /// The request's id.
-    pub id: &'a Value,
-    /// The way back to the client while the request is served.
-    pub link: &'a Link,
-}
-
-/// One request method: its name and the function that answers it. Which era serves it is
-/// the METHODS tables' business ([`crate::versions`]), checked before the method is found.
-pub struct Method {
-    /// The JSON-RPC method name.
-    pub name: &'static str,
-    /// Answers one request.
-    pub answer: fn(&mut Call<'_>) -> Result<Body, RpcError>,
-}
-
-/// One notification a client may send: its name and what it changes (never answered).
-pub struct Notification {
-    /// The JSON-RPC method name, `notifications/...`.
-    pub name: &'static str,
-    /// Takes note of one notification.
-    pub note: fn(&Context, &mut Session),
-}
-
-/// A member of the server's `capabilities`: its name and its value.
-pub struct Capability {
-    /// The member's name (`tools`, `resources`, ...).
-    pub name: &'static str,
-    /// Its value.
-    /// Its value in an era.
-    pub value: fn(Era) -> Value,
-}
-
-/// One feature of the protocol: the member it adds to the server's `capabilities` (in
-/// `initialize` and `server/discover`), its requests and its notifications.
-pub struct Feature {
-    /// The `capabilities` member and its value, when the feature announces one.
-    pub capability: Option<Capability>,
-    /// The requests it answers.
-    pub methods: &'static [Method],
-    /// The notifications it takes.
-    pub notifications: &'static [Notification],
-}
+use crate::versions::{MCP_LEGACY_VERSIONS, MCP_MODERN_VERSIONS};
 
 /// Every feature served, one per module of [`super::methods`]: a new feature (prompts,
 /// completion, subscriptions, logging) is a module with its `FEATURE` and one line here, and
@@ -90,33 +39,11 @@ pub const FEATURES: &[&Feature] = &[
     &logging::FEATURE,
 ];
 
-/// The server's `capabilities` as one era announces them: the members of the features whose
-/// methods that era's METHODS table lists (the tasks extension, served to 2026-07-28 requests
-/// only, is not announced by `initialize`), and the members of [`SENT_IN_EVERY_ERA`].
+/// The server's `capabilities` as one era announces them ([`super::feature::capabilities_in`]
+/// over [`FEATURES`]).
 pub fn capabilities_in(era: Era) -> Map<String, Value> {
-    let table = match era {
-        Era::Legacy => LEGACY_METHODS,
-        Era::Modern => MODERN_METHODS,
-    };
-    FEATURES
-        .iter()
-        .filter(|f| {
-            f.methods.is_empty()
-                || f.methods.iter().any(|m| table.contains(&m.name))
-                || f.capability
-                    .as_ref()
-                    .is_some_and(|c| SENT_IN_EVERY_ERA.contains(&c.name))
-        })
-        .filter_map(|f| f.capability.as_ref())
-        .map(|c| (c.name.to_string(), (c.value)(era)))
-        .collect()
+    super::feature::capabilities_in(FEATURES, era)
 }
-
-/// The `capabilities` members that announce what the server sends rather than what it answers,
-/// so every era announces them whether it serves their methods or not: `logging` (the log
-/// messages of a call, `notifications/message`; a 2026-07-28 request names its level in its
-/// own `_meta`, an initialize-era connection sets it with `logging/setLevel`).
-const SENT_IN_EVERY_ERA: &[&str] = &["logging"];
 
 /// The request method of this name, if one is served.
 fn find(name: &str) -> Option<&'static Method> {
@@ -578,6 +505,7 @@ fn request(
         params,
         id,
         link,
+        features: FEATURES,
     };
     #[cfg(debug_assertions)]
     if let Some(body) = (method == "tools/call")
@@ -644,34 +572,6 @@ fn debug_ask(call: &mut Call<'_>) -> Option<Body> {
         "structuredContent": {"asked": asked},
         "isError": false,
     })))
-}
-
-/// Adds the modern fields every result carries: `resultType`, the server in `_meta`, and
-/// the cache hints of lists and reads.
-pub fn modern_result(method: &str, mut v: Value) -> Value {
-    let obj = v.as_object_mut().expect("results are objects");
-    obj.insert("resultType".into(), json!("complete"));
-    let meta = obj
-        .entry("_meta")
-        .or_insert_with(|| json!({}))
-        .as_object_mut()
-        .expect("_meta is an object");
-    meta.insert(
-        META_SERVER_INFO.into(),
-        serde_json::to_value(ServerInfo::THIS).expect("serializes"),
-    );
-    if !obj.contains_key("ttlMs") && method.ends_with("/list") {
-        // Lists that depend on the repository may change at any time.
-        obj.insert("ttlMs".into(), json!(0));
-        obj.insert("cacheScope".into(), json!("private"));
-    }
-    v
-}
-
-/// Every revision served, newest first: a dual-era server names its initialize-era
-/// revisions too, so that a dual-era client knows it may fall back to `initialize`.
-pub fn supported_versions() -> Vec<&'static str> {
-    MCP_ALL_VERSIONS.iter().rev().copied().collect()
 }
 
 #[cfg(test)]

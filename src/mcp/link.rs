@@ -91,12 +91,7 @@ impl Pending {
         };
         if obj.get("method").and_then(Value::as_str) == Some("notifications/cancelled") {
             if let Some(id) = obj.get("params").and_then(|p| p.get("requestId")) {
-                let mut cancelled = self.cancelled.lock().expect("not poisoned");
-                if cancelled.len() >= MAX_CANCELLED {
-                    cancelled.clear();
-                }
-                cancelled.insert(key(id));
-                self.n_cancelled.store(cancelled.len(), Ordering::SeqCst);
+                self.cancel(id);
             }
             return true;
         }
@@ -122,6 +117,26 @@ impl Pending {
             let _ = w.send(response);
         }
         true
+    }
+
+    /// Answers our request `id` as the client would answer it with an error saying `why` (the
+    /// stream that carried it closed, say): the call waiting for it stops waiting.
+    pub fn fail(&self, id: &Value, why: &str) {
+        let waiter = self.waiters.lock().expect("not poisoned").remove(&key(id));
+        if let Some(w) = waiter {
+            let _ = w.send(Err(format!("the client answered with an error: {why}")));
+        }
+    }
+
+    /// Marks the client's request `id` cancelled, as its `notifications/cancelled` does (the
+    /// client closed the request, say).
+    pub fn cancel(&self, id: &Value) {
+        let mut cancelled = self.cancelled.lock().expect("not poisoned");
+        if cancelled.len() >= MAX_CANCELLED {
+            cancelled.clear();
+        }
+        cancelled.insert(key(id));
+        self.n_cancelled.store(cancelled.len(), Ordering::SeqCst);
     }
 
     /// Whether the client cancelled its request `id`.

@@ -22,7 +22,7 @@ use crate::context::Context;
 use crate::knowledge::watch::Seen;
 
 /// How often the feed looks at the knowledge index while someone listens.
-pub const TICK: Duration = Duration::from_millis(300);
+pub const TICK: Duration = Duration::from_millis(crate::limits::MCP_FEED_TICK_MS);
 
 /// The most URIs one connection may subscribe to.
 pub const MAX_SUBSCRIPTIONS: usize = crate::limits::MCP_SUBSCRIPTIONS;

@@ -8,6 +8,7 @@
 //! `tools/list` is the build's bytes for the profile and era.
 
 pub mod dispatch;
+pub mod feature;
 pub mod inspect;
 pub mod link;
 pub mod live;

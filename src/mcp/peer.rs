@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use super::dispatch::Call;
+use super::feature::Call;
 use super::link::{Link, ANSWER_TIMEOUT};
 use super::model::{Era, META_CLIENT_CAPABILITIES};
 use super::mrtr::Round;

@@ -88,10 +88,10 @@ fn read_line<R: Read>(
 }
 
 /// Answers at least this long are written to the output directly, not copied into its buffer.
-const DIRECT_WRITE: usize = 16 * 1024;
+const DIRECT_WRITE: usize = crate::limits::MCP_STDIO_DIRECT_WRITE;
 
 /// The most messages the listener queues while a request runs.
-pub const QUEUE: usize = 32;
+pub const QUEUE: usize = crate::limits::MCP_STDIO_QUEUE;
 
 /// What one line of input is for the serving thread.
 enum Kind {

@@ -23,7 +23,7 @@ use crate::interact::{capability_of, Asked, Peer};
 pub const TTL_MS: u64 = crate::limits::MCP_TASK_TTL_MS;
 
 /// How often a client is asked to poll (`pollIntervalMs`).
-pub const POLL_INTERVAL_MS: u64 = 500;
+pub const POLL_INTERVAL_MS: u64 = crate::limits::MCP_TASK_POLL_MS;
 
 /// The most tasks the table holds at a time, finished or not.
 pub const MAX_TASKS: usize = crate::limits::MCP_TASKS;

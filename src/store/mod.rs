@@ -62,8 +62,8 @@ pub const AUDIT_LOG: &str = ".seneschal/audit.jsonl";
 pub const KEY_TTL: Duration = Duration::from_secs(24 * 3600);
 /// The `prev` of the first audit record.
 pub const GENESIS: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
-/// The exit code of `seneschal audit verify` when the chain is broken.
-pub const EXIT_BROKEN: u8 = 12;
+/// The exit code of `seneschal audit verify` when the chain is broken (the codes table's).
+pub use crate::codes::EXIT_BROKEN;
 /// What `.seneschal/.gitignore` says: the store's state is never committed.
 const GITIGNORE: &str = "# Written by seneschal: per-machine write state, never committed.\nlock\nidempotency/\naudit.jsonl\naudit.anchor\ndesk/\n";
 /// What `.seneschal/.gitignore` said in earlier versions (rewritten when found): before the

@@ -199,3 +199,119 @@ fn call_reads_its_input_from_stdin_when_told() {
         );
     }
 }
+
+/// The maintainer commands work in seneschal's own checkout only: in a repository of the
+/// user's (a scratch one, with a commit, a `generated/` and a `Cargo.toml` of its own), each
+/// exits `EXIT_NOT_CHECKOUT` with `error[not_seneschal_checkout]`, naming the folder, and
+/// writes nothing; `contract digest`, a capability, still answers there. `--repo` names the
+/// folder they judge, and `--fixture`/`--workspace` the folder they would use.
+#[test]
+fn maintainer_commands_outside_seneschal_s_checkout_exit_13_naming_the_folder() {
+    use seneschal::codes::EXIT_NOT_CHECKOUT;
+    let repo = support::scratch_repo();
+    let dir = repo.path();
+    std::fs::create_dir(dir.join("generated")).unwrap();
+    std::fs::write(dir.join("Cargo.toml"), "[package]\nname = \"theirs\"\n").unwrap();
+    std::fs::create_dir(dir.join("capabilities")).unwrap();
+    support::git(dir, &["add", "-A"]);
+    support::git(dir, &["commit", "-qm", "theirs"]);
+    support::git(dir, &["commit", "-q", "--allow-empty", "-m", "second"]);
+    let before = support::git(dir, &["status", "--porcelain", "--ignored"]);
+    let shown = dir.canonicalize().unwrap().display().to_string();
+    let cases: &[(&[&str], &str)] = &[
+        (&["generate", "--check"], "generate"),
+        (&["generate"], "generate"),
+        (&["contract", "diff", "HEAD~1"], "contract diff"),
+        (&["contract", "check"], "contract check"),
+        (&["contract", "release"], "contract release"),
+        (&["conformance"], "conformance"),
+        (
+            &["--json", "conformance", "--only", "capabilities.show"],
+            "conformance",
+        ),
+        (&["new", "demo.echo"], "new"),
+    ];
+    for (args, name) in cases {
+        let o = support::run_in(dir, args);
+        let err = stderr(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(i32::from(EXIT_NOT_CHECKOUT)),
+            "{args:?}: {err}{}",
+            stdout(&o)
+        );
+        assert!(
+            err.starts_with(&format!(
+                "error[not_seneschal_checkout]: `seneschal {name}` is a maintainer command: it works in seneschal's own checkout"
+            )),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains(&format!("you are in {shown},")),
+            "{args:?}: {err}"
+        );
+        assert!(stdout(&o).is_empty(), "{args:?}: {}", stdout(&o));
+    }
+    assert_eq!(
+        support::git(dir, &["status", "--porcelain", "--ignored"]),
+        before,
+        "a refused maintainer command wrote nothing"
+    );
+    // The folder judged is the one --repo, --fixture or --workspace names.
+    let here = env!("CARGO_MANIFEST_DIR");
+    for args in [
+        vec!["--repo", dir.to_str().unwrap(), "generate", "--check"],
+        vec!["conformance", "--fixture", dir.to_str().unwrap()],
+        vec!["new", "demo.echo", "--workspace", dir.to_str().unwrap()],
+    ] {
+        let o = support::run_in(std::path::Path::new(here), &args);
+        assert_eq!(
+            o.status.code(),
+            Some(i32::from(EXIT_NOT_CHECKOUT)),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains(&format!("you are in {shown},")),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    // A capability under `contract` is the user's too.
+    let o = support::run_in(dir, &["contract", "digest"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // In the checkout, the same command runs.
+    let o = run(&["generate", "--check"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// `--help` lists what a user runs, and the maintainer commands apart under their heading.
+#[test]
+fn help_lists_the_maintainer_commands_apart() {
+    let o = run(&["--help"]);
+    let help = stdout(&o);
+    let (main, rest) = help
+        .split_once("Maintainer commands (seneschal's own checkout)")
+        .unwrap_or_else(|| panic!("no maintainer heading:\n{help}"));
+    let main_list = main.split_once("Commands:").map_or("", |(_, l)| l);
+    for cmd in ["generate", "conformance", "new"] {
+        assert!(
+            !main_list
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("{cmd} "))),
+            "`{cmd}` is in the main list:\n{main_list}"
+        );
+        assert!(rest.contains(&format!("\n  {cmd} ")), "{rest}");
+    }
+    for cmd in ["call", "mcp", "serve", "approvals", "audit", "contract"] {
+        assert!(
+            main_list
+                .lines()
+                .any(|l| l.trim_start().starts_with(&format!("{cmd} "))),
+            "`{cmd}` is not in the main list:\n{main_list}"
+        );
+    }
+    for sub in ["diff", "check", "release"] {
+        assert!(rest.contains(&format!("\n  contract {sub} ")), "{rest}");
+    }
+}

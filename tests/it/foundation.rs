@@ -278,30 +278,33 @@ fn generate_check_passes_on_the_committed_projections() {
 
 #[test]
 fn generate_check_exits_10_on_a_tampered_copy_and_names_the_file() {
+    // `generate` is a maintainer command: it runs in this checkout, writing where --dir says.
     let dir = tempfile::tempdir().unwrap();
-    let o = run_in(dir.path(), &["generate", "--dir", "out"]);
+    let out = dir.path().join("out");
+    let out_arg = out.to_str().unwrap();
+    let o = run(&["generate", "--dir", out_arg]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let o = run_in(dir.path(), &["generate", "--check", "--dir", "out"]);
+    let o = run(&["generate", "--check", "--dir", out_arg]);
     assert_eq!(code(&o), 0, "{}", stderr(&o));
-    let path = dir.path().join("out/openapi.json");
+    let path = out.join("openapi.json");
     let mut text = std::fs::read_to_string(&path).unwrap();
     text = text.replace("\"openapi\": \"3.1.0\"", "\"openapi\": \"3.0.0\"");
     std::fs::write(&path, text).unwrap();
-    std::fs::remove_file(dir.path().join("out/capabilities.md")).unwrap();
-    let o = run_in(dir.path(), &["generate", "--check", "--dir", "out"]);
+    std::fs::remove_file(out.join("capabilities.md")).unwrap();
+    let o = run(&["generate", "--check", "--dir", out_arg]);
     assert_eq!(code(&o), i32::from(seneschal::codes::EXIT_STALE));
     let err = stderr(&o);
-    assert!(err.contains("stale: out/openapi.json"), "{err}");
-    assert!(err.contains("stale: out/capabilities.md"), "{err}");
-    assert!(!err.contains("mcp-tools.json"), "{err}");
-    let o = run_in(dir.path(), &["generate", "--dir", "out"]);
-    assert_eq!(code(&o), 0);
-    assert!(stdout(&o).contains("out/openapi.json"));
-    assert_eq!(
-        code(&run_in(
-            dir.path(),
-            &["generate", "--check", "--dir", "out"]
-        )),
-        0
+    assert!(
+        err.contains(&format!("stale: {out_arg}/openapi.json")),
+        "{err}"
     );
+    assert!(
+        err.contains(&format!("stale: {out_arg}/capabilities.md")),
+        "{err}"
+    );
+    assert!(!err.contains("mcp-tools.json"), "{err}");
+    let o = run(&["generate", "--dir", out_arg]);
+    assert_eq!(code(&o), 0);
+    assert!(stdout(&o).contains(&format!("{out_arg}/openapi.json")));
+    assert_eq!(code(&run(&["generate", "--check", "--dir", out_arg])), 0);
 }

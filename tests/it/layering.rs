@@ -804,3 +804,576 @@ fn the_model_is_one_crate_shared_by_the_build_and_the_binary() {
         "a fixture of the binary's own tests: {caught}"
     );
 }
+
+/// What would reach the network or a remote: a socket opened outward, a git command that talks
+/// to a remote. seneschal listens on loopback (`serve`) and opens no connection itself.
+const OUTWARD: &[&str] = &[
+    "TcpStream::connect",
+    "UdpSocket",
+    "\"push\"",
+    "\"fetch\"",
+    "\"pull\"",
+    "\"clone\"",
+    "\"ls-remote\"",
+    "\"merge\"",
+    "\"rebase\"",
+    "\"submodule\"",
+];
+
+/// Network clients a dependency line of Cargo.toml must not name.
+const NETWORK_CRATES: &[&str] = &["reqwest", "ureq", "hyper", "curl", "isahc", "attohttpc"];
+
+/// Each file of `files` (`(path under src/, raw text)`) that reaches outward, and each
+/// network client `manifest` (a Cargo.toml) depends on.
+fn outward(files: &[(String, String)], manifest: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (rel, text) in files {
+        for needle in OUTWARD {
+            if text.contains(needle) {
+                bad.push(format!("src/{rel} holds `{needle}`"));
+            }
+        }
+    }
+    for line in manifest.lines() {
+        let name = line.split(['=', ' ', '.']).next().unwrap_or("");
+        if NETWORK_CRATES.contains(&name) {
+            bad.push(format!("Cargo.toml depends on `{name}`"));
+        }
+    }
+    bad
+}
+
+/// The README's "What it does not do": no connection outward, no git command that talks to a
+/// remote (push, fetch, pull, clone, merge, rebase), and git itself forbidden every transport
+/// (`protocol.allow = never` in the configuration seneschal writes for it).
+#[test]
+fn nothing_reaches_the_network_or_a_remote() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("src");
+    let mut paths = Vec::new();
+    rust_files(&src, &mut paths);
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| {
+            let rel = p.strip_prefix(&src).expect("under src/");
+            (
+                rel.to_string_lossy().into_owned(),
+                std::fs::read_to_string(p).expect("readable source"),
+            )
+        })
+        .collect();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let bad = outward(&files, &manifest);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(
+        seneschal::gitdir::OURS.contains("[protocol]\n\tallow = never\n"),
+        "git may use a transport: {}",
+        seneschal::gitdir::OURS
+    );
+    // Planted: a fetch and a network client are caught.
+    let planted = [(
+        "handlers/repo.rs".to_string(),
+        "git::command(root)?.args([\"fetch\", \"origin\"])".to_string(),
+    )];
+    let caught = outward(&planted, "[dependencies]\nureq = \"2\"\n").join("\n");
+    assert!(
+        caught.contains("src/handlers/repo.rs holds `\"fetch\"`"),
+        "{caught}"
+    );
+    assert!(caught.contains("Cargo.toml depends on `ureq`"), "{caught}");
+}
+
+/// Each constant of `files` (`(path under src/, code)`) that is a size, a count or an interval
+/// (`usize`, `u64`, `u32`, `Duration`) written as its own number instead of naming
+/// `crate::limits`.
+fn bounds_outside_limits(files: &[(String, String)]) -> Vec<String> {
+    let constant = regex::Regex::new(
+        r"const ([A-Z_0-9]+): (?:usize|u64|u32|(?:[a-z_]+::)*Duration) =([^;]*);",
+    )
+    .unwrap();
+    let mut bad = Vec::new();
+    for (rel, code) in files {
+        for c in constant.captures_iter(code) {
+            if !c[2].contains("crate::limits::") {
+                bad.push(format!(
+                    "src/{rel}: `{}` ={} is a bound of its own: move it into src/limits.rs",
+                    &c[1], &c[2]
+                ));
+            }
+        }
+    }
+    bad
+}
+
+/// `limits.rs` is the home of every bound of the transports: each size, count and interval
+/// constant of `src/mcp/` and `src/http/` is defined from `crate::limits`, so the table of
+/// docs/ROBUSTNESS.md cannot miss one.
+#[test]
+fn every_transport_bound_lives_in_limits() {
+    let files: Vec<(String, String)> = sources()
+        .into_iter()
+        .filter(|(_, module, _)| module == "mcp" || module == "http")
+        .map(|(rel, _, code)| (rel, code))
+        .collect();
+    assert!(files.len() > 10, "{} files", files.len());
+    let bad = bounds_outside_limits(&files);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let planted = [(
+        "mcp/stdio.rs".to_string(),
+        "pub const QUEUE: usize = 32;\nconst TICK: Duration = Duration::from_secs(crate::limits::MCP_FEED_TICK_MS);\nconst WATCH: std::time::Duration = std::time::Duration::from_millis(100);"
+            .to_string(),
+    )];
+    let caught = bounds_outside_limits(&planted);
+    assert_eq!(caught.len(), 2, "{caught:?}");
+    assert!(caught[0].contains("`QUEUE`"), "{caught:?}");
+    assert!(caught[1].contains("`WATCH`"), "{caught:?}");
+}
+
+/// Each file of `files` (`(path under src/, raw text)`) outside `mcp/` whose code (its unit
+/// tests aside) writes a JSON-RPC message or error code.
+fn json_rpc_outside_mcp(files: &[(String, String)]) -> Vec<String> {
+    let code_number = regex::Regex::new(r"-\s*32[0-9]{3}\b").unwrap();
+    let mut bad = Vec::new();
+    for (rel, text) in files {
+        if rel.starts_with("mcp/") {
+            continue;
+        }
+        let body = text.split("#[cfg(test)]").next().unwrap_or(text);
+        if body.contains("\"jsonrpc\"") {
+            bad.push(format!(
+                "src/{rel} writes a JSON-RPC message: mcp/ builds them"
+            ));
+        }
+        if code_number.is_match(&code_only(body)) {
+            bad.push(format!(
+                "src/{rel} names a JSON-RPC error code by number: mcp/model.rs has them"
+            ));
+        }
+    }
+    bad
+}
+
+/// Only `mcp/` knows JSON-RPC: no code elsewhere (`http/mcp.rs` included, which carries it)
+/// writes a JSON-RPC message or names an error code by number.
+#[test]
+fn only_mcp_knows_json_rpc() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut paths = Vec::new();
+    rust_files(&src, &mut paths);
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| {
+            let rel = p.strip_prefix(&src).expect("under src/");
+            (
+                rel.to_string_lossy().into_owned(),
+                std::fs::read_to_string(p).expect("readable source"),
+            )
+        })
+        .collect();
+    let bad = json_rpc_outside_mcp(&files);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let planted = [
+        (
+            "http/mcp.rs".to_string(),
+            "pending.take(&json!({\"jsonrpc\": \"2.0\", \"id\": id}));".to_string(),
+        ),
+        (
+            "http/routes.rs".to_string(),
+            "let code = -32600;".to_string(),
+        ),
+        (
+            "mcp/link.rs".to_string(),
+            "json!({\"jsonrpc\": \"2.0\", \"code\": -32600})".to_string(),
+        ),
+    ];
+    let caught = json_rpc_outside_mcp(&planted).join("\n");
+    assert!(
+        caught.contains("src/http/mcp.rs writes a JSON-RPC message"),
+        "{caught}"
+    );
+    assert!(
+        caught.contains("src/http/routes.rs names a JSON-RPC error code"),
+        "{caught}"
+    );
+    assert!(!caught.contains("mcp/link.rs"), "{caught}");
+}
+
+/// The tests and helpers that read the monotonic clock (`Instant::now()`, `.elapsed()`), each
+/// with why: none asserts a speed (speed and
+/// memory are benchmarks); each bounds a wait, far above the time it takes, or measures a span
+/// it then uses, asserting nothing of it. `(file under tests/it/, function, why)`.
+const CLOCK_READERS: &[(&str, &str, &str)] = &[
+    (
+        "approval.rs",
+        "the_http_api_caller_cannot_approve_its_own_write_and_the_person_can",
+        "a timeout fired: the write waited at least its approval timeout",
+    ),
+    (
+        "desk.rs",
+        "an_undecided_write_times_out_and_a_cancelled_or_abandoned_one_waits_no_more",
+        "a cancelled write stops waiting: 5 s against a 120 s timeout",
+    ),
+    (
+        "files_writes.rs",
+        "a_keyed_edit_killed_mid_call_is_applied_once_by_its_retry",
+        "a call's span, to spread the kill points over it",
+    ),
+    (
+        "git_resolver.rs",
+        "a_git_stalled_on_a_planted_fifo_is_stopped_and_stalls_no_other_call",
+        "the deadline fired: the stalled call ends, 15 s against its 1.5 s deadline",
+    ),
+    (
+        "http_server.rs",
+        "a_stalled_client_times_out",
+        "the request timeout fired: at least it, and not forever",
+    ),
+    (
+        "http_server.rs",
+        "burst_of_32_keepalive_connections_all_answered",
+        "no client waits forever: 5 s for answers of milliseconds",
+    ),
+    (
+        "mcp_sse.rs",
+        "event",
+        "the deadline of an event that must come",
+    ),
+    (
+        "hostile/audit.rs",
+        "kill_9_between_any_two_syscalls_leaves_no_unaudited_and_no_double_applied_write",
+        "a call's span, to place the kills in it",
+    ),
+    (
+        "hostile/confinement.rs",
+        "a_swap_race_never_returns_an_outside_byte",
+        "reported in the failure message only",
+    ),
+    (
+        "hostile/confinement.rs",
+        "fifos_never_make_a_reader_wait",
+        "a reader blocked on a FIFO waits forever: 1-2 s for answers of milliseconds",
+    ),
+    (
+        "hostile/confinement.rs",
+        "client_configurations_are_read_confined",
+        "a reader blocked on a FIFO waits forever: 1 s for an answer of milliseconds",
+    ),
+    (
+        "hostile/http.rs",
+        "prompt",
+        "how long until a client under attack is answered, bounded by the tests that call it",
+    ),
+    (
+        "hostile/http.rs",
+        "trickle_until_answered",
+        "the budget of a trickling client",
+    ),
+    ("hostile/http.rs", "start", "paces a trickling neighbour's bytes"),
+    ("hostile/confinement.rs", "watchdog", "kills a hung process, so that a hang fails the test instead of stalling it"),
+    ("approval.rs", "on_a_terminal", "the deadline of a prompt that must come (20 s)"),
+    ("desk.rs", "wait_pending", "the deadline of an approval that must appear (20 s)"),
+    ("mcp_cancel.rs", "cpu_after", "samples the server's CPU time after a pause: the assertions are on CPU time used, not on wall time (a starved machine fails the baselines, which say so)"),
+    ("mcp_cancel.rs", "a_search_whose_client_closes_its_request_stops", "as `cpu_after`"),
+    ("mcp_cancel.rs", "a_search_cancelled_in_an_initialize_era_session_stops", "as `cpu_after`"),
+    ("mcp_sse.rs", "streams_fill_at_most_half_the_connections_and_never_lock_a_client_out", "the deadline of a stream place that must come back"),
+    ("mcp_tasks.rs", "poll", "the deadline of a task state that must come (10 s)"),
+    ("mcp_tasks.rs", "poll_until", "the deadline of a task state that must come (10 s)"),
+    ("support/http.rs", "finish_status", "the deadline of serve's exit after its stdin closes"),
+    ("support/http.rs", "drop", "the deadline of serve's exit after its stdin closes"),
+    ("support/mod.rs", "output_within", "the deadline of a command that must end"),
+];
+
+/// Each function of `files` (`(path under tests/it/, text)`) that reads the clock, as
+/// `file::function`.
+fn clock_readers(files: &[(String, String)]) -> BTreeSet<String> {
+    let item = regex::Regex::new(r"^\s*(?:pub(?:\([a-z]+\))?\s+)?fn\s+([a-z0-9_]+)").unwrap();
+    let mut out = BTreeSet::new();
+    for (rel, text) in files {
+        let mut current = String::new();
+        for line in text.lines() {
+            if let Some(c) = item.captures(line) {
+                current = c[1].to_string();
+            }
+            if line.contains(".elapsed()") || line.contains("Instant::now()") {
+                out.insert(format!("{rel}::{current}"));
+            }
+        }
+    }
+    out
+}
+
+/// No test is timed: every test that reads the clock is listed in [`CLOCK_READERS`], with why
+/// its bound is a wait's and not a speed's; a new one fails here until it is listed (or made
+/// to count events instead), and a listed one that no longer reads the clock fails too.
+#[test]
+fn tests_read_the_clock_only_for_listed_liveness_bounds() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it");
+    let mut paths = Vec::new();
+    rust_files(&dir, &mut paths);
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .filter(|p| !p.ends_with("layering.rs"))
+        .map(|p| {
+            let rel = p.strip_prefix(&dir).expect("under tests/it/");
+            (
+                rel.to_string_lossy().into_owned(),
+                std::fs::read_to_string(p).expect("readable source"),
+            )
+        })
+        .collect();
+    let found = clock_readers(&files);
+    let listed: BTreeSet<String> = CLOCK_READERS
+        .iter()
+        .map(|(file, function, _)| format!("{file}::{function}"))
+        .collect();
+    let unlisted: Vec<&String> = found.difference(&listed).collect();
+    let stale: Vec<&String> = listed.difference(&found).collect();
+    assert!(
+        unlisted.is_empty() && stale.is_empty(),
+        "tests that read the clock but are not listed in CLOCK_READERS: {unlisted:?}\n\
+         listed but no longer reading it: {stale:?}"
+    );
+    let planted = [(
+        "files_list.rs".to_string(),
+        "#[test]\nfn lists_fast() {\n    let t = Instant::now();\n    assert!(t.elapsed() < MS);\n}\n"
+            .to_string(),
+    )];
+    assert_eq!(
+        clock_readers(&planted).into_iter().collect::<Vec<_>>(),
+        vec!["files_list.rs::lists_fast".to_string()]
+    );
+}
+
+/// Where `manifest` (a Cargo.toml) names the codegen crate outside `[build-dependencies]` (and
+/// `[dev-dependencies]`: the tests snapshot it), and
+/// each file of `files` (`(path under src/, code)`) that names it.
+fn codegen_in_the_binary(manifest: &str, files: &[(String, String)]) -> Vec<String> {
+    let mut bad = Vec::new();
+    let mut section = String::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line.to_string();
+        } else if line.starts_with("seneschal-codegen")
+            && section != "[build-dependencies]"
+            && section != "[dev-dependencies]"
+        {
+            bad.push(format!(
+                "Cargo.toml names seneschal-codegen under {section}"
+            ));
+        }
+    }
+    for (rel, code) in files {
+        if code.contains("seneschal_codegen") {
+            bad.push(format!("src/{rel} names seneschal_codegen"));
+        }
+    }
+    bad
+}
+
+/// codegen never appears in the binary's dependency graph: the package depends on it as a
+/// build (and test) dependency only, and no source of the library or binary names it.
+#[test]
+fn codegen_is_a_build_dependency_only() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains("[build-dependencies]\nseneschal-codegen"),
+        "the build no longer depends on codegen: this check names nothing"
+    );
+    let files: Vec<(String, String)> = sources()
+        .into_iter()
+        .map(|(rel, _, code)| (rel, code))
+        .collect();
+    let bad = codegen_in_the_binary(&manifest, &files);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let planted = codegen_in_the_binary(
+        "[dependencies]\nseneschal-codegen = { path = \"codegen\" }\n",
+        &[("registry.rs".into(), "use seneschal_codegen::model;".into())],
+    );
+    assert_eq!(planted.len(), 2, "{planted:?}");
+}
+
+/// The module path of a file under src/: `mcp/methods/tools.rs` → `mcp::methods::tools`,
+/// `mcp/methods/mod.rs` → `mcp::methods`.
+fn file_module(rel: &str) -> String {
+    let rel = rel.strip_suffix(".rs").unwrap_or(rel);
+    let rel = rel.strip_suffix("/mod").unwrap_or(rel);
+    rel.replace('/', "::")
+}
+
+/// The file-level import edges of `files` (`(path under src/, code)`, unit tests cut off):
+/// each `crate::…`, `super::…` and, in a module's own file, `use child::…` path resolved to
+/// the deepest module file it names. An edge from a file to one of its ancestors (a child
+/// using its parent's items) is left out: only edges between files of which neither holds
+/// the other are kept.
+fn file_edges(files: &[(String, String)]) -> Vec<Edge> {
+    let modules: BTreeSet<String> = files.iter().map(|(rel, _)| file_module(rel)).collect();
+    let tail = r"::((?:[a-z_][a-z0-9_]*::)*)(\{[^}]*\}|[a-z_][a-z0-9_]*)?";
+    let rooted = regex::Regex::new(&format!(r"\b((?:crate|super)(?:::super)*){tail}")).unwrap();
+    let child = regex::Regex::new(&format!(r"\b(use\s+[a-z_][a-z0-9_]*){tail}")).unwrap();
+    let mut edges = BTreeSet::new();
+    for (rel, code) in files {
+        let me = file_module(rel);
+        let parts: Vec<&str> = me.split("::").collect();
+        // A file `x.rs` or `x/mod.rs` is module `x`; `super` from it is its parent.
+        let body = code.split("#[cfg(test)]").next().unwrap_or(code);
+        for c in rooted.captures_iter(body).chain(child.captures_iter(body)) {
+            let head = &c[1];
+            let base: Vec<String> = if head.starts_with("crate") {
+                Vec::new()
+            } else if let Some(child) = head.strip_prefix("use") {
+                let child = child.trim();
+                if !modules.contains(&format!("{me}::{child}")) {
+                    continue;
+                }
+                parts
+                    .iter()
+                    .map(|s| s.to_string())
+                    .chain([child.to_string()])
+                    .collect()
+            } else {
+                let ups = head.matches("super").count();
+                if ups > parts.len() {
+                    continue;
+                }
+                parts[..parts.len() - ups]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            };
+            let middle: Vec<String> = c[2]
+                .split("::")
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect();
+            let tails: Vec<String> = match c.get(3).map(|m| m.as_str()) {
+                Some(group) if group.starts_with('{') => group
+                    .trim_matches(['{', '}'])
+                    .split(',')
+                    .filter_map(|i| i.split("::").next())
+                    .map(|i| i.trim().to_string())
+                    .collect(),
+                Some(one) => vec![one.to_string()],
+                None => vec![String::new()],
+            };
+            for tail in tails {
+                let mut segments: Vec<String> = base.iter().chain(&middle).cloned().collect();
+                if !tail.is_empty() {
+                    segments.push(tail);
+                }
+                let target = (1..=segments.len())
+                    .rev()
+                    .map(|n| segments[..n].join("::"))
+                    .find(|m| modules.contains(m));
+                let Some(target) = target else { continue };
+                let ancestor = me == target || me.starts_with(&format!("{target}::"));
+                if !ancestor {
+                    edges.insert(Edge {
+                        from: me.clone(),
+                        to: target,
+                        file: rel.clone(),
+                    });
+                }
+            }
+        }
+    }
+    edges.into_iter().collect()
+}
+
+/// No two files import each other, directly or round a longer cycle (a child using its
+/// parent's items aside): the features of `mcp/methods/` import `mcp/feature.rs`, not the
+/// dispatcher that lists them, and the knowledge readers share `knowledge/stamp.rs`.
+#[test]
+fn no_two_files_import_each_other() {
+    let files: Vec<(String, String)> = sources()
+        .into_iter()
+        .map(|(rel, _, code)| (rel, code))
+        .collect();
+    let edges = file_edges(&files);
+    assert!(
+        edges
+            .iter()
+            .any(|e| e.from == "mcp::dispatch" && e.to == "mcp::methods::tools"),
+        "the scan no longer sees the dispatcher's features: {}",
+        show(&edges)
+    );
+    if let Some(cycle) = find_cycle(&edges) {
+        panic!("files import each other:\n  {}", show(&cycle));
+    }
+    let planted = [
+        (
+            "mcp/dispatch.rs".to_string(),
+            "use super::methods::{tools, lifecycle};".to_string(),
+        ),
+        (
+            "mcp/methods/tools.rs".to_string(),
+            "use super::super::dispatch::{Call, Feature};".to_string(),
+        ),
+        (
+            "mcp/methods/mod.rs".to_string(),
+            "pub mod tools;".to_string(),
+        ),
+        ("mcp/methods/lifecycle.rs".to_string(), String::new()),
+        ("mcp/mod.rs".to_string(), "use dispatch::X;".to_string()),
+    ];
+    let cycle = find_cycle(&file_edges(&planted)).expect("the planted cycle is found");
+    assert_eq!(
+        show(&cycle),
+        "mcp::dispatch -> mcp::methods::tools (src/mcp/dispatch.rs)\n  mcp::methods::tools -> mcp::dispatch (src/mcp/methods/tools.rs)"
+    );
+}
+
+/// Each `#[path]` of `files` (`(path under src/, raw text)`) that names a file outside `src/`.
+fn includes_outside_src(files: &[(String, String)]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (rel, text) in files {
+        for line in text.lines() {
+            let squashed: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            let Some(target) = squashed
+                .split_once("#[path=\"")
+                .and_then(|(_, rest)| rest.split_once('"'))
+                .map(|(target, _)| target)
+            else {
+                continue;
+            };
+            let included = resolve(&format!("src/{rel}"), target);
+            if !included.starts_with("src/") {
+                bad.push(format!("src/{rel} includes {included}: {}", line.trim()));
+            }
+        }
+    }
+    bad
+}
+
+/// The library's code is all under `src/`: no `#[path]` reaches into `tests/` (the conformance
+/// fixtures' handlers live in `src/handlers/fixtures/`, compiled under their feature).
+#[test]
+fn no_source_includes_a_file_outside_src() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut paths = Vec::new();
+    rust_files(&src, &mut paths);
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| {
+            let rel = p.strip_prefix(&src).expect("under src/");
+            (
+                rel.to_string_lossy().into_owned(),
+                std::fs::read_to_string(p).expect("readable source"),
+            )
+        })
+        .collect();
+    assert!(
+        files
+            .iter()
+            .any(|(_, t)| t.contains("#[path = \"fixtures/conformance.rs\"]")),
+        "the fixtures' include moved: this check names nothing"
+    );
+    let bad = includes_outside_src(&files);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    let planted = [(
+        "handlers/mod.rs".to_string(),
+        "#[path = \"../../tests/fixtures/mcp-conformance/handlers/conformance.rs\"]\npub mod conformance;"
+            .to_string(),
+    )];
+    assert_eq!(includes_outside_src(&planted).len(), 1);
+}

@@ -132,6 +132,306 @@ fn documentation_names_only_tests_that_exist() {
     );
 }
 
+/// The lines of `text` outside the `<!-- prose-check: off -->` fences, numbered from 1.
+fn checked_lines(text: &str) -> Vec<(usize, &str)> {
+    let mut enabled = true;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.contains("<!-- prose-check: off -->") {
+            enabled = false;
+        } else if line.contains("<!-- prose-check: on -->") {
+            enabled = true;
+        } else if enabled {
+            out.push((i + 1, line));
+        }
+    }
+    out
+}
+
+/// The words of the first shell command in `line` (as sh splits them: `'…'`, `"…"`, `$'…'`,
+/// backslashes), up to a comment, a redirection, a pipe or a command separator.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            '#' if !in_word => break,
+            '<' | '>' | '|' | ';' | '&' => break,
+            '\'' => {
+                in_word = true;
+                for q in chars.by_ref() {
+                    if q == '\'' {
+                        break;
+                    }
+                    word.push(q);
+                }
+            }
+            '$' if chars.peek() == Some(&'\'') => {
+                chars.next();
+                in_word = true;
+                while let Some(q) = chars.next() {
+                    match q {
+                        '\'' => break,
+                        '\\' => match chars.next() {
+                            Some('n') => word.push('\n'),
+                            Some('t') => word.push('\t'),
+                            Some(o) => word.push(o),
+                            None => {}
+                        },
+                        _ => word.push(q),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                while let Some(q) = chars.next() {
+                    match q {
+                        '"' => break,
+                        '\\' => word.extend(chars.next()),
+                        _ => word.push(q),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                word.extend(chars.next());
+            }
+            _ => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
+}
+
+/// Every `seneschal …` command `text` shows, with its line: each command of a shell block
+/// (also after `&&`), and each code span that begins with `seneschal `.
+fn commands_shown(text: &str) -> Vec<(usize, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut fence: Option<bool> = None; // Some(is a shell block) inside a fence
+    for (n, line) in checked_lines(text) {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") {
+            fence = match fence {
+                Some(_) => None,
+                None => Some(matches!(
+                    trimmed.trim_start_matches('`'),
+                    "sh" | "bash" | "shell" | "console"
+                )),
+            };
+            continue;
+        }
+        match fence {
+            Some(true) => {
+                for part in trimmed.split("&&") {
+                    let words = shell_words(part.trim());
+                    if words.first().map(String::as_str) == Some("seneschal") {
+                        out.push((n, words));
+                    }
+                }
+            }
+            Some(false) => {}
+            None => {
+                for (j, span) in line.split('`').enumerate() {
+                    if j % 2 == 1 && span.starts_with("seneschal ") {
+                        out.push((n, shell_words(span)));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every `seneschal …` command the README shows exists as written: the built binary's own
+/// parser takes its words and flags (`<command> --help` exits 0), so a command, a subcommand or
+/// a flag the binary does not have fails here, naming the line.
+#[test]
+fn every_command_the_readme_shows_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let shown = commands_shown(&readme);
+    assert!(
+        shown.len() > 30,
+        "the README shows {} commands: the scan no longer finds them",
+        shown.len()
+    );
+    let mut missing = Vec::new();
+    for (line, words) in &shown {
+        let mut args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+        if !args.iter().any(|a| *a == "--help" || *a == "-h") {
+            args.push("--help");
+        }
+        let o = crate::support::run(&args);
+        if o.status.code() != Some(0) {
+            let err = crate::support::stderr(&o);
+            missing.push(format!(
+                "README.md:{line}: `{}`: {}",
+                words.join(" "),
+                err.lines().next().unwrap_or("")
+            ));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "the README shows commands the binary does not have:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// The statuses of a Markdown exit-code table in `text` (the table whose header begins
+/// `| exit |`): its first cells, a range such as `20–23` counted whole.
+fn table_statuses(text: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with("| exit |") {
+            inside = true;
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        if !line.starts_with('|') {
+            break;
+        }
+        let cell = line
+            .trim_matches('|')
+            .split('|')
+            .next()
+            .unwrap_or("")
+            .trim();
+        out.extend(statuses_of(cell));
+    }
+    out
+}
+
+/// `10` → [10]; `20-23` or `20–23` → [20, 21, 22, 23]; anything else → [].
+fn statuses_of(cell: &str) -> Vec<u8> {
+    let cell = cell.replace('–', "-");
+    match cell.split_once('-') {
+        Some((a, b)) => match (a.parse::<u8>(), b.parse::<u8>()) {
+            (Ok(a), Ok(b)) => (a..=b).collect(),
+            _ => vec![],
+        },
+        None => cell.parse().into_iter().collect(),
+    }
+}
+
+/// The statuses `seneschal --help` lists after `Exit codes:`.
+fn help_statuses(help: &str) -> Vec<u8> {
+    let table = help.split_once("Exit codes:").map_or("", |(_, t)| t);
+    table
+        .lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .flat_map(statuses_of)
+        .collect()
+}
+
+/// Every exit status the binary can return: success, each error code's, each command's of
+/// the codes table, and every `const EXIT_…` written in the sources (which must be the
+/// table's, so a status added beside it is counted here too).
+fn exit_statuses() -> std::collections::BTreeSet<u8> {
+    use seneschal::codes::{ErrorCode, COMMAND_EXITS};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut all: std::collections::BTreeSet<u8> = [0].into_iter().collect();
+    all.extend(ErrorCode::ALL.iter().map(|c| c.exit_code()));
+    all.extend(COMMAND_EXITS.iter().flat_map(|e| e.first..=e.last));
+    let constant = regex::Regex::new(r"const EXIT_[A-Z_]+: u8 = (\d+);").unwrap();
+    let mut sources = Vec::new();
+    rust_under(&root.join("src"), &mut sources);
+    rust_under(&root.join("model/src"), &mut sources);
+    for f in sources {
+        let text = std::fs::read_to_string(&f).unwrap();
+        all.extend(
+            constant
+                .captures_iter(&text)
+                .map(|c| c[1].parse::<u8>().unwrap()),
+        );
+    }
+    all
+}
+
+fn rust_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            rust_under(&p, out);
+        } else if p.extension().and_then(|e| e.to_str()) == Some("rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The differences of a table from the statuses the binary returns, as text (empty when none).
+fn table_drift(name: &str, listed: &[u8], all: &std::collections::BTreeSet<u8>) -> Vec<String> {
+    let listed: std::collections::BTreeSet<u8> = listed.iter().copied().collect();
+    let mut out = Vec::new();
+    for s in all.difference(&listed) {
+        out.push(format!("{name}: exit {s} is missing"));
+    }
+    for s in listed.difference(all) {
+        out.push(format!(
+            "{name}: exit {s} is listed but no command returns it"
+        ));
+    }
+    out
+}
+
+/// The exit-code tables of the README, of `seneschal --help` and of `generated/cli.md` list
+/// exactly the statuses the binary returns: one missing, or one listed that nothing returns,
+/// fails here, naming the table and the status.
+#[test]
+fn every_exit_status_is_in_the_readme_and_help_tables() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let all = exit_statuses();
+    assert!(all.len() >= 18, "{all:?}");
+    // `contract diff`'s statuses are the table's.
+    for class in [
+        seneschal::contract::Class::Wire,
+        seneschal::contract::Class::Breaking,
+    ] {
+        assert!(all.contains(&class.exit_code()));
+    }
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let cli_md = std::fs::read_to_string(root.join("generated/cli.md")).unwrap();
+    let help = crate::support::stdout(&crate::support::run(&["--help"]));
+    let mut drift = table_drift("README.md", &table_statuses(&readme), &all);
+    drift.extend(table_drift("seneschal --help", &help_statuses(&help), &all));
+    drift.extend(table_drift(
+        "generated/cli.md",
+        &table_statuses(&cli_md),
+        &all,
+    ));
+    assert!(drift.is_empty(), "{}", drift.join("\n"));
+    // No status is returned as a bare number: each comes from the codes table.
+    let bare = regex::Regex::new(r"ExitCode::from\(\s*\d|process::exit\(").unwrap();
+    let mut sources = Vec::new();
+    rust_under(&root.join("src"), &mut sources);
+    for f in sources {
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert!(
+            !bare.is_match(&text),
+            "{} returns an exit status that is not the codes table's",
+            f.display()
+        );
+    }
+}
+
 /// The prose check: documentation may name only the tools, resource URIs, routes and CLI
 /// paths that the registry projects. Anything tool-shaped that the registry does not hold is a
 /// finding with its line, so docs cannot promise a surface that does not exist.

@@ -5,19 +5,16 @@
 use std::fmt::Write;
 
 use super::GENERATED_BY;
-use crate::codes::{ErrorCode, EXIT_STALE};
+use crate::codes::{ErrorCode, COMMAND_EXITS, EXIT_NOT_CHECKOUT};
 use crate::flags::{flags, FlagType};
 use crate::model::Registry;
 
-/// Commands of seneschal itself, beside the capability commands.
+/// Commands of seneschal itself, beside the capability commands: what a user runs in the
+/// repository they work in.
 const BUILT_IN: &[(&str, &str)] = &[
     (
         "call <ID> [--input JSON]",
         "call any executable capability by canonical id",
-    ),
-    (
-        "generate [--check] [--dir DIR]",
-        "write or compare the committed projections",
     ),
     ("mcp [--allow-effects EFFECT]", "serve MCP over stdio"),
     (
@@ -25,10 +22,46 @@ const BUILT_IN: &[(&str, &str)] = &[
         "serve the HTTP API, Swagger UI, the server card and MCP at /mcp",
     ),
     (
+        "approvals list|approve|decline",
+        "the approval desk: the writes waiting for the person's decision",
+    ),
+    (
+        "audit verify [--key FILE]",
+        "check the hash chain, anchor and MACs of the audit log",
+    ),
+    (
         "completions <SHELL>",
         "print a completion script for bash, zsh or fish",
     ),
     ("man", "print the man page"),
+];
+
+/// The commands that work only in seneschal's own checkout (the binary's `cli::checkout`).
+const MAINTAINER: &[(&str, &str)] = &[
+    (
+        "generate [--check] [--dir DIR]",
+        "write or compare the committed projections",
+    ),
+    (
+        "contract diff <OLD> [NEW]",
+        "classify every change between two contract locks",
+    ),
+    (
+        "contract check [--releases DIR]",
+        "gate the version in Cargo.toml on the changes since the last release lock",
+    ),
+    (
+        "contract release [--releases DIR] [--force]",
+        "record this binary's lock as its version's release lock",
+    ),
+    (
+        "conformance [--fixture DIR] [--only ID]",
+        "run every example in a scratch repository and try to falsify each annotation",
+    ),
+    (
+        "new <ID> [--effect EFFECT] [--kind KIND]",
+        "scaffold a capability's manifest and handler",
+    ),
 ];
 
 /// The whole reference.
@@ -49,6 +82,16 @@ text on a terminal. Global flags: `--json`, `--repo DIR`.\n",
     }
     let _ = writeln!(
         s,
+        "\n## Maintainer commands (seneschal's own checkout)\n\nThese act on seneschal's own \
+sources, so they work only in its checkout (a folder with `capabilities/` and a `Cargo.toml` of \
+package `seneschal`); anywhere else they exit {EXIT_NOT_CHECKOUT} with \
+`error[not_seneschal_checkout]`, naming the folder.\n"
+    );
+    for (usage, what) in MAINTAINER {
+        let _ = writeln!(s, "- `seneschal {usage}` — {what}");
+    }
+    let _ = writeln!(
+        s,
         "\n## Exit codes\n\n| exit | code | meaning |\n|---|---|---|\n| 0 | | success |"
     );
     let mut codes = ErrorCode::ALL.to_vec();
@@ -62,10 +105,10 @@ text on a terminal. Global flags: `--json`, `--repo DIR`.\n",
             c.meaning()
         );
     }
-    let _ = writeln!(
-        s,
-        "| {EXIT_STALE} | | `generate --check`: a committed projection is stale |\n"
-    );
+    for e in COMMAND_EXITS {
+        let _ = writeln!(s, "| {} | | {}: {} |", e.statuses(), e.command, e.meaning);
+    }
+    let _ = writeln!(s);
     let _ = writeln!(s, "## Capability commands\n");
     let mut caps: Vec<_> = reg
         .executable()

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::super::dispatch::{Call, Capability, Feature, Method};
+use super::super::feature::{Call, Capability, Feature, Method};
 use super::super::model::{
     default_json, parse, Body, CompleteParams, CompleteResult, Completion, CompletionRef,
     CompletionsCapability, RpcError, MAX_COMPLETIONS,

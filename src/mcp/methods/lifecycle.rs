@@ -3,7 +3,7 @@
 
 use std::sync::Mutex;
 
-use super::super::dispatch::{
+use super::super::feature::{
     capabilities_in, supported_versions, Call, Feature, Method, Notification,
 };
 use super::super::model::{
@@ -29,7 +29,7 @@ pub const FEATURE: Feature = Feature {
         },
         Method {
             name: "server/discover",
-            answer: |call| Ok(Body::of(&discover(call.ctx.profile()))),
+            answer: |call| Ok(Body::of(&discover(call.features, call.ctx.profile()))),
         },
     ],
     notifications: &[
@@ -67,7 +67,7 @@ fn initialize(call: &mut Call<'_>) -> Result<Body, RpcError> {
     call.session.client_capabilities = params.capabilities;
     Ok(Body::of(&InitializeResult {
         protocol_version: chosen,
-        capabilities: capabilities_in(Era::Legacy),
+        capabilities: capabilities_in(call.features, Era::Legacy),
         server_info: ServerInfo::THIS,
         instructions: instructions(call.ctx.profile()),
         meta: DigestMeta {
@@ -76,10 +76,10 @@ fn initialize(call: &mut Call<'_>) -> Result<Body, RpcError> {
     }))
 }
 
-fn discover(profile: Profile) -> DiscoverResult {
+fn discover(features: &[&Feature], profile: Profile) -> DiscoverResult {
     DiscoverResult {
         supported_versions: supported_versions(),
-        capabilities: capabilities_in(Era::Modern),
+        capabilities: capabilities_in(features, Era::Modern),
         instructions: instructions(profile),
         ttl_ms: TTL_STATIC_MS,
         cache_scope: "public",
@@ -171,7 +171,8 @@ fn instructions_text(profile: Profile) -> String {
 mod tests {
     use serde_json::json;
 
-    use super::super::super::dispatch::modern_result;
+    use super::super::super::dispatch::FEATURES;
+    use super::super::super::feature::modern_result;
     use super::super::super::model::{Era, Session, META_DIGEST, META_SERVER_INFO};
     use super::*;
     use crate::context::Context;
@@ -190,6 +191,7 @@ mod tests {
             params: &params,
             id: &serde_json::Value::from(1),
             link: &crate::mcp::link::Link::closed(),
+            features: FEATURES,
         };
         let Ok(Body::Value(v)) = initialize(&mut call) else {
             panic!("initialize answers a value");
@@ -198,7 +200,7 @@ mod tests {
         assert_eq!(session.legacy_version, Some("2025-11-25"));
         let d = modern_result(
             "server/discover",
-            serde_json::to_value(discover(Profile::FULL)).unwrap(),
+            serde_json::to_value(discover(FEATURES, Profile::FULL)).unwrap(),
         );
         assert_eq!(d["_meta"][META_DIGEST], projections::DIGEST);
         assert_eq!(d["_meta"][META_SERVER_INFO]["name"], SERVER_NAME);

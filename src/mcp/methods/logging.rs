@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use super::super::dispatch::{Call, Capability, Feature, Method};
+use super::super::feature::{Call, Capability, Feature, Method};
 use super::super::model::{Body, EmptyResult, RpcError};
 use crate::interact::LogLevel;
 

@@ -1,5 +1,5 @@
 //! The features served, one module each: its requests, its notifications and the capability
-//! it announces, as one [`super::dispatch::Feature`] that [`super::dispatch::FEATURES`]
+//! it announces, as one [`super::feature::Feature`] that [`super::dispatch::FEATURES`]
 //! lists, reading and writing the types of [`super::model`]. A new feature (prompts,
 //! completion, subscriptions, logging) is one more module.
 
@@ -9,6 +9,7 @@ pub mod logging;
 pub mod prompts;
 pub mod resources;
 pub mod tasks;
+pub mod tool_result;
 pub mod tools;
 
 use serde_json::Value;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use super::super::dispatch::{Call, Capability, Feature, Method};
+use super::super::feature::{Call, Capability, Feature, Method};
 use super::super::model::{
     default_json, parse, Body, Era, GetPromptParams, ListParams, ListPromptsResult,
     PromptsCapability, RpcError, INTERNAL_ERROR,

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::super::dispatch::{Call, Capability, Feature, Method};
+use super::super::feature::{Call, Capability, Feature, Method};
 use super::super::live::MAX_SUBSCRIPTIONS;
 use super::super::model::{
     parse, Body, Era, ListParams, ListResourcesResult, ListTemplatesResult, ReadResourceParams,

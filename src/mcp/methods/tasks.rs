@@ -13,14 +13,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{json, Map, Value};
 
-use super::super::dispatch::{Call, Capability, Feature, Method};
+use super::super::feature::{Call, Capability, Feature, Method};
 use super::super::model::{
     Body, Era, RpcError, ServerInfo, INTERNAL_ERROR, META_CLIENT_CAPABILITIES, META_SERVER_INFO,
     MISSING_CLIENT_CAPABILITY,
 };
 use super::super::mrtr::Round;
 use super::super::tasks::{Outcome, Table, Task, TaskPeer, MAX_TASKS};
-use super::tools;
+use super::tool_result;
 use crate::context::Context;
 use crate::error::ErrorCode;
 use crate::execute::execute_index;
@@ -153,8 +153,11 @@ pub fn intercept(
 fn outcome(answer: Result<Value, crate::error::CapabilityError>, blocks: bool) -> Outcome {
     match answer {
         Ok(v) => {
-            let text =
-                tools::success_bytes(&v, blocks.then(|| v.get("content")).flatten(), Era::Legacy);
+            let text = tool_result::success_bytes(
+                &v,
+                blocks.then(|| v.get("content")).flatten(),
+                Era::Legacy,
+            );
             Outcome::Result(serde_json::from_str(&text).expect("results are JSON"))
         }
         Err(e) if e.code == ErrorCode::Internal => Outcome::Error(
@@ -163,7 +166,7 @@ fn outcome(answer: Result<Value, crate::error::CapabilityError>, blocks: bool) -
                 .to_json(),
         ),
         Err(e) => {
-            Outcome::Result(serde_json::to_value(tools::error_result(e)).expect("serializes"))
+            Outcome::Result(serde_json::to_value(tool_result::error_result(e)).expect("serializes"))
         }
     }
 }
