@@ -96,7 +96,10 @@ assert entry == {"command": expected, "args": ["mcp"]}, entry
 tools = {t["name"] for t in json.load(open(f"{repo}.tools.json"))["tools"]}
 missing = {"files_read", "repo_status"} - tools
 assert not missing, f"tools/list lacks {missing}: {sorted(tools)}"
-print(f".mcp.json starts {expected!r}; the Inspector listed {len(tools)} tools, files_read and repo_status among them")
+# The default toolsets (ADR 0006): seneschal describing itself is opt-in.
+own = {"mcp_projection", "capabilities_list", "contract_digest"} & tools
+assert not own, f"the default lists introspection tools: {sorted(own)}"
+print(f".mcp.json starts {expected!r}; the Inspector listed {len(tools)} tools (the default toolsets), files_read and repo_status among them, no introspection")
 EOF
 }
 

@@ -369,53 +369,50 @@ pub mod projections {
     pub fn cockpit(profile: Profile) -> &'static str {
         served(Doc::Cockpit, profile)
     }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-        use crate::toolset::Toolsets;
-
-        #[test]
-        fn every_toolset_s_documents_are_the_committed_ones() {
-            let full = Profile::FULL;
-            assert_eq!(openapi(full), OPENAPI);
-            assert_eq!(server_card(full), SERVER_CARD);
-            // The pretty committed list and the compact served one are the same value.
-            let pretty: serde_json::Value = serde_json::from_str(MCP_TOOLS).unwrap();
-            let legacy: serde_json::Value = serde_json::from_str(mcp_tools_legacy(full)).unwrap();
-            assert_eq!(pretty, legacy);
-        }
-
-        #[test]
-        fn a_profile_s_documents_list_only_its_toolsets_and_stay_json() {
-            for effect in Effect::ALL {
-                for set in 0..=Toolsets::ALL.0 {
-                    let profile = Profile {
-                        max_effect: effect,
-                        toolsets: Toolsets(set),
-                    };
-                    for doc in Doc::ALL {
-                        let text = render(doc.template(effect), profile.toolsets);
-                        let text = text.replace("\\u003c", "<");
-                        let v: serde_json::Value = serde_json::from_str(&text)
-                            .unwrap_or_else(|e| panic!("{doc:?} {profile:?}: {e}"));
-                        if doc == Doc::ToolsModern {
-                            let names = v["tools"].as_array().unwrap();
-                            let want = super::super::served_in(profile)
-                                .filter(|(_, d)| d.mcp_tool.is_some())
-                                .count();
-                            assert_eq!(names.len(), want, "{profile:?}");
-                        }
-                    }
-                }
-            }
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::match_template;
+    use super::projections::*;
+    use crate::policy::Effect;
+    use crate::toolset::{render, Profile, Toolsets};
+
+    #[test]
+    fn every_toolset_s_documents_are_the_committed_ones() {
+        let full = Profile::FULL;
+        assert_eq!(openapi(full), OPENAPI);
+        assert_eq!(server_card(full), SERVER_CARD);
+        // The pretty committed list and the compact served one are the same value.
+        let pretty: serde_json::Value = serde_json::from_str(MCP_TOOLS).unwrap();
+        let legacy: serde_json::Value = serde_json::from_str(mcp_tools_legacy(full)).unwrap();
+        assert_eq!(pretty, legacy);
+    }
+
+    #[test]
+    fn a_profile_s_documents_list_only_its_toolsets_and_stay_json() {
+        for effect in Effect::ALL {
+            for set in 0..=Toolsets::ALL.0 {
+                let profile = Profile {
+                    max_effect: effect,
+                    toolsets: Toolsets(set),
+                };
+                for doc in Doc::ALL {
+                    let text = render(doc.template(effect), profile.toolsets);
+                    let text = text.replace("\\u003c", "<");
+                    let v: serde_json::Value = serde_json::from_str(&text)
+                        .unwrap_or_else(|e| panic!("{doc:?} {profile:?}: {e}"));
+                    if doc == Doc::ToolsModern {
+                        let names = v["tools"].as_array().unwrap();
+                        let want = super::served_in(profile)
+                            .filter(|(_, d)| d.mcp_tool.is_some())
+                            .count();
+                        assert_eq!(names.len(), want, "{profile:?}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_template_matches_its_uris_and_no_other() {
