@@ -31,6 +31,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "target" / "release" / "seneschal"
+# The sections call tools of every toolset (`capabilities_show` among them): every server they
+# start serves all of them, unless it says otherwise (the reference servers' default list).
+os.environ.setdefault("SENESCHAL_TOOLSETS", "all")
 ROUNDTRIP = ROOT / "target" / "release" / "examples" / "mcp_roundtrip"
 # The axum anchor of the HTTP section, built by scripts/bench.sh (its own workspace and lockfile).
 AXUM = ROOT / "target" / "axum-anchor" / "release" / "axum-anchor"
@@ -304,6 +307,27 @@ def bench_mcp(quick: bool) -> None:
             fig(sec, f"{what}, client and server {placement} ({reps} × {n_rt:,}; median of per-run percentiles)",
                 f"p50 {p50:.1f} µs, p99 {p99:.1f} µs; server CPU {cpu:.1f} µs/req",
                 target if judged else "—", (p50 <= limit) if judged else None)
+    # The same round trip against rmcp's echo server (the official Rust SDK), in the same run:
+    # a `tools/call` of its one tool against seneschal's `server_status`, server CPU per request.
+    if RMCP.exists():
+        echo = '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}'
+        for placement, cpus in placements:
+            os.sched_setaffinity(0, cpus)
+            try:
+                anchor = []
+                for _ in range(reps):
+                    out = subprocess.run([str(ROUNDTRIP), str(RMCP), str(n_rt), echo], cwd=ROOT,
+                                         capture_output=True, text=True, check=True).stdout.splitlines()
+                    anchor.append(json.loads(out[0]))
+            finally:
+                os.sched_setaffinity(0, everything)
+            ours_cpu = m(r["server_cpu_us"] for r in rt[placement]["status"])
+            theirs = m(r["server_cpu_us"] for r in anchor)
+            judged = placement == "one CPU"
+            fig(sec, f"`tools/call` server CPU against rmcp's echo server, client and server {placement} ({reps} × {n_rt:,}, same run)",
+                f"seneschal `server_status` {ours_cpu:.1f} µs/req, rmcp `echo` {theirs:.1f} µs/req; ratio {ours_cpu / theirs:.2f}"
+                f" (rmcp p50 {m(r['p50_us'] for r in anchor):.1f} µs)",
+                "≤ 0.33 × rmcp" if judged else "—", (ours_cpu / theirs <= 0.33) if judged else None)
     fig(sec, "pipelined `ping` (20,000 per run)", f"{m(pings):,.0f} req/s", "≥ 60,000 req/s", m(pings) >= 60000)
     fig(sec, f"pipelined `tools/list` (20,000 per run; {list_kib} KiB answers: the pipe and the Python reader dominate)", f"{m(pl_lists):,.0f} req/s", "—")
     fig(sec, "pipelined `tools/call server_status` (20,000 per run)", f"{m(pl_status):,.0f} req/s", "≥ 60,000 req/s", m(pl_status) >= 60000)
@@ -894,7 +918,7 @@ def bench_peers(quick: bool) -> None:
     env = {**os.environ, "GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
            "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
     os.environ.update({k: v for k, v in env.items() if k.startswith("GIT_")})
-    ours = Stdio([str(BIN), "--repo", str(repo), "mcp", "--approval", "trust-client"], repo)
+    ours = Stdio([str(BIN), "--repo", str(repo), "mcp", "--approval", "trust-client", "--toolsets", "default"], repo)
     pgit = Stdio([str(git_bin), "--repository", str(repo)], repo)
     pfs = Stdio([str(fs_bin), str(repo)], repo)
     rp = {"repo_path": str(repo)}
