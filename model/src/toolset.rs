@@ -166,34 +166,35 @@ impl Profile {
     }
 }
 
-/// One piece of a [`Template`].
+/// One piece of a [`Template`] (borrowed for `'a`: the binary's are `'static`, the build's
+/// borrow what it rendered).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Seg {
+pub enum Seg<'a> {
     /// Bytes every profile's document has.
-    Lit(&'static str),
+    Lit(&'a str),
     /// A JSON array or object whose members belong to toolsets: `open`, the members whose
     /// mask meets the profile's toolsets joined by `sep`, `close`; `empty` when none is left.
     Items {
         /// From the opening bracket through the first member's indentation.
-        open: &'static str,
+        open: &'a str,
         /// Between two members.
-        sep: &'static str,
+        sep: &'a str,
         /// From after the last member through the closing bracket.
-        close: &'static str,
+        close: &'a str,
         /// The whole array or object when no member is left.
-        empty: &'static str,
+        empty: &'a str,
         /// Each member with the toolsets it belongs to (a mask of [`Toolset::bit`]s).
-        items: &'static [(u8, &'static str)],
+        items: &'a [(u8, &'a str)],
     },
     /// A number: how many of these masks meet the profile's toolsets.
-    Count(&'static [u8]),
+    Count(&'a [u8]),
 }
 
 /// A document computed at build time with its per-toolset parts marked.
-pub type Template = &'static [Seg];
+pub type Template = &'static [Seg<'static>];
 
 /// The document of `template` for the toolsets `of`.
-pub fn render(template: &[Seg], of: Toolsets) -> String {
+pub fn render(template: &[Seg<'_>], of: Toolsets) -> String {
     let mut out = String::new();
     for seg in template {
         match seg {

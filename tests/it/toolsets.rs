@@ -87,20 +87,20 @@ fn the_default_lists_every_toolset_but_introspection_within_the_context_budget()
 fn a_narrowed_process_lists_only_its_toolsets_and_refuses_the_rest_with_the_flag_that_serves_it() {
     let repo = scratch_repo();
     let (tools, _) = listed(repo.path(), &["--toolsets", "files"], None);
-    let names = names(&tools);
+    let files = names(&tools);
     assert!(
-        !names.is_empty() && names.iter().all(|n| n.starts_with("files_")),
-        "{names:?}"
+        !files.is_empty() && files.iter().all(|n| n.starts_with("files_")),
+        "{files:?}"
     );
     // The variable chooses when the flag does not; the flag wins over it.
     let (history, _) = listed(repo.path(), &[], Some("history"));
     assert!(
-        names_of(&history).iter().all(|n| n.starts_with("repo_")),
+        names(&history).iter().all(|n| n.starts_with("repo_")),
         "{:?}",
-        names_of(&history)
+        names(&history)
     );
     let (flag, _) = listed(repo.path(), &["--toolsets", "files"], Some("history"));
-    assert_eq!(names_of(&flag), names);
+    assert_eq!(names(&flag), files);
 
     let mut mcp = Mcp::start_with(repo.path(), &["--toolsets", "files"], &[]);
     mcp.initialize("2025-11-25");
@@ -120,10 +120,6 @@ fn a_narrowed_process_lists_only_its_toolsets_and_refuses_the_rest_with_the_flag
     assert_eq!(prompts["result"]["prompts"], json!([]), "{prompts}");
     let ok = mcp.request("tools/call", json!({"name": "files_list", "arguments": {}}));
     assert_eq!(ok["result"]["isError"], false, "{ok}");
-}
-
-fn names_of(tools: &[Value]) -> Vec<String> {
-    names(tools)
 }
 
 #[test]

@@ -218,32 +218,39 @@ impl Template {
     }
 }
 
-/// `segs` for every toolset: the document's text (the twin of the binary's `render`).
+/// `segs` for every toolset: the document's text, by the binary's own renderer
+/// (`seneschal_model::toolset::render`).
 pub fn render_all(segs: &[Seg]) -> String {
-    let mut out = String::new();
-    for seg in segs {
-        match seg {
-            Seg::Lit(s) => out.push_str(s),
+    use seneschal_model::toolset::{render, Seg as Borrowed, Toolsets};
+    let items: Vec<Vec<(u8, &str)>> = segs
+        .iter()
+        .map(|seg| match seg {
+            Seg::Items { items, .. } => items.iter().map(|(m, t)| (*m, t.as_str())).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let borrowed: Vec<Borrowed<'_>> = segs
+        .iter()
+        .zip(&items)
+        .map(|(seg, items)| match seg {
+            Seg::Lit(s) => Borrowed::Lit(s),
             Seg::Items {
                 open,
                 sep,
                 close,
                 empty,
+                ..
+            } => Borrowed::Items {
+                open,
+                sep,
+                close,
+                empty,
                 items,
-            } => {
-                if items.is_empty() {
-                    out.push_str(empty);
-                } else {
-                    out.push_str(open);
-                    let texts: Vec<&str> = items.iter().map(|(_, t)| t.as_str()).collect();
-                    out.push_str(&texts.join(sep));
-                    out.push_str(close);
-                }
-            }
-            Seg::Count(masks) => out.push_str(&masks.len().to_string()),
-        }
-    }
-    out
+            },
+            Seg::Count(masks) => Borrowed::Count(masks),
+        })
+        .collect();
+    render(&borrowed, Toolsets::ALL)
 }
 
 /// `segs` as a Rust expression of type `seneschal_model::toolset::Template`.
