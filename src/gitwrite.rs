@@ -288,6 +288,15 @@ impl Head {
             Head::Detached(_) => ".git/HEAD".into(),
         }
     }
+
+    /// [`Head::ref_file`] as the store's typed door: a branch name `.git/HEAD` holds is
+    /// repository content, checked before a path is spelled with it.
+    pub fn ref_target(&self) -> Result<store::GitFile, CapabilityError> {
+        Ok(match self {
+            Head::Branch(b) => store::GitFile::Branch(store::BranchName::new(b, "")?),
+            Head::Detached(_) => store::GitFile::Head,
+        })
+    }
 }
 
 /// Reads `.git/HEAD` (without following links).

@@ -56,9 +56,51 @@ impl Rule {
     }
 }
 
-/// True for a `.git` entry name (folder, or the file of a worktree or submodule).
+/// True for a `.git` entry name (folder, or the file of a worktree or submodule) in every
+/// spelling git itself refuses in a tree (`verify_path` with `core.protectNTFS` and
+/// `core.protectHFS`, both on here whatever the repository says): any ASCII case, trailing
+/// dots and spaces (`.git.`, `.GIT `), the NTFS short name `git~1`, an NTFS stream
+/// (`.git::$INDEX_ALLOCATION`), and the code points HFS+ ignores inside it (`.g\u{200c}it`).
+/// A repository may be checked out on such a file system, where each of these is `.git`.
 pub fn is_git_name(name: &OsStr) -> bool {
-    name.as_encoded_bytes().eq_ignore_ascii_case(b".git")
+    let b = name.as_encoded_bytes();
+    if b.eq_ignore_ascii_case(b".git") {
+        return true;
+    }
+    // Every other ASCII spelling holds `git` and is at least four bytes long (a name with
+    // HFS-ignorable code points in it is not ASCII).
+    if b.len() < 4 || b.is_ascii() && !b.windows(3).any(|w| w.eq_ignore_ascii_case(b"git")) {
+        return false;
+    }
+    let f = folded(b);
+    f == ".git" || f == "git~1" || f.starts_with(".git:")
+}
+
+/// True for seneschal's state folder name (`.seneschal`) in the spellings [`is_git_name`]
+/// folds: no tree, index or input puts a file there.
+pub fn is_state_name(name: &OsStr) -> bool {
+    let b = name.as_encoded_bytes();
+    b.eq_ignore_ascii_case(b".seneschal") || (b.len() > 10 && folded(b) == ".seneschal")
+}
+
+/// A name as case-insensitive (NTFS, HFS+) file systems compare it: the code points HFS+
+/// ignores dropped, ASCII lower-cased, trailing dots and spaces cut (NTFS drops them).
+fn folded(b: &[u8]) -> String {
+    let text = String::from_utf8_lossy(b);
+    let kept: String = text
+        .chars()
+        .filter(|c| !is_hfs_ignorable(*c))
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    kept.trim_end_matches(['.', ' ']).to_string()
+}
+
+/// The code points HFS+ ignores when it compares names (git's `is_hfs_dotgit` list).
+fn is_hfs_ignorable(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200C}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{206A}'..='\u{206F}' | '\u{FEFF}'
+    )
 }
 
 /// Folder names that hold credentials by convention.

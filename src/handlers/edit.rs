@@ -208,7 +208,7 @@ fn run<T: Serialize + DeserializeOwned>(
         let p = prepare()?;
         let answer = answer(id, &p, !dry, dry);
         Ok(store::Plan {
-            writes: p.writes,
+            writes: store::tree_writes(p.writes)?,
             modes: p.modes,
             effects: p.effects,
             answer,

@@ -20,11 +20,11 @@ use crate::gitwrite::{self, Work};
 use crate::registry::types::{
     repo_branch_create, repo_commit, repo_restore, repo_stage, repo_switch, repo_unstage,
 };
-use crate::store::{self, Effects};
+use crate::store::{self, BranchName, Effects, GitFile, Target};
 
 /// A git write ready to apply.
 struct Prepared {
-    writes: Vec<(String, Option<Vec<u8>>)>,
+    writes: Vec<(Target, Option<Vec<u8>>)>,
     modes: Vec<(String, u32)>,
     effects: Effects,
     /// The capability's own answer fields.
@@ -44,20 +44,42 @@ impl Prepared {
         }
     }
 
-    /// Plans `bytes` (`None`: delete) at `path`, created or changed as the file stands now.
+    /// Plans `bytes` (`None`: delete) at the working-tree file `path` (from a tree or an
+    /// index: [`Target::tree`] refuses `.git` and `.seneschal/` in every spelling), created or
+    /// changed as the file stands now.
     fn write(
         &mut self,
         ctx: &Context,
         path: &str,
         bytes: Option<Vec<u8>>,
     ) -> Result<(), CapabilityError> {
-        let exists = store::read(&ctx.repo, path)?.is_some();
+        self.plan(ctx, Target::tree(path, "/paths")?, bytes)
+    }
+
+    /// Plans `bytes` at a git file the store writes itself.
+    fn git(
+        &mut self,
+        ctx: &Context,
+        file: GitFile,
+        bytes: Option<Vec<u8>>,
+    ) -> Result<(), CapabilityError> {
+        self.plan(ctx, Target::Git(file), bytes)
+    }
+
+    fn plan(
+        &mut self,
+        ctx: &Context,
+        target: Target,
+        bytes: Option<Vec<u8>>,
+    ) -> Result<(), CapabilityError> {
+        let path = target.rel();
+        let exists = store::read(&ctx.repo, &path)?.is_some();
         match (&bytes, exists) {
-            (None, _) => self.effects.delete.push(path.to_string()),
-            (Some(_), true) => self.effects.change.push(path.to_string()),
-            (Some(_), false) => self.effects.create.push(path.to_string()),
+            (None, _) => self.effects.delete.push(path),
+            (Some(_), true) => self.effects.change.push(path),
+            (Some(_), false) => self.effects.create.push(path),
         }
-        self.writes.push((path.to_string(), bytes));
+        self.writes.push((target, bytes));
         Ok(())
     }
 }
@@ -147,7 +169,7 @@ fn plan_index(
 ) -> Result<(), CapabilityError> {
     let after = work.read_index()?;
     if after.is_some() && &after != before {
-        p.write(ctx, ".git/index", after)?;
+        p.git(ctx, GitFile::Index, after)?;
     }
     Ok(())
 }
@@ -437,7 +459,7 @@ pub fn commit(
             // A dry run plans the same file with a stand-in (its digest is not the commit's).
             None => b"(the new commit)\n".to_vec(),
         };
-        p.write(ctx, &ref_file, Some(bytes))?;
+        p.git(ctx, head.ref_target()?, Some(bytes))?;
         Ok(p)
     })
 }
@@ -477,9 +499,9 @@ pub fn branch_create(
             json!({ "branch": name, "commit": commit }),
             json!({ "branch": name, "short": &commit[..12.min(commit.len())] }),
         );
-        p.write(
+        p.git(
             ctx,
-            &format!(".git/refs/heads/{name}"),
+            GitFile::Branch(BranchName::new(&name, "/name")?),
             Some(format!("{commit}\n").into_bytes()),
         )?;
         Ok(p)
@@ -538,6 +560,9 @@ pub fn switch(
             .collect();
         let mut blocked: Vec<String> = Vec::new();
         for c in &changes {
+            // Refused before git reads the tree into an index: a crafted commit's path into
+            // `.git` or `.seneschal/` is named with its rule.
+            Target::tree(&c.path, "/branch")?;
             for mode in [&c.old_mode, &c.new_mode] {
                 if mode.as_str() != "000000" {
                     gitwrite::writable_mode(&c.path, mode)?;
@@ -606,19 +631,20 @@ pub fn switch(
         }
         let after = work.read_index()?;
         if after.is_some() && after != before {
-            p.write(ctx, ".git/index", after)?;
+            p.git(ctx, GitFile::Index, after)?;
         }
+        let branch = BranchName::new(&name, "/branch")?;
         if create {
-            p.write(
+            p.git(
                 ctx,
-                &format!(".git/refs/heads/{name}"),
+                GitFile::Branch(branch.clone()),
                 Some(format!("{target}\n").into_bytes()),
             )?;
         }
-        p.write(
+        p.git(
             ctx,
-            ".git/HEAD",
-            Some(format!("ref: refs/heads/{name}\n").into_bytes()),
+            GitFile::Head,
+            Some(format!("ref: refs/heads/{}\n", branch.as_str()).into_bytes()),
         )?;
         Ok(p)
     })

@@ -79,7 +79,7 @@ fn run<T: Serialize + DeserializeOwned>(
         let p = prepare(&ctx.knowledge.snapshot(&ctx.repo))?;
         let answer = answer(id, &p, !dry, dry);
         Ok(store::Plan {
-            writes: vec![(p.file, p.bytes)],
+            writes: store::tree_writes(vec![(p.file, p.bytes)])?,
             modes: Vec::new(),
             effects: p.effects,
             answer,

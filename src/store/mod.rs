@@ -49,10 +49,12 @@ pub mod audit;
 pub mod desk;
 mod fs;
 mod keys;
+mod target;
 
 pub use audit::{records, verify, Verified, ANCHOR, KEY_ENV};
 use fs::{io_err, Mode};
 pub use fs::{read, remove, write, write_mode};
+pub use target::{tree_writes, BranchName, GitFile, Target, TreePath};
 
 /// The state folder, relative to the repository root.
 pub const STATE_DIR: &str = ".seneschal";
@@ -483,9 +485,9 @@ fn as_text(b: Option<&[u8]>) -> Option<&str> {
 
 /// A prepared write: the files to replace (`None` deletes), what it does, and its answer.
 pub struct Plan<A = Value> {
-    /// Repository-relative paths and their new bytes (`None`: delete). A replaced file keeps
-    /// its permission bits unless `modes` names the path.
-    pub writes: Vec<(String, Option<Vec<u8>>)>,
+    /// Where each write lands and its new bytes (`None`: delete). A replaced file keeps its
+    /// permission bits unless `modes` names its path.
+    pub writes: Vec<(Target, Option<Vec<u8>>)>,
     /// Exact permission bits for some of the written paths (a checked-out executable).
     pub modes: Vec<(String, u32)>,
     /// What the write does.
@@ -546,7 +548,8 @@ pub fn transact(
     let paths = json!(plan.effects.paths());
     let mut targets = Vec::new();
     let mut shown = Shown::default();
-    for (path, bytes) in &plan.writes {
+    for (target, bytes) in &plan.writes {
+        let path = &target.rel();
         let old = match read(root, path) {
             Ok(b) => b,
             Err(e) => return refused(&mut s, e),
@@ -588,10 +591,9 @@ pub fn transact(
             return Err(e);
         }
     }
-    let applied = plan
-        .writes
-        .iter()
-        .try_for_each(|(path, bytes)| match bytes {
+    let applied = plan.writes.iter().try_for_each(|(target, bytes)| {
+        let path = &target.rel();
+        match bytes {
             Some(b) => write_mode(
                 root,
                 path,
@@ -599,7 +601,8 @@ pub fn transact(
                 plan.modes.iter().find(|(p, _)| p == path).map(|(_, m)| *m),
             ),
             None => remove(root, path),
-        });
+        }
+    });
     let status = match &applied {
         Ok(()) => "applied",
         Err(_) => evaluate(root, &targets),

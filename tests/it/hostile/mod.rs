@@ -11,3 +11,4 @@ mod git;
 mod http;
 mod redaction;
 mod surfaces;
+mod trees;
