@@ -129,6 +129,16 @@ pub trait Peer: Send + Sync {
         None
     }
 
+    /// Whether this peer's answer to an approval question is the person's decision: the
+    /// process that started `seneschal mcp` on stdio, the person's own terminal, a request
+    /// that carries the desk secret. On a transport any local process can reach (loopback
+    /// HTTP, `/mcp` included), a client's answer counts only for a session that proved it
+    /// holds what the person gave it; [`confirm`] asks nobody else, and their writes wait on
+    /// the desk. No by default: a new peer is trusted only when it says why.
+    fn vouched(&self) -> bool {
+        false
+    }
+
     /// How this peer's `accept` of an approval request was given, recorded in the audit as
     /// `approved_by`: `elicitation` (an MCP client's form, the default), `input` (a 2026-07-28
     /// input-required result answered), `token` (the HTTP API's confirmation token),
@@ -153,6 +163,10 @@ impl Peer for Accepting {
 
     fn offers(&self, name: &str) -> bool {
         name == "elicitation"
+    }
+
+    fn vouched(&self) -> bool {
+        true
     }
 
     fn approver(&self) -> &'static str {
@@ -354,7 +368,18 @@ pub fn confirm(
         CapabilityError::new(ErrorCode::NotApproved, why)
             .with_data(json!({"capability": id, "approval": level.as_str()}))
     };
-    match peer.ask(APPROVAL_KEY, "elicitation/create", params) {
+    // A client's answer is the person's decision only where the peer vouches for it; anyone
+    // else is not asked (under `ask`, a write waits on the desk).
+    let asked = if peer.vouched() {
+        peer.ask(APPROVAL_KEY, "elicitation/create", params)
+    } else {
+        Asked::Unavailable(
+            "this client's session has not proved that it holds what the person gave it (the \
+             desk secret), so its own answer approves nothing"
+                .into(),
+        )
+    };
+    match asked {
         Asked::Answered(answer) => match answer.get("action").and_then(Value::as_str) {
             Some("accept") => {
                 if level == Approval::Session {
@@ -701,6 +726,7 @@ mod tests {
         answer: Asked,
         asked: Mutex<Vec<Value>>,
         remembered: Mutex<Vec<String>>,
+        vouched: bool,
     }
 
     impl Answers {
@@ -709,6 +735,7 @@ mod tests {
                 answer,
                 asked: Mutex::default(),
                 remembered: Mutex::default(),
+                vouched: true,
             })
         }
     }
@@ -728,6 +755,35 @@ mod tests {
         fn remember_approval(&self, id: &str) {
             self.remembered.lock().unwrap().push(id.into());
         }
+        fn vouched(&self) -> bool {
+            self.vouched
+        }
+    }
+
+    #[test]
+    fn a_client_the_peer_does_not_vouch_for_is_never_asked_and_its_yes_counts_for_nothing() {
+        use ApprovalPolicy::*;
+        let stranger = Arc::new(Answers {
+            vouched: false,
+            ..Arc::into_inner(Answers::new(Asked::Answered(json!({"action": "accept"})))).unwrap()
+        });
+        for policy in [Ask, Deny] {
+            let e = gate(&stranger, policy, Approval::PerCall).unwrap_err();
+            assert!(e.starts_with("not_approved"), "{e}");
+        }
+        // A read's consent under `ask` falls to the policy, as for a client that cannot be
+        // asked; under `deny` it is refused.
+        assert_eq!(gate(&stranger, Ask, Approval::Session), Ok(None));
+        assert!(gate(&stranger, Deny, Approval::Session).is_err());
+        assert!(
+            stranger.asked.lock().unwrap().is_empty(),
+            "nobody was asked"
+        );
+        // The person's own policy still holds.
+        assert_eq!(
+            gate(&stranger, TrustClient, Approval::PerCall),
+            Ok(Some("trust-client"))
+        );
     }
 
     fn gate(

@@ -594,6 +594,11 @@ impl crate::interact::Peer for Terminal {
         true
     }
 
+    fn vouched(&self) -> bool {
+        // The person's own command line: `--yes`, or their answer at their terminal.
+        true
+    }
+
     fn approver(&self) -> &'static str {
         if self.yes {
             "yes"

@@ -420,12 +420,14 @@ impl Mcp {
         }
     }
 
-    /// Answers one `POST /mcp`.
+    /// Answers one `POST /mcp`; `person` says whether the request carries the desk secret,
+    /// the one proof that makes its client's answers to approval questions the person's.
     pub fn post(
         &self,
         headers: &[(String, String)],
         body: &[u8],
         gone: tiny_http::Gone,
+        person: bool,
     ) -> Outcome {
         let message: Value = match serde_json::from_slice(body) {
             Ok(v) => v,
@@ -484,7 +486,7 @@ impl Mcp {
             }
         }
         // The state the request starts from: its session's, or the stateless assumption.
-        let (before, busy) = match &session {
+        let (mut before, busy) = match &session {
             Some(s) => {
                 let (state, busy) = s.begin();
                 (state, Some(busy))
@@ -500,6 +502,9 @@ impl Mcp {
                 (state, None)
             }
         };
+        // Any local process reaches `/mcp`: its client's answer to an approval question is the
+        // person's decision only on a request that proves it holds the desk secret.
+        before.vouched = person;
         // A 2026-07-28 request whose `_meta` is missing or incomplete is a bad request
         // (400), not merely a failed call: the envelope, not the method, is wrong.
         let (era, verdict) = dispatch::classify(&before, &method, params);
@@ -733,7 +738,8 @@ mod tests {
 
     /// One POST answered whole (none of these asks for a stream).
     fn http_post(ctx: &Arc<Context>, headers: &[(String, String)], body: &[u8]) -> HttpReply {
-        match Mcp::new(Arc::clone(ctx), 256).post(headers, body, tiny_http::Gone::default()) {
+        match Mcp::new(Arc::clone(ctx), 256).post(headers, body, tiny_http::Gone::default(), false)
+        {
             Outcome::Whole(r) => r,
             Outcome::Stream(..) => panic!("a stream where a whole answer was expected"),
         }

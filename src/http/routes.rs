@@ -128,11 +128,18 @@ impl State {
         &self.desk_secret
     }
 
-    /// Whether `headers` carry this server's desk secret.
+    /// Whether `headers` carry this server's desk secret: in `Seneschal-Desk-Secret`, or as
+    /// `Authorization: Bearer <secret>` (what an MCP client's HTTP configuration can send).
     fn person(&self, headers: &[(String, String)]) -> bool {
-        header(headers, &DESK_SECRET_HEADER.to_ascii_lowercase()).is_some_and(|s| {
+        let holds = |s: &str| {
             crate::text::constant_time_eq(s.trim().as_bytes(), self.desk_secret.as_bytes())
-        })
+        };
+        header(headers, &DESK_SECRET_HEADER.to_ascii_lowercase()).is_some_and(holds)
+            || header(headers, "authorization").is_some_and(|a| {
+                a.trim()
+                    .split_once(' ')
+                    .is_some_and(|(scheme, s)| scheme.eq_ignore_ascii_case("bearer") && holds(s))
+            })
     }
 }
 
@@ -383,7 +390,12 @@ fn answer(
         }),
         p if p == MCP_HTTP_PATH => match method {
             "POST" => match read_body(request, state.max_body) {
-                Ok(bytes) => mcp_reply(state.mcp.post(headers, &bytes, request.gone.clone())),
+                Ok(bytes) => mcp_reply(state.mcp.post(
+                    headers,
+                    &bytes,
+                    request.gone.clone(),
+                    state.person(headers),
+                )),
                 Err(reply) => reply,
             },
             // GET and DELETE are a session's: without its id, only POST is served.

@@ -78,6 +78,10 @@ pub struct Session {
     /// The resources the client subscribed to and where their notifications go
     /// (`resources/subscribe`).
     pub live: std::sync::Arc<super::live::Subscriptions>,
+    /// Whether the client's answer to an approval question is the person's decision
+    /// ([`crate::interact::Peer::vouched`]): on stdio, always (the process that started
+    /// seneschal); over HTTP, for a request that carries the desk secret. No by default.
+    pub vouched: bool,
 }
 
 impl Session {

@@ -30,6 +30,7 @@ pub struct McpPeer {
     log_level: Option<LogLevel>,
     approved: Arc<Mutex<HashSet<String>>>,
     round: Option<Arc<Round>>,
+    vouched: bool,
 }
 
 impl McpPeer {
@@ -61,6 +62,7 @@ impl McpPeer {
             },
             approved: Arc::clone(&call.session.approved),
             round: None,
+            vouched: call.session.vouched,
         }
     }
 
@@ -73,6 +75,10 @@ impl McpPeer {
 }
 
 impl Peer for McpPeer {
+    fn vouched(&self) -> bool {
+        self.vouched
+    }
+
     fn approver(&self) -> &'static str {
         match self.era {
             Era::Legacy => "elicitation",

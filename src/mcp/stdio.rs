@@ -360,7 +360,11 @@ fn serve_lines<R: Read, W: Write>(
     shared: &Shared<R, W>,
     link: &Link,
 ) -> std::io::Result<()> {
-    let mut session = Session::default();
+    // The process that started `seneschal mcp` speaks for the person who started it.
+    let mut session = Session {
+        vouched: true,
+        ..Session::default()
+    };
     // The connection's subscriptions hear the knowledge feed on stdout while lines are served.
     let live = std::sync::Arc::clone(&session.live);
     super::live::Feed::with_feed(ctx, &live, std::sync::Arc::clone(&link.sink), || {

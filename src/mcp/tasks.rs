@@ -347,6 +347,8 @@ pub struct TaskPeer {
     client: Map<String, Value>,
     /// The answers the client gave before the task existed (`task_asks_first`).
     answered: Map<String, Value>,
+    /// Whether the creating request's session vouches for its client's answers.
+    vouched: bool,
 }
 
 impl TaskPeer {
@@ -356,7 +358,14 @@ impl TaskPeer {
             task,
             client,
             answered: Map::new(),
+            vouched: false,
         }
+    }
+
+    /// The peer of a task created in a session that vouches for its client's answers.
+    pub fn vouched(mut self, vouched: bool) -> TaskPeer {
+        self.vouched = vouched;
+        self
     }
 
     /// The peer of a task whose questions were answered before it was created.
@@ -388,6 +397,10 @@ impl Peer for TaskPeer {
 
     fn offers(&self, name: &str) -> bool {
         self.client.contains_key(name)
+    }
+
+    fn vouched(&self) -> bool {
+        self.vouched
     }
 }
 

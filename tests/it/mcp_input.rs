@@ -646,3 +646,51 @@ fn unsolicited_answers_approve_nothing() {
     assert!(!dir.join("docs/guides/http-bare.md").exists(), "{answer}");
     serve.finish();
 }
+
+/// Over `/mcp`, a 2026-07-28 client proves nothing by answering: without the desk secret its
+/// write is never put to it as an input-required result (it waits on the desk, here until a
+/// short timeout), and an answer it carries applies nothing; with the secret on both rounds
+/// it is asked, and its accept applies the write.
+#[test]
+fn a_modern_client_on_mcp_is_asked_only_with_the_desk_secret() {
+    let d = scratch_repo();
+    let dir = d.path();
+    let secret = "a-desk-secret-the-person-gave-the-client-0123";
+    let serve = Serve::start_args(
+        dir,
+        &["--approval", "ask", "--approval-timeout", "1"],
+        &[("SENESCHAL_DESK_SECRET", secret)],
+    );
+    let write = |path: &str| {
+        asking(json!({"name": "files_write", "arguments": {"path": path, "content": "x\n"}}))
+    };
+    let (_, answer) = post(&serve, 1, "tools/call", write("stranger.txt"), &[]);
+    assert_ne!(answer["result"]["resultType"], "input_required", "{answer}");
+    assert_eq!(
+        answer["result"]["_meta"]["seneschal/error"]["code"], "not_approved",
+        "{answer}"
+    );
+    assert!(!dir.join("stranger.txt").exists());
+    let bearer = format!("Bearer {secret}");
+    let auth = [("Authorization", bearer.as_str())];
+    let (_, first) = post(&serve, 2, "tools/call", write("person.txt"), &auth);
+    let r = input_required(&first).clone();
+    assert_eq!(
+        r["inputRequests"]["approval"]["method"],
+        "elicitation/create"
+    );
+    let mut again = write("person.txt");
+    again["inputResponses"] = json!({"approval": {"action": "accept"}});
+    again["requestState"] = r["requestState"].clone();
+    // The answer presented without the secret approves nothing.
+    let (_, stolen) = post(&serve, 3, "tools/call", again.clone(), &[]);
+    assert_eq!(
+        stolen["result"]["_meta"]["seneschal/error"]["code"], "not_approved",
+        "{stolen}"
+    );
+    assert!(!dir.join("person.txt").exists());
+    let (_, second) = post(&serve, 4, "tools/call", again, &auth);
+    assert_eq!(complete(&second)["isError"], false, "{second}");
+    assert!(dir.join("person.txt").is_file());
+    serve.finish();
+}

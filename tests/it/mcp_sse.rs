@@ -142,6 +142,10 @@ impl Exchange {
 }
 
 fn post(s: &Serve, session: Option<&str>, body: &Value) -> Exchange {
+    post_with(s, session, body, &[])
+}
+
+fn post_with(s: &Serve, session: Option<&str>, body: &Value, extra: &[(&str, &str)]) -> Exchange {
     let text = body.to_string();
     let mut headers = vec![
         ("Content-Type", "application/json"),
@@ -151,6 +155,7 @@ fn post(s: &Serve, session: Option<&str>, body: &Value) -> Exchange {
     if let Some(id) = session {
         headers.push(("Mcp-Session-Id", id));
     }
+    headers.extend_from_slice(extra);
     open(s, "POST", &headers, text.as_bytes())
 }
 
@@ -484,4 +489,86 @@ fn streams_fill_at_most_half_the_connections_and_never_lock_a_client_out() {
         assert!(Instant::now() < until, "no stream place came back");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The desk secret of the servers below (`SENESCHAL_DESK_SECRET`, at least 32 characters).
+const SECRET: &str = "a-desk-secret-the-person-gave-the-client-0123";
+
+/// Any local process reaches `/mcp`: a session whose client declares elicitation but whose
+/// request does not carry the desk secret is never asked, and its write waits on the desk
+/// (here until a short timeout: `not_approved`, nothing written); the same client carrying
+/// the secret (`Authorization: Bearer`, as an MCP client's HTTP configuration sends it) is
+/// asked, and its answer applies the write.
+#[test]
+fn a_client_on_mcp_approves_its_own_write_only_with_the_desk_secret() {
+    let repo = support::scratch_repo();
+    let dir = repo.path();
+    let s = Serve::start_args(
+        dir,
+        &["--approval", "ask", "--approval-timeout", "1"],
+        &[("SENESCHAL_DESK_SECRET", SECRET)],
+    );
+    let id = initialize(&s);
+    let write = |n: u64, path: &str| {
+        json!({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {
+            "name": "files_write", "arguments": {"path": path, "content": "hello\n"}}})
+    };
+    // A stranger: never asked, the write waits on the desk and times out.
+    let mut stream = post(&s, Some(&id), &write(7, "stranger.txt"));
+    let done = loop {
+        let e = stream.event().expect("an answer");
+        assert_ne!(
+            e["method"], "elicitation/create",
+            "a stranger is asked: {e}"
+        );
+        if e.get("id") == Some(&json!(7)) {
+            break e;
+        }
+    };
+    assert_eq!(
+        done["result"]["_meta"]["seneschal/error"]["code"], "not_approved",
+        "{done}"
+    );
+    assert!(!dir.join("stranger.txt").exists());
+    // The person's client: asked, and its accept applies the write.
+    let bearer = format!("Bearer {SECRET}");
+    let mut stream = post_with(
+        &s,
+        Some(&id),
+        &write(8, "person.txt"),
+        &[("Authorization", bearer.as_str())],
+    );
+    let ask = stream.event().expect("the question");
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    let answer = json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}});
+    assert_eq!(post(&s, Some(&id), &answer).status, 202);
+    let done = stream.event().expect("the answer");
+    assert_eq!(done["result"]["isError"], false, "{done}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("person.txt")).unwrap(),
+        "hello\n"
+    );
+    // A wrong secret proves nothing.
+    let mut stream = post_with(
+        &s,
+        Some(&id),
+        &write(9, "wrong.txt"),
+        &[(
+            "Authorization",
+            "Bearer not-the-secret-not-the-secret-not-it",
+        )],
+    );
+    let done = loop {
+        let e = stream.event().expect("an answer");
+        assert_ne!(e["method"], "elicitation/create", "{e}");
+        if e.get("id") == Some(&json!(9)) {
+            break e;
+        }
+    };
+    assert_eq!(
+        done["result"]["_meta"]["seneschal/error"]["code"],
+        "not_approved"
+    );
+    assert!(!dir.join("wrong.txt").exists());
+    s.finish();
 }

@@ -122,7 +122,11 @@ pub fn intercept(
         });
     };
     let ctx = shared_context(call.ctx);
-    let peer = Arc::new(TaskPeer::new(Arc::clone(&task), client).answered(answers));
+    let peer = Arc::new(
+        TaskPeer::new(Arc::clone(&task), client)
+            .answered(answers)
+            .vouched(call.session.vouched),
+    );
     let running = Arc::clone(&task);
     let args = args.clone();
     let blocks = !d.content_blocks.is_empty();
