@@ -30,6 +30,7 @@ use crate::knowledge::{Resource, Template};
 use crate::policy::{Disclosure, Stability};
 use crate::redact::{redact, redact_value};
 use crate::registry::{self, Descriptor, Kind, CAPABILITIES};
+use crate::store::Captured;
 pub use crate::transport::Transport;
 
 /// One schema compiled per capability, on first use: the slot of each capability, and how
@@ -240,65 +241,119 @@ pub fn execute_index(
         }
         return Err(e);
     }
-    let approved_by = match gate(ctx, index, d, &input) {
-        Ok(by) => by,
+    let (approved_by, planned) = match gate(ctx, index, d, &input) {
+        Ok(gated) => gated,
         Err(e) if crate::interact::is_pending(&e) => return Err(e),
         Err(e) => return refuse(e),
     };
     let _approval = crate::store::ApprovalScope::enter(approved_by);
-    let output = disclose(d, answer(ctx, index, d, input))?;
+    // A write planned at the gate is applied as planned: its handler does not run again.
+    let result = match planned {
+        Some(Captured::Plan(plan)) => crate::store::apply_planned(&ctx.repo, d.id, &input, plan),
+        Some(Captured::Replay(answer)) => Ok(answer),
+        None => answer(ctx, index, d, input),
+    };
+    let output = disclose(d, result)?;
     #[cfg(debug_assertions)]
     check_output(index, d, &output)?;
     Ok(output)
 }
 
 /// The approval gate: a call whose derived approval is `per_call`, or `session` and not yet
-/// approved in the session, is confirmed through the peer of the call before its handler
-/// runs ([`crate::interact::confirm`], under the process's `--approval` policy). A write
-/// called with `dry_run: true` changes nothing and passes. The sentence shown is the review
-/// of the write's own dry run when it plans (its targets named), else the manifest's review
-/// rendered with the input; it passes the disclosure like an answer. `Ok(Some(how))` names
-/// how the call was approved, for the audit.
+/// approved in the session, is confirmed through the peer of the call before it runs
+/// ([`crate::interact::confirm`], under the process's `--approval` policy). A write called
+/// with `dry_run: true` changes nothing and passes. Any other write is **planned once, here**
+/// ([`plan`]): a write that cannot apply (invalid, refused, in conflict) is refused before
+/// anyone is asked; a keyed retry is answered from its key without a question; otherwise the
+/// person is shown that plan — its review sentence, its files, its diff — and the executor
+/// applies that same plan ([`crate::store::apply_planned`]), refused `conflict` if any file it
+/// touches changed since. A read's sentence is the manifest's review rendered with the input.
+/// Everything shown passes the disclosure like an answer. `Ok((Some(how), _))` names how the
+/// call was approved, for the audit.
 fn gate(
     ctx: &Context,
     index: usize,
     d: &'static Descriptor,
     input: &Value,
-) -> Result<Option<&'static str>, CapabilityError> {
+) -> Result<(Option<&'static str>, Option<Captured>), CapabilityError> {
     let level = d.approval();
     if level == crate::policy::Approval::None || plans_only(d, input) {
-        return Ok(None);
+        return Ok((None, None));
     }
-    crate::interact::confirm(ctx.approval, ctx.desk(), level, d.id, || {
-        let planned = dry_run_of(ctx, index, d, input);
-        let mut review = planned
-            .as_ref()
-            .and_then(|p| p.get("review")?.as_str().map(str::to_string))
-            .unwrap_or_else(|| d.render_review(input));
+    let planned = if d.effect == crate::policy::Effect::RepositoryWrite {
+        match plan(ctx, index, d, input)? {
+            replay @ Captured::Replay(_) => return Ok((None, Some(replay))),
+            Captured::Plan(p) => Some(p),
+        }
+    } else {
+        None
+    };
+    let by = crate::interact::confirm(ctx.approval, ctx.desk(), level, d.id, || {
+        let Some(p) = planned.as_ref() else {
+            let mut review = d.render_review(input);
+            if d.disclosure == Disclosure::Repository {
+                disclose_string(&mut review);
+            }
+            return crate::interact::Described {
+                binding: crate::interact::binding(d.id, input),
+                review,
+                detail: Value::Null,
+            };
+        };
+        let answer = &p.plan().answer;
+        let mut review = answer
+            .get("review")
+            .and_then(Value::as_str)
+            .map_or_else(|| d.render_review(input), str::to_string);
+        let mut plan = answer.get("plan").cloned();
+        // What the person reads: the plan's own diff (redacted by the store), the files a
+        // commit records, the sentence.
+        let shown = p.diff(&ctx.repo);
+        let mut detail = json!({
+            "plan": plan,
+            "diff": shown.get("diff"),
+            "diff_truncated": shown.get("diff_truncated"),
+            "diff_withheld": shown.get("diff_withheld"),
+            "files": answer.get("files"),
+        });
         if d.disclosure == Disclosure::Repository {
             disclose_string(&mut review);
-        }
-        // The plan as the dry run's caller saw it (redacted like every answer), so that the
-        // token made from that answer binds the same bytes.
-        let mut plan = planned.as_ref().and_then(|p| p.get("plan")).cloned();
-        if d.disclosure == Disclosure::Repository {
             if let Some(p) = plan.as_mut() {
                 redact_value(p);
             }
-        }
-        // The desk shows the plan and the diff the dry run answered (redacted alike).
-        let mut diff = planned.as_ref().and_then(|p| p.get("diff")).cloned();
-        if d.disclosure == Disclosure::Repository {
-            if let Some(v) = diff.as_mut() {
-                redact_value(v);
-            }
+            redact_value(&mut detail);
         }
         crate::interact::Described {
+            // The plan as a dry run's caller saw it (redacted like every answer), so that the
+            // token made from that answer binds the same plan.
             binding: crate::interact::plan_binding(d.id, input, plan.as_ref()),
             review,
-            detail: json!({"plan": plan, "diff": diff}),
+            detail,
         }
-    })
+    })?;
+    Ok((by, planned.map(Captured::Plan)))
+}
+
+/// Plans a write once, without applying it: its handler runs under the store's
+/// [`crate::store::CaptureScope`], so the one runner of every write
+/// (`handlers::plan_or_apply`) hands its plan (or its key's replay) over instead of applying
+/// it. A handler's own error (the write cannot apply) is the answer; a write that applied
+/// anyway cannot happen (`store::transact` refuses under the scope), and one that neither
+/// planned nor failed is a fault.
+fn plan(
+    ctx: &Context,
+    index: usize,
+    d: &'static Descriptor,
+    input: &Value,
+) -> Result<Captured, CapabilityError> {
+    let scope = crate::store::CaptureScope::enter();
+    let result = answer(ctx, index, d, input.clone());
+    match scope.take() {
+        Some(captured) => Ok(captured),
+        None => Err(result.err().unwrap_or_else(|| {
+            CapabilityError::internal(format!("`{}` answered without planning its write", d.id))
+        })),
+    }
 }
 
 /// Whether the call is a write's dry run: its input schema declares `dry_run` and the input
@@ -308,21 +363,6 @@ fn plans_only(d: &Descriptor, input: &Value) -> bool {
         && input.get("dry_run") == Some(&Value::Bool(true))
         && serde_json::from_str::<Value>(d.input_schema)
             .is_ok_and(|s| s.pointer("/properties/dry_run").is_some())
-}
-
-/// The answer of a write's dry run of the same input (its review sentence and plan), when the
-/// write plans.
-fn dry_run_of(ctx: &Context, index: usize, d: &'static Descriptor, input: &Value) -> Option<Value> {
-    if d.effect != crate::policy::Effect::RepositoryWrite {
-        return None;
-    }
-    let mut dry = input.clone();
-    dry.as_object_mut()?
-        .insert("dry_run".into(), Value::Bool(true));
-    if !plans_only(d, &dry) {
-        return None;
-    }
-    answer(ctx, index, d, dry).ok()
 }
 
 /// The refusal of a planned capability: listed on every surface, never run.

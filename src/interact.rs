@@ -220,8 +220,24 @@ impl ApprovalPolicy {
     }
 }
 
-/// The key of the approval request within a call ([`Peer::ask`]).
+/// The key of the approval request within a call ([`Peer::ask`]): `approval-` and the first
+/// 16 hex digits of [`question_key`]'s digest of what the question shows.
 pub const APPROVAL_KEY: &str = "approval";
+
+/// The key an approval question is asked under: [`APPROVAL_KEY`] and a digest of its binding
+/// and of everything it shows (the plan, the diff). A 2026-07-28 call made again carries the
+/// answer under the key it was asked with; when the write it plans now differs from the one
+/// shown (a file changed between the two rounds), the key differs, the answer is not found,
+/// and the person is asked about the new plan.
+pub fn question_key(described: &Described) -> String {
+    let shown = crate::store::canonical(&json!({
+        "binding": described.binding,
+        "review": described.review,
+        "detail": described.detail,
+    }));
+    let digest = crate::text::hex(&Sha256::digest(shown.as_bytes()));
+    format!("{APPROVAL_KEY}-{}", &digest[..16])
+}
 
 /// What binds an approval to one exact request: `sha256:<hex>` of the capability id and its
 /// input with object keys sorted and without `dry_run` (so a dry run and the call it plans
@@ -371,7 +387,7 @@ pub fn confirm(
     // A client's answer is the person's decision only where the peer vouches for it; anyone
     // else is not asked (under `ask`, a write waits on the desk).
     let asked = if peer.vouched() {
-        peer.ask(APPROVAL_KEY, "elicitation/create", params)
+        peer.ask(&question_key(&described), "elicitation/create", params)
     } else {
         Asked::Unavailable(
             "this client's session has not proved that it holds what the person gave it (the \
@@ -742,7 +758,8 @@ mod tests {
 
     impl Peer for Answers {
         fn ask(&self, key: &str, method: &str, params: Value) -> Asked {
-            assert_eq!((key, method), (APPROVAL_KEY, "elicitation/create"));
+            assert!(key.starts_with(APPROVAL_KEY), "{key}");
+            assert_eq!(method, "elicitation/create");
             self.asked.lock().unwrap().push(params);
             self.answer.clone()
         }

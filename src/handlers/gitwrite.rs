@@ -24,7 +24,7 @@ use crate::store::{self, BranchName, Effects, GitFile, Target};
 
 /// A git write ready to apply.
 struct Prepared {
-    writes: Vec<(Target, Option<Vec<u8>>)>,
+    writes: Vec<store::Write>,
     modes: Vec<(String, u32)>,
     effects: Effects,
     /// The capability's own answer fields.

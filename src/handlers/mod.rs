@@ -35,9 +35,12 @@ pub mod conformance;
 pub mod live;
 
 /// A planned write's answer, the one way every writer runs: with `dry_run`, the answer of
-/// `prepare(true)` (nothing locked, nothing written); otherwise `prepare(false)` runs under the
-/// lock and its plan is applied through [`crate::store::transact`], whose stored answer (JSON,
-/// so that an idempotency key can replay it) is read back into the output type.
+/// `prepare(true)` (nothing locked, nothing written); while the executor's approval gate plans
+/// the call ([`crate::store::capturing`]), the plan of `prepare(false)` (or the answer its
+/// idempotency key already holds) handed to the gate, which shows it and applies that very
+/// plan ([`crate::store::apply_planned`]); otherwise `prepare(false)` runs under the lock and
+/// its plan is applied through [`crate::store::transact`]. The stored answer (JSON, so that an
+/// idempotency key can replay it) is read back into the output type.
 pub(crate) fn plan_or_apply<T: serde::Serialize + serde::de::DeserializeOwned>(
     ctx: &crate::context::Context,
     id: &str,
@@ -49,8 +52,7 @@ pub(crate) fn plan_or_apply<T: serde::Serialize + serde::de::DeserializeOwned>(
     if dry_run {
         return Ok(prepare(true)?.answer);
     }
-    let stored = crate::store::transact(&ctx.repo, id, raw, |_locked| {
-        let p = prepare(false)?;
+    let encode = |p: crate::store::Plan<T>| -> Result<crate::store::Plan, CapabilityError> {
         let answer = serde_json::to_value(p.answer).map_err(|e| {
             CapabilityError::internal(format!("the answer of `{id}` does not encode: {e}"))
         })?;
@@ -60,7 +62,16 @@ pub(crate) fn plan_or_apply<T: serde::Serialize + serde::de::DeserializeOwned>(
             effects: p.effects,
             answer,
         })
-    })?;
+    };
+    if crate::store::capturing() {
+        use crate::store::{capture, Captured, Planned};
+        if let Some(answer) = crate::store::replayed(&ctx.repo, id, raw)? {
+            return Err(capture(Captured::Replay(answer)));
+        }
+        let planned = Planned::new(&ctx.repo, encode(prepare(false)?)?)?;
+        return Err(capture(Captured::Plan(planned)));
+    }
+    let stored = crate::store::transact(&ctx.repo, id, raw, |_locked| encode(prepare(false)?))?;
     serde_json::from_value(stored).map_err(|e| {
         CapabilityError::internal(format!(
             "the stored answer of `{id}` does not match its output type: {e}"

@@ -54,7 +54,7 @@ mod target;
 pub use audit::{records, verify, Verified, ANCHOR, KEY_ENV};
 use fs::{io_err, Mode};
 pub use fs::{read, remove, write, write_mode};
-pub use target::{tree_writes, BranchName, GitFile, Target, TreePath};
+pub use target::{tree_writes, BranchName, GitFile, Target, TreePath, Write};
 
 /// The state folder, relative to the repository root.
 pub const STATE_DIR: &str = ".seneschal";
@@ -487,13 +487,163 @@ fn as_text(b: Option<&[u8]>) -> Option<&str> {
 pub struct Plan<A = Value> {
     /// Where each write lands and its new bytes (`None`: delete). A replaced file keeps its
     /// permission bits unless `modes` names its path.
-    pub writes: Vec<(Target, Option<Vec<u8>>)>,
+    pub writes: Vec<Write>,
     /// Exact permission bits for some of the written paths (a checked-out executable).
     pub modes: Vec<(String, u32)>,
     /// What the write does.
     pub effects: Effects,
     /// The answer once applied.
     pub answer: A,
+}
+
+/// A write planned before the person was asked about it: the plan itself (what the question
+/// showed) and the digest each target had when it was planned (`absent` for a missing file).
+/// [`apply_planned`] applies exactly this plan, and only while every target still has that
+/// digest.
+pub struct Planned {
+    plan: Plan,
+    before: Vec<String>,
+}
+
+impl Planned {
+    /// `plan` as the files stand now.
+    pub fn new(root: &Path, plan: Plan) -> Result<Planned, CapabilityError> {
+        let before = plan
+            .writes
+            .iter()
+            .map(|(t, _)| {
+                Ok(read(root, &t.rel())?.map_or_else(|| ABSENT.to_string(), |b| digest(&b)))
+            })
+            .collect::<Result<_, CapabilityError>>()?;
+        Ok(Planned { plan, before })
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// The unified diff of every text file the plan writes outside `.git/`, redacted and cut
+    /// at [`DIFF_CAP`] (a secret-bearing or binary file named, never shown): what the
+    /// question shows, from the same bytes the store applies.
+    pub fn diff(&self, root: &Path) -> Value {
+        let mut shown = Shown::default();
+        for (target, bytes) in &self.plan.writes {
+            let old = read(root, &target.rel()).ok().flatten();
+            shown.add(&target.rel(), old.as_deref(), bytes.as_deref());
+        }
+        let mut r = json!({});
+        shown.into_record(&mut r);
+        r
+    }
+}
+
+/// What planning a write (under [`CaptureScope`]) produced instead of applying it.
+pub enum Captured {
+    /// The write, planned.
+    Plan(Planned),
+    /// The answer its idempotency key already holds: nothing to ask, nothing to apply.
+    Replay(Value),
+}
+
+thread_local! {
+    static CAPTURING: Cell<bool> = const { Cell::new(false) };
+    static CAPTURED: std::cell::RefCell<Option<Captured>> = const { std::cell::RefCell::new(None) };
+}
+
+/// While held, a write on this thread is planned and handed over ([`capture`]) instead of
+/// applied: the executor's approval gate plans a write once, shows that plan, and applies it
+/// ([`apply_planned`]); the handler does not run a second time. [`transact`] refuses to run
+/// under it.
+pub struct CaptureScope(bool);
+
+impl CaptureScope {
+    /// Enters planning.
+    pub fn enter() -> CaptureScope {
+        CAPTURED.with(|c| c.borrow_mut().take());
+        CaptureScope(CAPTURING.with(|c| c.replace(true)))
+    }
+
+    /// What the write handed over, if it planned.
+    pub fn take(&self) -> Option<Captured> {
+        CAPTURED.with(|c| c.borrow_mut().take())
+    }
+}
+
+impl Drop for CaptureScope {
+    fn drop(&mut self) {
+        CAPTURING.with(|c| c.set(self.0));
+        CAPTURED.with(|c| c.borrow_mut().take());
+    }
+}
+
+/// Whether a write on this thread is being planned, not applied.
+pub fn capturing() -> bool {
+    CAPTURING.with(Cell::get)
+}
+
+/// Hands a planned write (or its key's replay) to the [`CaptureScope`]; the error to return
+/// in its place (the executor takes the capture, not the error).
+pub fn capture(c: Captured) -> CapabilityError {
+    CAPTURED.with(|slot| *slot.borrow_mut() = Some(c));
+    CapabilityError::internal("the write was planned, not applied")
+}
+
+/// The answer a keyed write already has ([`transact`]'s replay, audited as `replayed`), or
+/// `None` when the input carries no key or its key is new.
+pub fn replayed(
+    root: &Path,
+    capability: &str,
+    input: &Value,
+) -> Result<Option<Value>, CapabilityError> {
+    let Some(key) = input.get("idempotency_key").and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    let mut s = Session::open(root)?;
+    let request = request_digest(capability, input);
+    let t = transport();
+    match keys::check(&s.locked, key, &request) {
+        Ok(keys::Replay::Same(mut result)) => {
+            result["replayed"] = json!(true);
+            s.append(approved(outcome_record(
+                capability,
+                t,
+                &request,
+                &json!([]),
+                None,
+                "replayed",
+                None,
+            )))?;
+            Ok(Some(result))
+        }
+        Ok(keys::Replay::None) => Ok(None),
+        Err(e) => {
+            s.append(outcome_record(
+                capability,
+                t,
+                &request,
+                &json!([]),
+                None,
+                "refused",
+                Some(&e),
+            ))?;
+            Err(e)
+        }
+    }
+}
+
+/// Applies a write planned before its question ([`Planned`]) as [`transact`] applies one
+/// planned under the lock, after one more check under the lock: every target still has the
+/// digest it had when it was planned. Anything changed since is a `conflict`, and nothing is
+/// written: the person approved that plan, on those bytes.
+pub fn apply_planned(
+    root: &Path,
+    capability: &str,
+    input: &Value,
+    planned: Planned,
+) -> Result<Value, CapabilityError> {
+    let Planned { plan, before } = planned;
+    run(root, capability, input, Some(&before), |_| Ok(plan))
 }
 
 /// Runs one write under the lock: settles interrupted writes, answers a replayed idempotency
@@ -504,6 +654,23 @@ pub fn transact(
     root: &Path,
     capability: &str,
     input: &Value,
+    prepare: impl FnOnce(&Locked) -> Result<Plan, CapabilityError>,
+) -> Result<Value, CapabilityError> {
+    if capturing() {
+        return Err(CapabilityError::internal(format!(
+            "`{capability}` applied a write while it was to be planned only"
+        )));
+    }
+    run(root, capability, input, None, prepare)
+}
+
+/// [`transact`], with the digests every target must still have (`expected`, in the order of
+/// the plan's writes) when the plan was made before the lock.
+fn run(
+    root: &Path,
+    capability: &str,
+    input: &Value,
+    expected: Option<&[String]>,
     prepare: impl FnOnce(&Locked) -> Result<Plan, CapabilityError>,
 ) -> Result<Value, CapabilityError> {
     let mut s = Session::open(root)?;
@@ -555,6 +722,19 @@ pub fn transact(
             Err(e) => return refused(&mut s, e),
         };
         let before = old.as_deref().map_or_else(|| ABSENT.to_string(), digest);
+        if let Some(then) = expected.and_then(|e| e.get(targets.len())) {
+            if *then != before {
+                return refused(
+                    &mut s,
+                    CapabilityError::conflict(format!(
+                        "`{path}` changed after the write was planned and shown for approval: \
+                         nothing was written; make the call again to plan it on the file as it \
+                         is now"
+                    ))
+                    .with_data(json!({"path": path})),
+                );
+            }
+        }
         let after = bytes.as_deref().map_or_else(|| ABSENT.to_string(), digest);
         shown.add(path, old.as_deref(), bytes.as_deref());
         targets.push(json!({ "path": path, "before": before, "after": after }));

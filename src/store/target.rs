@@ -154,10 +154,11 @@ impl Target {
     }
 }
 
+/// One planned write: where it lands and its new bytes (`None`: delete).
+pub type Write = (Target, Option<Vec<u8>>);
+
 /// Working-tree writes named by path, each checked ([`TreePath::new`]).
-pub fn tree_writes(
-    writes: Vec<(String, Option<Vec<u8>>)>,
-) -> Result<Vec<(Target, Option<Vec<u8>>)>, CapabilityError> {
+pub fn tree_writes(writes: Vec<(String, Option<Vec<u8>>)>) -> Result<Vec<Write>, CapabilityError> {
     writes
         .into_iter()
         .map(|(path, bytes)| Ok((Target::tree(&path, "")?, bytes)))

@@ -415,3 +415,89 @@ fn a_write_waiting_on_the_desk_is_among_the_running_calls_until_it_is_decided() 
     assert!(!dir.join("notes/running.md").exists());
     serve.finish();
 }
+
+/// A decision binds the plan the desk showed: the write is planned once, before it is put on
+/// the desk, and that plan is what applies. A file edited, deleted or committed while the
+/// person looks at the desk makes the approved write a `conflict` that writes nothing; and a
+/// commit's entry lists the files it commits, which are exactly the files committed.
+#[test]
+fn an_approval_applies_the_plan_the_desk_showed_or_nothing() {
+    let repo = support::scratch_repo();
+    let dir = repo.path();
+    std::fs::write(dir.join("notes.txt"), "one\ntwo\n").unwrap();
+    std::fs::write(dir.join("old.txt"), "shown\n").unwrap();
+    support::git(dir, &["add", "-A"]);
+    support::git(dir, &["commit", "-q", "-m", "files"]);
+    let approve = |id: &str| {
+        let o = support::run_in(dir, &["approvals", "approve", id]);
+        assert!(o.status.success(), "{}", support::stderr(&o));
+    };
+    let code = |m: &Value| m["result"]["_meta"]["seneschal/error"]["code"].clone();
+    // An edit: the file changes after the desk showed its diff.
+    let call = call_in_background(
+        agent(dir, &[]),
+        1,
+        "files_edit",
+        json!({"path": "notes.txt", "edits": [{"old": "two", "new": "three"}]}),
+    );
+    let p = wait_pending(dir, "files.edit");
+    assert!(
+        p["detail"]["diff"].as_str().unwrap().contains("+three"),
+        "the desk shows the diff: {p}"
+    );
+    std::fs::write(dir.join("notes.txt"), "one\ntwo\nand more\n").unwrap();
+    approve(p["id"].as_str().unwrap());
+    let (mcp, answer, _) = call.join().unwrap();
+    assert_eq!(code(&answer), "conflict", "{answer}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "one\ntwo\nand more\n"
+    );
+    drop(mcp);
+    // A delete: new content written after the desk showed the old one is not deleted.
+    let call = call_in_background(
+        agent(dir, &[]),
+        2,
+        "files_delete",
+        json!({"path": "old.txt"}),
+    );
+    let p = wait_pending(dir, "files.delete");
+    std::fs::write(dir.join("old.txt"), "written after the question\n").unwrap();
+    approve(p["id"].as_str().unwrap());
+    let (mcp, answer, _) = call.join().unwrap();
+    assert_eq!(code(&answer), "conflict", "{answer}");
+    assert!(dir.join("old.txt").is_file());
+    drop(mcp);
+    // A commit: its entry lists what it commits; what is staged after the question is not in
+    // the commit, and stays staged.
+    std::fs::write(dir.join("a.txt"), "a\n").unwrap();
+    support::git(dir, &["add", "a.txt"]);
+    let call = call_in_background(
+        agent(dir, &[]),
+        3,
+        "repo_commit",
+        json!({"message": "add a"}),
+    );
+    let p = wait_pending(dir, "repo.commit");
+    let files: Vec<&str> = p["detail"]["files"]
+        .as_array()
+        .unwrap_or_else(|| panic!("the entry lists the files: {p}"))
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["a.txt"], "{p}");
+    std::fs::write(dir.join("b.txt"), "b\n").unwrap();
+    support::git(dir, &["add", "b.txt"]);
+    approve(p["id"].as_str().unwrap());
+    let (mcp, answer, _) = call.join().unwrap();
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let committed = support::git(dir, &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(committed.trim(), "a.txt");
+    let staged = support::git(dir, &["diff", "--cached", "--name-only"]);
+    assert_eq!(
+        staged.trim(),
+        "b.txt",
+        "staged after the question, still staged"
+    );
+    drop(mcp);
+}

@@ -46,6 +46,16 @@ fn input_required(answer: &Value) -> &Value {
     r
 }
 
+/// The key and the request of the one approval question an input-required result asks.
+fn approval_asked(r: &Value) -> (String, Value) {
+    let asks = r["inputRequests"].as_object().expect("input requests");
+    let (key, ask) = asks
+        .iter()
+        .find(|(k, _)| k.starts_with("approval-"))
+        .unwrap_or_else(|| panic!("no approval question: {r}"));
+    (key.clone(), ask.clone())
+}
+
 /// The result of a complete answer.
 fn complete(answer: &Value) -> &Value {
     let r = &answer["result"];
@@ -532,7 +542,7 @@ fn a_modern_write_is_approved_or_declined_through_an_input_required_result() {
     for (id, action) in [("releasing", "accept"), ("declined", "decline")] {
         let first = mcp.request("tools/call", asking(create(id)));
         let r = input_required(&first).clone();
-        let ask = &r["inputRequests"]["approval"];
+        let (key, ask) = approval_asked(&r);
         assert_eq!(ask["method"], "elicitation/create", "{first}");
         assert_eq!(
             ask["params"]["_meta"]["seneschal/capability"],
@@ -544,7 +554,7 @@ fn a_modern_write_is_approved_or_declined_through_an_input_required_result() {
         );
         assert!(!dir.join(format!("docs/guides/{id}.md")).exists());
         let mut again = create(id);
-        again["inputResponses"] = json!({"approval": {"action": action}});
+        again["inputResponses"] = json!({ key: {"action": action} });
         again["requestState"] = r["requestState"].clone();
         let second = mcp.request("tools/call", asking(again));
         let result = complete(&second);
@@ -675,12 +685,10 @@ fn a_modern_client_on_mcp_is_asked_only_with_the_desk_secret() {
     let auth = [("Authorization", bearer.as_str())];
     let (_, first) = post(&serve, 2, "tools/call", write("person.txt"), &auth);
     let r = input_required(&first).clone();
-    assert_eq!(
-        r["inputRequests"]["approval"]["method"],
-        "elicitation/create"
-    );
+    let (key, ask) = approval_asked(&r);
+    assert_eq!(ask["method"], "elicitation/create");
     let mut again = write("person.txt");
-    again["inputResponses"] = json!({"approval": {"action": "accept"}});
+    again["inputResponses"] = json!({ key: {"action": "accept"} });
     again["requestState"] = r["requestState"].clone();
     // The answer presented without the secret approves nothing.
     let (_, stolen) = post(&serve, 3, "tools/call", again.clone(), &[]);
@@ -693,4 +701,44 @@ fn a_modern_client_on_mcp_is_asked_only_with_the_desk_secret() {
     assert_eq!(complete(&second)["isError"], false, "{second}");
     assert!(dir.join("person.txt").is_file());
     serve.finish();
+}
+
+/// An answer binds the plan it was given for: when the file a write plans to edit changes
+/// between the question and the call made again with the answer, the answer is not the
+/// person's to the new plan — the call is asked again about the new one, and nothing is
+/// written on the old answer.
+#[test]
+fn a_modern_answer_binds_the_plan_it_was_asked_about() {
+    let d = scratch_repo();
+    let dir = d.path();
+    std::fs::write(dir.join("notes.txt"), "one\ntwo\n").unwrap();
+    let mut mcp = Mcp::start_with(dir, &["--approval", "ask"], &[]);
+    let edit = || {
+        asking(
+            json!({"name": "files_edit", "arguments": {"path": "notes.txt",
+            "edits": [{"old": "two", "new": "three"}]}}),
+        )
+    };
+    let first = mcp.request("tools/call", edit());
+    let r = input_required(&first).clone();
+    let (key, _) = approval_asked(&r);
+    // The file changes after the person saw the diff.
+    std::fs::write(dir.join("notes.txt"), "zero\none\ntwo\n").unwrap();
+    let mut again = edit();
+    again["inputResponses"] = json!({ key.clone(): {"action": "accept"} });
+    again["requestState"] = r["requestState"].clone();
+    let second = mcp.request("tools/call", again);
+    let r2 = input_required(&second).clone();
+    let (key2, ask2) = approval_asked(&r2);
+    assert_ne!(key2, key, "a new plan is a new question");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+        "zero\none\ntwo\n",
+        "nothing was written on the old answer"
+    );
+    assert!(
+        ask2["params"]["message"].as_str().is_some(),
+        "the new question shows its sentence: {second}"
+    );
+    let _ = mcp.finish();
 }
