@@ -24,6 +24,7 @@ pub mod gitwrite;
 pub mod handlers;
 pub mod http;
 pub mod interact;
+pub mod keep;
 pub mod knowledge;
 pub mod limits;
 pub mod mcp;

@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use crate::confine::{self, refusal, Rule};
 use crate::context::Context;
 use crate::error::CapabilityError;
+use crate::keep::shown_digest;
 use crate::registry::types::{files_delete, files_edit, files_move, files_write};
 use crate::rootfs::{Denied, Follow, Root};
 use crate::store::{self, Effects};
@@ -108,13 +109,13 @@ fn compare(t: &Target, path: &str, expected: Option<&str>) -> Result<(), Capabil
         return Ok(());
     };
     match &t.old {
-        Some(old) if store::digest(old) == expected => Ok(()),
+        Some(old) if shown_digest(old) == expected => Ok(()),
         Some(old) => Err(CapabilityError::conflict(format!(
             "`{path}` changed since it was read: its digest is now {}",
-            store::digest(old)
+            shown_digest(old)
         ))
         .at("/expected_digest")
-        .with_data(json!({"digest": store::digest(old)}))),
+        .with_data(json!({"digest": shown_digest(old)}))),
         None => Err(CapabilityError::conflict(format!(
             "`{path}` does not exist, so it has no digest to compare"
         ))
@@ -174,7 +175,7 @@ macro_rules! answer {
             replayed: false,
             path: p.path.clone(),
             from: p.from.clone(),
-            digest: p.result.as_deref().map(store::digest),
+            digest: p.result.as_deref().map(shown_digest),
             diff: p.diff.text.clone(),
             lines: $m::OutputLines {
                 added: p.diff.added,
@@ -208,7 +209,7 @@ fn run<T: Serialize + DeserializeOwned>(
         let p = prepare()?;
         let answer = answer(id, &p, !dry, dry);
         Ok(store::Plan {
-            writes: store::tree_writes(p.writes)?,
+            writes: store::tree_writes(&ctx.repo, p.writes)?,
             modes: p.modes,
             effects: p.effects,
             answer,
@@ -232,7 +233,7 @@ pub fn write(
     let prepare = || {
         let t = target(&ctx.repo, input.path.as_str(), "/path")?;
         if t.old.is_some() && input.expected_digest.is_none() {
-            let digest = t.old.as_deref().map(store::digest).unwrap_or_default();
+            let digest = t.old.as_deref().map(shown_digest).unwrap_or_default();
             return Err(CapabilityError::conflict(format!(
                 "`{}` exists: pass its digest {digest} as expected_digest to replace it, or edit it \
                  with files.edit",
@@ -256,6 +257,10 @@ pub fn write(
             if old.ends_with('\n') && !content.is_empty() && !content.ends_with('\n') {
                 content.push_str(eol);
             }
+            // Text read with its secrets shown redacted gets them back where they stood.
+            content = crate::keep::keep(old, &content)
+                .map_err(|l| l.error(input.path.as_str(), "/content"))?
+                .into_owned();
         }
         let bytes = admit(content.into_bytes(), input.path.as_str(), "/content")?;
         let diff = match (text(t.old.as_deref()), udiff::text(&bytes)) {
@@ -359,10 +364,16 @@ pub fn edit(
             ))
             .at("/path"));
         };
-        let mut after = before.to_string();
+        // Edits match the text as the agent was shown it (secrets redacted): matching the
+        // raw bytes would let a dry run confirm a guess at a secret. The secrets come back
+        // where they stood.
+        let mut after = crate::keep::shown(before).into_owned();
         for (i, e) in input.edits.iter().enumerate() {
             after = apply_edit(&after, i, &e.old, &e.new, input.path.as_str())?;
         }
+        let after = crate::keep::keep(before, &after)
+            .map_err(|l| l.error(input.path.as_str(), "/edits"))?
+            .into_owned();
         let bytes = admit(after.into_bytes(), input.path.as_str(), "/edits")?;
         let diff = udiff::unified(
             Some(&t.rel),

@@ -161,7 +161,7 @@ fn blob_bytes(
 /// `bytes`, redacted.
 fn window(rel: String, bytes: &[u8], offset: u64, limit: u64) -> Window {
     let size = bytes.len() as u64;
-    let digest = crate::store::digest(bytes);
+    let digest = crate::keep::shown_digest(bytes);
     if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_PROBE)]).is_some() {
         return Window {
             path: rel,

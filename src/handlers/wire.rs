@@ -676,7 +676,7 @@ pub fn wire(ctx: &Context, input: mcp_wire::Input) -> Result<mcp_wire::Output, C
         let p = prepare(&ctx.repo, &targets, &command)?;
         let answer = output(&p, &command, note, !dry && !p.writes.is_empty(), dry)?;
         Ok(store::Plan {
-            writes: store::tree_writes(p.writes)?,
+            writes: store::tree_writes(&ctx.repo, p.writes)?,
             modes: Vec::new(),
             effects: p.effects,
             answer,

@@ -49,7 +49,7 @@ macro_rules! answer {
             replayed: false,
             uri: p.uri.clone(),
             file: p.file.clone(),
-            digest: p.bytes.as_deref().map(store::digest),
+            digest: p.bytes.as_deref().map(crate::keep::shown_digest),
             plan: $m::OutputPlan {
                 create: p.effects.create.clone(),
                 change: p.effects.change.clone(),
@@ -79,7 +79,7 @@ fn run<T: Serialize + DeserializeOwned>(
         let p = prepare(&ctx.knowledge.snapshot(&ctx.repo))?;
         let answer = answer(id, &p, !dry, dry);
         Ok(store::Plan {
-            writes: store::tree_writes(vec![(p.file, p.bytes)])?,
+            writes: store::tree_writes(&ctx.repo, vec![(p.file, p.bytes)])?,
             modes: Vec::new(),
             effects: p.effects,
             answer,
@@ -476,7 +476,7 @@ fn current<'s>(
     })?;
     let bytes = store::read(&ctx.repo, &o.file)?
         .ok_or_else(|| CapabilityError::not_found(format!("`{}` vanished", o.file)).at("/uri"))?;
-    let now = store::digest(&bytes);
+    let now = crate::keep::shown_digest(&bytes);
     if now != expected {
         return Err(CapabilityError::conflict(format!(
             "`{uri}` changed since it was read: its digest is now {now}; read it again (knowledge.get) and retry"

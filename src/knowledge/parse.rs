@@ -4,14 +4,12 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::front_matter::{simple_mapping, split_front_matter, yaml_mapping};
 use super::kinds::{Dialect, Format, Kind, Kinds};
 pub(super) use super::result::is_valid_id;
 pub use super::result::{shorten, FileResult};
 use super::{escape_pointer, Finding, Object, MAX_FILE_BYTES, URI_PREFIX};
-use crate::text::hex;
 
 /// The first Markdown heading of a body, for objects without a title.
 fn first_heading(body: &str) -> Option<String> {
@@ -79,7 +77,7 @@ pub fn parse_bytes(
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return FileResult::bad(file, "", over_cap(bytes.len() as u64));
     }
-    let digest = format!("sha256:{}", hex(&Sha256::digest(&bytes)));
+    let digest = crate::keep::shown_digest(&bytes);
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
         Err(e) => {

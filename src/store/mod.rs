@@ -66,13 +66,16 @@ pub const KEY_TTL: Duration = Duration::from_secs(24 * 3600);
 pub const GENESIS: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
 /// The exit code of `seneschal audit verify` when the chain is broken (the codes table's).
 pub use crate::codes::EXIT_BROKEN;
-/// What `.seneschal/.gitignore` says: the store's state is never committed.
-const GITIGNORE: &str = "# Written by seneschal: per-machine write state, never committed.\nlock\nidempotency/\naudit.jsonl\naudit.anchor\ndesk/\n";
+/// What `.seneschal/.gitignore` says: everything there is per-machine state, never committed
+/// and never shown as untracked (the file itself included), but the repository's own content
+/// kept there (its kinds, their schemas, its knowledge objects).
+const GITIGNORE: &str = "# Written by seneschal: per-machine write state, never committed.\n*\n!kinds.yaml\n!schemas/\n!schemas/**\n!knowledge/\n!knowledge/**\n";
 /// What `.seneschal/.gitignore` said in earlier versions (rewritten when found): before the
-/// anchor existed, and before the approval desk.
-const GITIGNORE_OLD: [&str; 2] = [
+/// anchor existed, before the approval desk, and before it ignored everything.
+const GITIGNORE_OLD: [&str; 3] = [
     "# Written by seneschal: per-machine write state, never committed.\nlock\nidempotency/\naudit.jsonl\n",
     "# Written by seneschal: per-machine write state, never committed.\nlock\nidempotency/\naudit.jsonl\naudit.anchor\n",
+    "# Written by seneschal: per-machine write state, never committed.\nlock\nidempotency/\naudit.jsonl\naudit.anchor\ndesk/\n",
 ];
 
 thread_local! {
@@ -249,6 +252,33 @@ const ABSENT: &str = "absent";
 struct Session {
     locked: Locked,
     log: audit::Log,
+    /// The repository's digest key ([`DIGEST_KEY`]).
+    key: [u8; 32],
+}
+
+/// The key of the digests an intent records (`.seneschal/digest.key`, 32 random bytes made
+/// by the first write; a secret-bearing name, so no reader serves it). The audit log is
+/// readable repository content: a plain hash of a file holding a secret there would let a
+/// guess at the secret be confirmed offline; a keyed one confirms nothing without the key.
+pub const DIGEST_KEY: &str = ".seneschal/digest.key";
+
+/// The repository's digest key, made on first use.
+fn digest_key(state: &OwnedFd) -> Result<[u8; 32], CapabilityError> {
+    let name = "digest.key";
+    if let Some(bytes) = fs::read_state(state, name, DIGEST_KEY)? {
+        if let Ok(key) = <[u8; 32]>::try_from(bytes.as_slice()) {
+            return Ok(key);
+        }
+    }
+    let key = crate::text::random::<32>();
+    fs::write_at(state, name, DIGEST_KEY, &key)?;
+    Ok(key)
+}
+
+/// `hmac-sha256:<hex>` of `bytes` under the repository's digest key: what an intent records
+/// of a target, before and after.
+fn keyed_digest(key: &[u8; 32], bytes: &[u8]) -> String {
+    format!("hmac-sha256:{}", hex(&crate::text::hmac_sha256(key, bytes)))
 }
 
 impl Session {
@@ -265,7 +295,8 @@ impl Session {
         };
         let key = audit::env_key(root)?;
         let log = audit::Log::open(&locked.state, key)?;
-        let mut s = Session { locked, log };
+        let key = digest_key(&locked.state)?;
+        let mut s = Session { locked, log, key };
         s.settle()?;
         Ok(Some(s))
     }
@@ -282,7 +313,7 @@ impl Session {
     /// otherwise), then the outcome record, so a crash in between settles it again the same way.
     fn settle(&mut self) -> Result<(), CapabilityError> {
         for intent in std::mem::take(&mut self.log.pending) {
-            let status = evaluate(&self.locked.root, &intent["targets"]);
+            let status = evaluate(&self.locked.root, &self.key, &intent["targets"]);
             for t in intent["targets"]
                 .as_array()
                 .map(Vec::as_slice)
@@ -311,11 +342,19 @@ impl Session {
 
 /// Where the targets of an intent stand: `applied` (every one holds its new digest),
 /// `not_applied` (every one its old digest) or `indeterminate` (something else changed them).
-fn evaluate(root: &Path, targets: &Value) -> &'static str {
+fn evaluate(root: &Path, key: &[u8; 32], targets: &Value) -> &'static str {
     let (mut new, mut old) = (true, true);
     for t in targets.as_array().map(Vec::as_slice).unwrap_or_default() {
         let now = match read(root, t["path"].as_str().unwrap_or_default()) {
-            Ok(Some(b)) => digest(&b),
+            // Intents of earlier versions recorded plain digests.
+            Ok(Some(b))
+                if t["after"]
+                    .as_str()
+                    .is_some_and(|d| d.starts_with("sha256:")) =>
+            {
+                digest(&b)
+            }
+            Ok(Some(b)) => keyed_digest(key, &b),
             Ok(None) => ABSENT.to_string(),
             Err(_) => return "indeterminate",
         };
@@ -722,6 +761,9 @@ fn run(
             Err(e) => return refused(&mut s, e),
         };
         let before = old.as_deref().map_or_else(|| ABSENT.to_string(), digest);
+        let recorded = old
+            .as_deref()
+            .map_or_else(|| ABSENT.to_string(), |b| keyed_digest(&s.key, b));
         if let Some(then) = expected.and_then(|e| e.get(targets.len())) {
             if *then != before {
                 return refused(
@@ -735,9 +777,11 @@ fn run(
                 );
             }
         }
-        let after = bytes.as_deref().map_or_else(|| ABSENT.to_string(), digest);
+        let after = bytes
+            .as_deref()
+            .map_or_else(|| ABSENT.to_string(), |b| keyed_digest(&s.key, b));
         shown.add(path, old.as_deref(), bytes.as_deref());
-        targets.push(json!({ "path": path, "before": before, "after": after }));
+        targets.push(json!({ "path": path, "before": recorded, "after": after }));
     }
     let targets = Value::Array(targets);
     let mut intent = record("intent", capability, t, &request, &paths);
@@ -785,7 +829,7 @@ fn run(
     });
     let status = match &applied {
         Ok(()) => "applied",
-        Err(_) => evaluate(root, &targets),
+        Err(_) => evaluate(root, &s.key, &targets),
     };
     if status == "applied" {
         // The key is confirmed before the outcome: if that fails the intent stays pending

@@ -8,7 +8,8 @@
 //! backslash, and `.git` in any spelling ([`crate::rules::is_git_name`]: any case, trailing
 //! dots or spaces, `git~1`, an NTFS stream, HFS-ignorable code points) at any depth; and
 //! seneschal's own state folder `.seneschal/` at the top (the audit log, its anchor, the keys,
-//! the desk). The store takes nothing else for the working tree, so a file named by a client,
+//! the desk), but for the repository's own content kept there (an allow-list:
+//! `kinds.yaml`, `schemas/`, `knowledge/`). The store takes nothing else for the working tree, so a file named by a client,
 //! listed by `git ls-tree` from a crafted commit or by `git read-tree` into an index reaches
 //! the disk only through here. `.git/index`, `.git/HEAD` and a branch's loose ref are
 //! [`GitFile`]s: their paths are spelled by this module alone, a branch name checked first.
@@ -54,7 +55,7 @@ impl TreePath {
                     "nothing is written into .git from a path, an index or a tree",
                 );
             }
-            if i == 0 && crate::rules::is_state_name(name) {
+            if i == 0 && crate::rules::is_state_name(name) && !is_content_of_state_dir(path) {
                 return bad(
                     Rule::StateDir,
                     "seneschal's own state (audit log, keys, desk) is never written from a path, an index or a tree",
@@ -68,6 +69,25 @@ impl TreePath {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// The repository's own content kept under `.seneschal/` (an allow-list: every other name
+/// there is seneschal's state): its kinds (`kinds.yaml`), their schemas (`schemas/`) and its
+/// generic knowledge objects (`knowledge/`), spelled exactly so.
+const STATE_DIR_CONTENT: [&str; 3] = [
+    ".seneschal/kinds.yaml",
+    ".seneschal/schemas/",
+    ".seneschal/knowledge/",
+];
+
+fn is_content_of_state_dir(path: &str) -> bool {
+    STATE_DIR_CONTENT.iter().any(|c| {
+        if c.ends_with('/') {
+            path.starts_with(c) && path.len() > c.len()
+        } else {
+            path == *c
+        }
+    })
 }
 
 /// A branch name that passed git's ref-name rules for a branch.
@@ -157,12 +177,42 @@ impl Target {
 /// One planned write: where it lands and its new bytes (`None`: delete).
 pub type Write = (Target, Option<Vec<u8>>);
 
-/// Working-tree writes named by path, each checked ([`TreePath::new`]).
-pub fn tree_writes(writes: Vec<(String, Option<Vec<u8>>)>) -> Result<Vec<Write>, CapabilityError> {
+/// The writes of text an agent sent (the file writes, the knowledge writes, `mcp.wire`), named
+/// by path: each path checked ([`TreePath::new`]), and each new text checked against the file
+/// it replaces in `root` ([`crate::keep::keep`]): a write that would put the redaction marker
+/// where the file holds a secret is refused here, whatever handler built it.
+pub fn tree_writes(
+    root: &std::path::Path,
+    writes: Vec<(String, Option<Vec<u8>>)>,
+) -> Result<Vec<Write>, CapabilityError> {
     writes
         .into_iter()
-        .map(|(path, bytes)| Ok((Target::tree(&path, "")?, bytes)))
+        .map(|(path, bytes)| {
+            let target = Target::tree(&path, "")?;
+            if let Some(new) = bytes.as_deref().and_then(|b| std::str::from_utf8(b).ok()) {
+                let old = super::read(root, &path)?;
+                if let Some(old) = old.as_deref().and_then(|b| std::str::from_utf8(b).ok()) {
+                    let kept = crate::keep::keep(old, new).map_err(|l| l.error(&path, ""))?;
+                    if kept != new {
+                        return Err(crate::keep::Lost {
+                            line: first_difference(&kept, new),
+                        }
+                        .error(&path, ""));
+                    }
+                }
+            }
+            Ok((target, bytes))
+        })
         .collect()
+}
+
+/// The 1-based line where two texts first differ.
+fn first_difference(a: &str, b: &str) -> usize {
+    a.split_inclusive('\n')
+        .zip(b.split_inclusive('\n'))
+        .take_while(|(x, y)| x == y)
+        .count()
+        + 1
 }
 
 #[cfg(test)]
@@ -202,6 +252,12 @@ mod tests {
             ".seneschal/audit.jsonl",
             ".SENESCHAL/desk/x",
             ".seneschal./lock",
+            ".seneschal/AUDIT.jsonl",
+            ".seneschal/idempotency/x.json",
+            ".seneschal/.gitignore",
+            ".SENESCHAL/knowledge/x.md",
+            ".seneschal/knowledge",
+            ".seneschal/kinds.yaml/x",
         ] {
             assert_eq!(rule(p), "state_dir", "{p:?}");
         }
@@ -224,6 +280,9 @@ mod tests {
             ".gitignore",
             ".gitmodules",
             "docs/.seneschal/x",
+            ".seneschal/knowledge/queue.md",
+            ".seneschal/kinds.yaml",
+            ".seneschal/schemas/recipe.schema.json",
             "gitweb/x",
             ".gitx",
             "legit/x",

@@ -9,6 +9,7 @@ mod confinement;
 mod gate;
 mod git;
 mod http;
+mod oracles;
 mod redaction;
 mod surfaces;
 mod trees;
