@@ -456,6 +456,41 @@ pub fn decide(
     crate::store::desk::decide(root, id, approve, at)
 }
 
+/// How a call waits on the desk: the transport's way to hold nothing it shares while it waits
+/// (the HTTP server gives its worker back, tiny_http's `idle`). Set once by a server; a plain
+/// wait elsewhere.
+static WAIT: OnceLock<fn(&mut dyn FnMut())> = OnceLock::new();
+
+/// Sets how calls wait on the desk in this process ([`WAIT`]); the first setting holds.
+pub fn wait_with(wait: fn(&mut dyn FnMut())) {
+    let _ = WAIT.set(wait);
+}
+
+/// The calls of this process waiting on the desk.
+static WAITING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A call counted among [`WAITING`] until dropped; `None` when
+/// [`crate::limits::APPROVAL_WAITS`] wait already.
+struct Waiting;
+
+impl Waiting {
+    fn enter() -> Option<Waiting> {
+        use std::sync::atomic::Ordering;
+        WAITING
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < crate::limits::APPROVAL_WAITS).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Waiting)
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        WAITING.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 /// Puts the call on the approval desk and waits for the person: approved, it runs (the audit
 /// names where it was approved); declined, timed out or cancelled, it is refused and the
 /// pending approval withdrawn. While it waits it reports progress naming where to decide.
@@ -467,6 +502,14 @@ fn on_the_desk(
     refusal: &dyn Fn(String) -> CapabilityError,
 ) -> Result<Option<&'static str>, CapabilityError> {
     use crate::store::desk;
+    let Some(_waiting) = Waiting::enter() else {
+        return Err(refusal(format!(
+            "`{id}` was not put on the approval desk: {} writes of this process wait there \
+             already; the person decides them in the cockpit (or with `seneschal approvals`) \
+             first",
+            crate::limits::APPROVAL_WAITS
+        )));
+    };
     let record = json!({
         "capability": id,
         "approval": level.as_str(),
@@ -486,24 +529,33 @@ fn on_the_desk(
     );
     let started = std::time::Instant::now();
     let mut reported: Option<std::time::Instant> = None;
-    let made = loop {
-        if let Some(d) = desk::decision(desk.root, &pending)? {
-            break Some(d);
-        }
-        let waited = started.elapsed();
-        if cancelled() || waited >= desk.wait {
-            break None;
-        }
-        if reported.is_none_or(|t| t.elapsed() >= DESK_PROGRESS) {
-            progress(
-                waited.as_secs_f64(),
-                Some(desk.wait.as_secs_f64()),
-                Some(&where_to),
-            );
-            reported = Some(std::time::Instant::now());
-        }
-        std::thread::sleep(DESK_POLL);
+    let mut made: Result<Option<desk::Decision>, CapabilityError> = Ok(None);
+    let mut wait = || {
+        made = (|| loop {
+            if let Some(d) = desk::decision(desk.root, &pending)? {
+                return Ok(Some(d));
+            }
+            let waited = started.elapsed();
+            if cancelled() || waited >= desk.wait {
+                return Ok(None);
+            }
+            if reported.is_none_or(|t| t.elapsed() >= DESK_PROGRESS) {
+                progress(
+                    waited.as_secs_f64(),
+                    Some(desk.wait.as_secs_f64()),
+                    Some(&where_to),
+                );
+                reported = Some(std::time::Instant::now());
+            }
+            std::thread::sleep(DESK_POLL);
+        })();
     };
+    // The wait holds nothing the transport shares (an HTTP worker is given back meanwhile).
+    match WAIT.get() {
+        Some(through) => through(&mut wait),
+        None => wait(),
+    }
+    let made = made?;
     // The withdrawal answers a decision made after the last look, so none is lost.
     let last = desk::withdraw(desk.root, &pending)?;
     let made = made.or(last);

@@ -86,6 +86,10 @@ pub const MCP_SSE_KEEPALIVE_SECS: u64 = 15;
 /// in seconds (`mcp`/`serve --approval-timeout` changes it).
 pub const APPROVAL_WAIT_SECS_DEFAULT: u64 = 120;
 
+/// Calls of one process waiting on the approval desk at once: a further write that would wait
+/// is refused at once. Below the HTTP connection cap, so that the cockpit always has room.
+pub const APPROVAL_WAITS: usize = 32;
+
 /// One limit of the policy.
 #[derive(Debug, Clone, Copy)]
 pub struct Limit {
@@ -187,6 +191,15 @@ pub const TABLE: &[Limit] = &[
         enforced: "src/mcp/stdio.rs `listen` (`QUEUE`)",
         mcp: "-32603 `server busy: … requests wait …` for a further request at once; a further unparsable line -32600",
         http: "n/a",
+        cli: "n/a",
+    },
+    Limit {
+        what: "writes of one process waiting on the approval desk",
+        value: "32",
+        amount: Some(APPROVAL_WAITS as u64),
+        enforced: "src/interact.rs `on_the_desk` (`Waiting`); a waiting call holds no HTTP worker (tiny_http patch 11, `idle`)",
+        mcp: "`not_approved` at once, naming the waits, for a further write",
+        http: "403 problem `not_approved` at once, naming the waits, for a further write",
         cli: "n/a",
     },
     Limit {
@@ -485,6 +498,7 @@ mod tests {
         assert_eq!(amount("file write size"), Some(8 << 20));
         assert_eq!(amount("diff carried"), Some(64 << 10));
         assert_eq!(amount("MCP stdio messages queued"), Some(32));
+        assert_eq!(amount("writes of one process waiting"), Some(32));
         let schema = |id: &str, pointer: &str| {
             let d = crate::registry::find(id).expect("registered").1;
             serde_json::from_str::<serde_json::Value>(d.input_schema)

@@ -202,6 +202,9 @@ pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
             .with_desk(options.approval_timeout),
     );
     let state = Arc::new(routes::State::new(ctx, addr, options));
+    // A call waiting on the approval desk gives its worker back meanwhile: the cockpit that
+    // decides it is served by the same workers.
+    crate::interact::wait_with(|wait| tiny_http::idle(wait));
 
     if options.allow_remote && !addr.ip().is_loopback() {
         eprintln!(

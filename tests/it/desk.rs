@@ -501,3 +501,83 @@ fn an_approval_applies_the_plan_the_desk_showed_or_nothing() {
     );
     drop(mcp);
 }
+
+/// A write waiting on the desk holds no HTTP worker: on a server with one worker, while
+/// writes of unauthenticated loopback callers wait, the cockpit and the desk list answer at
+/// once, and the person declines them all; past the per-process bound a further write is
+/// refused at once instead of waiting.
+#[test]
+fn waiting_writes_hold_no_worker_and_the_cockpit_answers_while_they_wait() {
+    let repo = support::scratch_repo();
+    let dir = repo.path().to_path_buf();
+    let serve = std::sync::Arc::new(Serve::start_args(
+        &dir,
+        &[
+            "--workers",
+            "1",
+            "--approval",
+            "ask",
+            "--approval-timeout",
+            "60",
+        ],
+        &[("SENESCHAL_DESK_SECRET", SECRET)],
+    ));
+    let bound = 32;
+    let writers: Vec<_> = (0..bound)
+        .map(|i| {
+            let serve = std::sync::Arc::clone(&serve);
+            std::thread::spawn(move || {
+                serve.json(
+                    "POST",
+                    "/api/v1/files/write",
+                    Some(&json!({"path": format!("w{i}.txt"), "content": "x\n"})),
+                )
+            })
+        })
+        .collect();
+    let until = Instant::now() + Duration::from_secs(60);
+    while pending(&dir).len() < bound {
+        assert!(
+            Instant::now() < until,
+            "the writes did not all reach the desk"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Every write waits, on one worker: the cockpit and the desk still answer.
+    let page = serve.get("/");
+    assert_eq!(page.status, 200);
+    let (status, list) = serve.json_with(
+        "GET",
+        "/desk/approvals",
+        &[("Seneschal-Desk-Secret", SECRET)],
+        None,
+    );
+    assert_eq!(status, 200, "{list}");
+    // One more is refused at once, naming the waits.
+    let (status, more) = serve.json(
+        "POST",
+        "/api/v1/files/write",
+        Some(&json!({"path": "one-more.txt", "content": "x\n"})),
+    );
+    assert_eq!(status, 403, "{more}");
+    assert_eq!(more["code"], "not_approved", "{more}");
+    assert!(
+        more["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("wait there already"),
+        "{more}"
+    );
+    // The person declines them all; nothing was written.
+    for p in pending(&dir) {
+        let o = support::run_in(&dir, &["approvals", "decline", p["id"].as_str().unwrap()]);
+        assert!(o.status.success(), "{}", support::stderr(&o));
+    }
+    for w in writers {
+        let (status, answer) = w.join().unwrap();
+        assert_eq!(status, 403, "{answer}");
+    }
+    for i in 0..bound {
+        assert!(!dir.join(format!("w{i}.txt")).exists());
+    }
+}

@@ -115,7 +115,7 @@ pub use common::{HTTPVersion, Header, HeaderField, Method, StatusCode};
 pub use connection::{ConfigListenAddr, ListenAddr, Listener};
 pub use request::{Gone, Produce, ReadWrite, Request};
 pub use response::{Response, ResponseBox};
-pub use serve::{serve, Limits};
+pub use serve::{idle, serve, Limits};
 pub use test::TestRequest;
 
 mod client;

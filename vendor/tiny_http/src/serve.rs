@@ -346,6 +346,57 @@ impl Drop for Permit<'_> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// seneschal patch 11: a handler that waits holds no permit.
+
+thread_local! {
+    /// The server whose permit the handler running on this thread holds.
+    static HELD: std::cell::RefCell<Option<Arc<Shared>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Marks the handler on this thread as holding a permit of `shared` until dropped.
+struct Held(Option<Arc<Shared>>);
+
+impl Held {
+    fn enter(shared: Arc<Shared>) -> Held {
+        Held(HELD.with(|h| h.borrow_mut().replace(shared)))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let before = self.0.take();
+        HELD.with(|h| *h.borrow_mut() = before);
+    }
+}
+
+/// Takes a permit back when dropped (after `idle`'s wait, or its panic), for the handler's
+/// own permit guard to give back when the handler returns.
+struct Retake(Arc<Shared>);
+
+impl Drop for Retake {
+    fn drop(&mut self) {
+        std::mem::forget(self.0.permits.acquire());
+    }
+}
+
+/// Runs `wait` without the worker permit of the handler on this thread: a handler that waits
+/// for something outside the server (a person's decision) holds no worker meanwhile, so every
+/// other request still runs; the permit is taken again (in line with every other request)
+/// before `idle` returns. Outside a handler of [`serve`] it just runs `wait`.
+pub fn idle<R>(wait: impl FnOnce() -> R) -> R {
+    let Some(shared) = HELD.with(|h| h.borrow_mut().take()) else {
+        return wait();
+    };
+    // The permit this handler holds, given back now.
+    drop(Permit(&shared.permits));
+    let retake = Retake(Arc::clone(&shared));
+    let out = wait();
+    drop(retake);
+    HELD.with(|h| *h.borrow_mut() = Some(shared));
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
 // One connection.
 
 /// The largest answer buffer a connection keeps between requests, in bytes.
@@ -397,7 +448,7 @@ impl Write for Answer {
 }
 
 struct Client<'a> {
-    shared: &'a Shared,
+    shared: &'a Arc<Shared>,
     slot: &'a Slot,
     conn: &'a Connection,
     remote: Option<SocketAddr>,
@@ -454,7 +505,7 @@ struct Head {
 
 impl<'a> Client<'a> {
     fn new(
-        shared: &'a Shared,
+        shared: &'a Arc<Shared>,
         slot: &'a Slot,
         conn: &'a Connection,
         remote: Option<SocketAddr>,
@@ -616,6 +667,8 @@ impl<'a> Client<'a> {
         );
         {
             let _permit = self.shared.permits.acquire();
+            // seneschal patch 11: the handler may give its permit back while it waits (`idle`).
+            let _held = Held::enter(Arc::clone(self.shared));
             (self.shared.handler)(request);
         }
         let bytes = std::mem::take(&mut *self.answer.0.lock().expect("answer lock"));
