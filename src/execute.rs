@@ -293,10 +293,25 @@ fn gate(
                 redact_value(v);
             }
         }
+        // The message a write records beside its files (a commit's, whose review names the
+        // subject alone), whole, redacted alike.
+        let mut message = input
+            .get("message")
+            .filter(|m| m.is_string() && d.effect == crate::policy::Effect::RepositoryWrite)
+            .cloned();
+        if d.disclosure == Disclosure::Repository {
+            if let Some(m) = message.as_mut() {
+                redact_value(m);
+            }
+        }
+        let mut detail = json!({"plan": plan, "diff": diff});
+        if let Some(m) = message {
+            detail["message"] = m;
+        }
         crate::interact::Described {
             binding: crate::interact::plan_binding(d.id, input, plan.as_ref()),
             review,
-            detail: json!({"plan": plan, "diff": diff}),
+            detail,
         }
     })
 }
