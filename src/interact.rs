@@ -466,8 +466,10 @@ fn on_the_desk(
         "expires": unix_now() + desk.wait.as_secs().max(1),
     });
     let pending = desk::submit(desk.root, record)?;
+    // Addressed to the person beside the agent, who decides: the agent has nothing to run.
     let where_to = format!(
-        "waiting for approval in the cockpit or with `seneschal approvals approve {pending}`"
+        "waiting for the person's approval (approval {pending}): they decide it in the \
+         cockpit of `seneschal serve` or in their terminal; the call goes on by itself"
     );
     log(
         LogLevel::Notice,

@@ -152,8 +152,16 @@ fn an_agent_on_stdio_is_approved_from_the_cockpit_of_serve_and_from_a_terminal()
     assert!(
         progress.iter().any(|m| m["params"]["message"]
             .as_str()
-            .is_some_and(|t| t.contains("waiting for approval in the cockpit"))),
-        "the waiting call reports where it waits: {progress:?}"
+            .is_some_and(|t| t.contains("waiting for the person's approval"))),
+        "the waiting call reports what it waits for: {progress:?}"
+    );
+    // Addressed to the person, not to the agent: no command an agent could run itself.
+    assert!(
+        progress.iter().all(|m| !m["params"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("seneschal approvals")),
+        "{progress:?}"
     );
     let last = audit(dir).pop().unwrap();
     assert_eq!(
