@@ -323,6 +323,20 @@ fn gate(
             }
             redact_value(&mut detail);
         }
+        // The message a write records beside its files (a commit's, whose review names the
+        // subject alone), whole, redacted alike.
+        let mut message = input
+            .get("message")
+            .filter(|m| m.is_string() && d.effect == crate::policy::Effect::RepositoryWrite)
+            .cloned();
+        if d.disclosure == Disclosure::Repository {
+            if let Some(m) = message.as_mut() {
+                redact_value(m);
+            }
+        }
+        if let Some(m) = message {
+            detail["message"] = m;
+        }
         crate::interact::Described {
             // The plan as a dry run's caller saw it (redacted like every answer), so that the
             // token made from that answer binds the same plan.

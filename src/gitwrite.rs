@@ -353,26 +353,64 @@ pub fn head_commit(repo: &Path, head: &Head) -> Result<Option<String>, Capabilit
     }
 }
 
-/// Checks a new branch name as git does (`check-ref-format --branch`), refusing one that
-/// begins with `-` or names HEAD.
+/// Refuses a name that is not a branch name: git's ref name rules for `refs/heads/<name>`
+/// ([`branch_name_fault`]), checked before the name reaches git, so that a revision such as
+/// `main~1` or `main@{0}` never becomes a ref; `field` is the input's pointer. `repo` is not
+/// read: the rules are git's, applied here.
 pub fn check_branch_name(repo: &Path, name: &str, field: &str) -> Result<(), CapabilityError> {
-    let bad = |why: &str| {
-        CapabilityError::invalid_input(format!("`{name}` is not a valid branch name: {why}"))
-            .at(field)
-    };
-    if name.starts_with('-') || name.contains('@') && name.contains('{') {
-        return Err(bad("it cannot begin with `-` or hold `@{`"));
+    let _ = repo;
+    match branch_name_fault(name) {
+        None => Ok(()),
+        Some(why) => Err(CapabilityError::invalid_input(format!(
+            "`{}` is not a branch name: {why} (git check-ref-format --branch)",
+            crate::display::for_person(name, 200)
+        ))
+        .at(field)),
     }
-    if name == "HEAD" || name.chars().any(char::is_control) {
-        return Err(bad("it cannot be HEAD or hold a control character"));
+}
+
+/// Why `name` is not a branch name by `git check-ref-format --branch` (its rules for
+/// `refs/heads/<name>`, stricter on `@`, which git reads as HEAD), or `None` when it is one.
+pub fn branch_name_fault(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        return Some("it is empty");
     }
-    match git::run(repo, &["check-ref-format", &format!("refs/heads/{name}")]) {
-        Ok(_) => Ok(()),
-        Err(f) if f.unpinned.is_some() => Err(f.into_error("the branch name")),
-        Err(_) => Err(bad(
-            "git's ref name rules refuse it (see git check-ref-format)",
-        )),
+    if name.starts_with('-') {
+        return Some("it cannot begin with `-`");
     }
+    if name == "HEAD" || name == "@" {
+        return Some("`HEAD` and `@` name the current commit, not a branch");
+    }
+    if let Some(c) = name.chars().find(|c| {
+        c.is_ascii_control() || matches!(c, ' ' | '~' | '^' | ':' | '?' | '*' | '[' | '\\')
+    }) {
+        return Some(match c {
+            '~' | '^' | ':' => "`~`, `^` and `:` make a revision of it",
+            '?' | '*' | '[' => "`?`, `*` and `[` make a pattern of it",
+            '\\' => "it cannot hold `\\`",
+            ' ' => "it cannot hold a space",
+            _ => "it cannot hold a control character",
+        });
+    }
+    if name.contains("@{") {
+        return Some("`@{` makes a revision of it (a reflog entry)");
+    }
+    if name.contains("..") {
+        return Some("`..` makes a range of it");
+    }
+    if name.starts_with('/') || name.ends_with('/') || name.contains("//") {
+        return Some("it cannot begin or end with `/` or hold an empty part (`//`)");
+    }
+    if name.ends_with('.') {
+        return Some("it cannot end with `.`");
+    }
+    if name.split('/').any(|part| part.starts_with('.')) {
+        return Some("no part of it can begin with `.`");
+    }
+    if name.split('/').any(|part| part.ends_with(".lock")) {
+        return Some("no part of it can end with `.lock`");
+    }
+    None
 }
 
 /// Refuses a branch name taken by a branch, by a folder of branches (`name/…`) or by a branch
@@ -602,6 +640,96 @@ pub fn blob_bytes(repo: &Path, oids: &[String]) -> Result<Vec<Vec<u8>>, Capabili
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The names of the differential test: revisions, patterns and every rule's edge.
+    const NAMES: &[&str] = &[
+        "main",
+        "feature/x",
+        "a.b",
+        "é",
+        "a@b",
+        "a{b",
+        "a@",
+        "@a",
+        "a/@",
+        "a/HEAD",
+        "head",
+        "refs/heads/x",
+        "x-y_z",
+        "v1.2.3",
+        "main~1",
+        "main^",
+        "main^2",
+        "main@{0}",
+        "x^{commit}",
+        "HEAD",
+        "-x",
+        "a..b",
+        "a/.b",
+        ".a",
+        "a/..",
+        "a.lock",
+        "lock.lock",
+        "a.lock/b",
+        "a/b.lock/c",
+        "a.locked",
+        "a/",
+        "/a",
+        "a//b",
+        "a.",
+        "x.",
+        "foo/.",
+        "a b",
+        "a:b",
+        "a?b",
+        "a*b",
+        "a[b",
+        "a]b",
+        "a\\b",
+        "a\tb",
+        "a\nb",
+        "a\u{7f}b",
+        "a\u{202e}b",
+        "main:README",
+        "",
+    ];
+
+    #[test]
+    fn branch_names_follow_git_check_ref_format() {
+        // git itself, run the way seneschal runs it, in an empty repository made by hand.
+        let dir = std::env::temp_dir().join(format!("seneschal-refname-{}", std::process::id()));
+        for folder in [".git/objects", ".git/refs/heads"] {
+            std::fs::create_dir_all(dir.join(folder)).unwrap();
+        }
+        std::fs::write(dir.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(
+            dir.join(".git/config"),
+            "[core]\n\trepositoryformatversion = 0\n\tbare = false\n",
+        )
+        .unwrap();
+        let git_ok = |name: &str| git::run(&dir, &["check-ref-format", "--branch", name]).is_ok();
+        assert!(git_ok("main"), "git runs in the repository made by hand");
+        for name in NAMES {
+            assert_eq!(
+                branch_name_fault(name).is_none(),
+                git_ok(name),
+                "{name:?}: {:?}",
+                branch_name_fault(name)
+            );
+        }
+        // Stricter than git on `@`, which a revision reads as HEAD.
+        assert!(git_ok("@") && branch_name_fault("@").is_some());
+        assert!(branch_name_fault("@{-1}").is_some());
+        std::fs::remove_dir_all(&dir).ok();
+        let e = check_branch_name(Path::new("."), "main~1", "/branch").unwrap_err();
+        assert_eq!(
+            (e.code.as_str(), e.pointer.as_deref()),
+            ("invalid_input", Some("/branch"))
+        );
+        assert!(e.message.contains("revision"), "{}", e.message);
+        let e = check_branch_name(Path::new("."), "a\nApprove", "/name").unwrap_err();
+        assert!(e.message.contains("`a\\nApprove`"), "{}", e.message);
+    }
 
     #[test]
     fn index_entries_are_parsed_and_compared() {

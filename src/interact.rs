@@ -329,6 +329,36 @@ pub struct Described {
     pub detail: Value,
 }
 
+/// How much of the question a person is shown: the sentence, each string of the plan, and
+/// text of several lines (the diff, a commit's message), in characters
+/// ([`crate::display`]: hidden characters escaped, the rest counted).
+const SENTENCE_CHARS: usize = 2_000;
+const PLAN_CHARS: usize = 1_000;
+const LINES_CHARS: usize = 64 * 1024;
+
+impl Described {
+    /// The question as a person reads it: the review sentence on one line, then a commit's
+    /// whole message when the write records one, each hidden character escaped.
+    pub fn question(&self) -> String {
+        let mut q = crate::display::for_person(&self.review, SENTENCE_CHARS);
+        if let Some(m) = self.detail.get("message").and_then(Value::as_str) {
+            q.push_str("\n\nMessage:\n");
+            q.push_str(&crate::display::lines_for_person(m, LINES_CHARS));
+        }
+        q
+    }
+
+    /// What the desk shows beside the sentence, each string as a person may read it.
+    fn shown_detail(&self) -> Value {
+        crate::display::value_for_person(
+            &self.detail,
+            PLAN_CHARS,
+            &["diff", "message"],
+            LINES_CHARS,
+        )
+    }
+}
+
 /// Where a call that no client can confirm waits for the person, under `--approval ask`:
 /// the approval desk of the repository at `root` (`.seneschal/desk/`), for at most `wait`.
 #[derive(Debug, Clone, Copy)]
@@ -379,7 +409,7 @@ pub fn confirm(
     if level == Approval::Session {
         described.review = consent_question(id, &described.review);
     }
-    let params = approval_request(id, level, &described.review, &described.binding);
+    let params = approval_request(id, level, &described.question(), &described.binding);
     let refusal = |why: String| {
         CapabilityError::new(ErrorCode::NotApproved, why)
             .with_data(json!({"capability": id, "approval": level.as_str()}))
@@ -513,15 +543,17 @@ fn on_the_desk(
     let record = json!({
         "capability": id,
         "approval": level.as_str(),
-        "review": described.review,
+        "review": crate::display::for_person(&described.review, SENTENCE_CHARS),
         "binding": described.binding,
-        "detail": described.detail,
+        "detail": described.shown_detail(),
         "transport": crate::store::current_transport(),
         "expires": unix_now() + desk.wait.as_secs().max(1),
     });
     let pending = desk::submit(desk.root, record)?;
+    // Addressed to the person beside the agent, who decides: the agent has nothing to run.
     let where_to = format!(
-        "waiting for approval in the cockpit or with `seneschal approvals approve {pending}`"
+        "waiting for the person's approval (approval {pending}): they decide it in the \
+         cockpit of `seneschal serve` or in their terminal; the call goes on by itself"
     );
     log(
         LogLevel::Notice,

@@ -13,6 +13,7 @@ pub mod confine;
 pub mod conformance;
 pub mod context;
 pub mod contract;
+pub mod display;
 pub mod error;
 pub mod execute;
 pub mod flags;

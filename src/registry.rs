@@ -114,8 +114,11 @@ impl Descriptor {
         }
     }
 
-    /// The review sentence with `{field}` replaced by the arguments.
+    /// The review sentence with `{field}` replaced by the arguments, each as a person may read
+    /// it ([`crate::display::for_person`]): hidden characters escaped, at most
+    /// [`REVIEW_ARGUMENT_CHARS`] characters of each, the rest counted.
     pub fn render_review(&self, input: &serde_json::Value) -> String {
+        use crate::display::for_person;
         let mut out = String::new();
         let mut rest = self.review;
         while let Some(open) = rest.find('{') {
@@ -124,8 +127,10 @@ impl Descriptor {
                 Some(close) => {
                     let name = &rest[open + 1..open + close];
                     match input.get(name) {
-                        Some(serde_json::Value::String(s)) => out.push_str(s),
-                        Some(v) => out.push_str(&v.to_string()),
+                        Some(serde_json::Value::String(s)) => {
+                            out.push_str(&for_person(s, REVIEW_ARGUMENT_CHARS))
+                        }
+                        Some(v) => out.push_str(&for_person(&v.to_string(), REVIEW_ARGUMENT_CHARS)),
                         None => out.push_str("(none)"),
                     }
                     rest = &rest[open + close + 1..];
@@ -140,6 +145,9 @@ impl Descriptor {
         out
     }
 }
+
+/// How many characters of one argument a review sentence shows.
+pub const REVIEW_ARGUMENT_CHARS: usize = 300;
 
 mod generated {
     #![allow(clippy::all, missing_docs)]

@@ -36,8 +36,11 @@ pub fn unified(old_path: Option<&str>, new_path: Option<&str>, old: &str, new: &
     if out.added == 0 && out.removed == 0 {
         return out;
     }
-    let a = old_path.map_or_else(|| "/dev/null".to_string(), |p| format!("a/{p}"));
-    let b = new_path.map_or_else(|| "/dev/null".to_string(), |p| format!("b/{p}"));
+    // A path is shown on its header line whole, its hidden characters escaped: a newline in
+    // it would draw a line of its own (git quotes such a path; this escapes it).
+    let shown = |p: &str| crate::display::for_person(p, p.len());
+    let a = old_path.map_or_else(|| "/dev/null".to_string(), |p| format!("a/{}", shown(p)));
+    let b = new_path.map_or_else(|| "/dev/null".to_string(), |p| format!("b/{}", shown(p)));
     out.text = diff
         .unified_diff()
         .context_radius(CONTEXT)

@@ -520,6 +520,12 @@ fn approvals(root: &std::path::Path, m: &ArgMatches, json: bool) -> ExitCode {
                 p["created"].as_str().unwrap_or_default(),
                 p["review"].as_str().unwrap_or_default(),
             ));
+            if let Some(message) = p.pointer("/detail/message").and_then(Value::as_str) {
+                text.push_str("  the whole message:\n");
+                for line in message.lines() {
+                    text.push_str(&format!("    {line}\n"));
+                }
+            }
             if let Some(diff) = p.pointer("/detail/diff").and_then(Value::as_str) {
                 for line in diff.lines() {
                     text.push_str(&format!("    {line}\n"));

@@ -517,6 +517,8 @@ pub fn switch(
     let create = input.create.unwrap_or(false);
     let name: String = input.branch.to_string();
     run(ctx, "repo.switch", &input, dry, |work| {
+        // A branch to switch to or to create: a revision (`main~1`) is not one.
+        gitwrite::check_branch_name(&ctx.repo, &name, "/branch")?;
         gitwrite::loose_refs(&ctx.repo)?;
         gitwrite::index_unlocked(&ctx.repo)?;
         let head = gitwrite::head(&ctx.repo)?;
@@ -525,7 +527,6 @@ pub fn switch(
             CapabilityError::refused("HEAD has no commit yet: there is nothing to switch from")
         })?;
         let target = if create {
-            gitwrite::check_branch_name(&ctx.repo, &name, "/branch")?;
             gitwrite::branch_free(&ctx.repo, &name, "/branch")?;
             current.clone()
         } else {

@@ -268,6 +268,70 @@ fn json_servers(text: &str, key: &str) -> Result<Vec<Entry>, String> {
         .collect())
 }
 
+/// For each line of `text` (as `str::lines` cuts it), whether it starts in TOML code, not
+/// inside a multi-line string (`"""…"""`, `'''…'''`): only such a line can open a table or
+/// set a key. Comments and one-line strings are skipped as the scanner reads them, so a `#`
+/// or a quote inside either opens nothing.
+pub(crate) fn code_lines(text: &str) -> Vec<bool> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum S {
+        Code,
+        Comment,
+        Basic,
+        Literal,
+        MultiBasic,
+        MultiLiteral,
+    }
+    let b = text.as_bytes();
+    let run = |i: usize, q: u8| b[i..].iter().take_while(|c| **c == q).count();
+    let mut out = Vec::new();
+    if !b.is_empty() {
+        out.push(true);
+    }
+    let (mut state, mut i) = (S::Code, 0);
+    while i < b.len() {
+        let c = b[i];
+        i += 1;
+        match (state, c) {
+            (_, b'\n') => {
+                state = match state {
+                    S::MultiBasic | S::MultiLiteral => state,
+                    _ => S::Code,
+                };
+                if i < b.len() {
+                    out.push(state == S::Code);
+                }
+            }
+            (S::Code, b'#') => state = S::Comment,
+            (S::Code, q @ (b'"' | b'\'')) => {
+                let multi = run(i - 1, q) >= 3;
+                state = match (q, multi) {
+                    (b'"', true) => S::MultiBasic,
+                    (b'"', false) => S::Basic,
+                    (_, true) => S::MultiLiteral,
+                    _ => S::Literal,
+                };
+                if multi {
+                    i += 2;
+                }
+            }
+            // An escape takes the next character, but never the line's end.
+            (S::Basic | S::MultiBasic, b'\\') if b.get(i) != Some(&b'\n') => i += 1,
+            (S::Basic, b'"') | (S::Literal, b'\'') => state = S::Code,
+            (S::MultiBasic, b'"') | (S::MultiLiteral, b'\'') => {
+                // Three close it; up to two more before them belong to the string.
+                let n = 1 + run(i, c);
+                if n >= 3 {
+                    state = S::Code;
+                    i += n - 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Removes a `#` comment that is outside any string (of a Codex TOML line).
 pub(crate) fn strip_comment(line: &str) -> &str {
     let mut quote: Option<char> = None;
@@ -330,8 +394,12 @@ fn toml_strings(value: &str) -> Result<Vec<String>, String> {
 fn parse_codex_toml(text: &str) -> Result<Vec<Entry>, String> {
     let mut entries: Vec<Entry> = Vec::new();
     let mut current: Option<usize> = None;
+    let code = code_lines(text);
     let mut lines = text.lines().enumerate();
     while let Some((n, raw)) = lines.next() {
+        if !code[n] {
+            continue;
+        }
         let line = strip_comment(raw).trim();
         if line.is_empty() {
             continue;
@@ -634,6 +702,31 @@ same_variants!(Approval => mcp_projection::OutputToolsItemApproval { None, Sessi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_lines_outside_multi_line_strings_are_code() {
+        let text = [
+            r#"a = """"#,
+            r#"[x]"#,
+            r#"""""#,
+            r#"b = '''"#,
+            r#"[y]'''''"#,
+            r#"# """"#,
+            r#"c = "\"""" # """"#,
+            r#"[z]"#,
+            r#"d = """\"#,
+            r#"\""""""#,
+            r#"[w]"#,
+        ]
+        .join("\n");
+        let text = text.as_str();
+        assert_eq!(
+            code_lines(text),
+            [true, false, false, true, false, true, true, true, true, false, true]
+        );
+        assert_eq!(code_lines(""), Vec::<bool>::new());
+        assert_eq!(code_lines("x\n"), [true]);
+    }
 
     #[test]
     fn codex_toml_tables_are_read() {

@@ -347,7 +347,7 @@ fn merge_json(
 
 // ---- Codex TOML, edited line by line --------------------------------------------------------
 
-use super::mcp::strip_comment;
+use super::mcp::{code_lines, strip_comment};
 
 /// The strings of a TOML value (a string or an array of strings); `None` for anything else.
 fn toml_strings(value: &str) -> Option<Vec<String>> {
@@ -412,9 +412,13 @@ fn merge_codex(
     let args_line = "args = [\"mcp\"]".to_string();
     let text = old.unwrap_or("");
     let lines: Vec<&str> = text.lines().collect();
+    let code = code_lines(text);
     let mut table: Option<usize> = None;
     let mut in_servers = false;
     for (n, raw) in lines.iter().enumerate() {
+        if !code[n] {
+            continue;
+        }
         let line = strip_comment(raw).trim();
         if line.starts_with('[') {
             in_servers = line.trim_start_matches('[').trim_end_matches(']').trim() == "mcp_servers";
@@ -454,6 +458,10 @@ fn merge_codex(
     let mut spans: Vec<(usize, usize, String, String)> = Vec::new();
     let mut n = header + 1;
     while n < lines.len() {
+        if !code[n] {
+            n += 1;
+            continue;
+        }
         let line = strip_comment(lines[n]).trim();
         if line.starts_with('[') {
             break;
@@ -463,6 +471,10 @@ fn merge_codex(
             n += 1;
             continue;
         };
+        // A value in a multi-line string: its lines are the key's too.
+        while n + 1 < lines.len() && !code[n + 1] {
+            n += 1;
+        }
         let mut value = value.trim().to_string();
         if value.starts_with('[') {
             while !value.trim_end().ends_with(']') && n + 1 < lines.len() {

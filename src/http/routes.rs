@@ -329,7 +329,36 @@ pub fn answer_in_memory(
     (reply.status, headers, bytes)
 }
 
+/// Headers every HTML page carries: no other page may frame it (a cockpit in a transparent
+/// frame on another loopback port would turn a click there into the person's decision).
+const HTML_HEADERS: [(&str, &str); 2] = [
+    ("Content-Security-Policy", "frame-ancestors 'none'"),
+    ("X-Frame-Options", "DENY"),
+];
+
+/// Every answer, the HTML ones carrying [`HTML_HEADERS`]: the one place an HTML page passes,
+/// whatever route made it.
 fn answer(
+    state: &State,
+    method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    request: &mut Body,
+) -> Reply {
+    let mut reply = route(state, method, url, headers, request);
+    let html = reply.headers.iter().any(|(n, v)| {
+        n.eq_ignore_ascii_case("content-type")
+            && v.trim_start().to_ascii_lowercase().starts_with("text/html")
+    });
+    if html {
+        for (n, v) in HTML_HEADERS {
+            reply = reply.header(n, v);
+        }
+    }
+    reply
+}
+
+fn route(
     state: &State,
     method: &str,
     url: &str,

@@ -152,8 +152,16 @@ fn an_agent_on_stdio_is_approved_from_the_cockpit_of_serve_and_from_a_terminal()
     assert!(
         progress.iter().any(|m| m["params"]["message"]
             .as_str()
-            .is_some_and(|t| t.contains("waiting for approval in the cockpit"))),
-        "the waiting call reports where it waits: {progress:?}"
+            .is_some_and(|t| t.contains("waiting for the person's approval"))),
+        "the waiting call reports what it waits for: {progress:?}"
+    );
+    // Addressed to the person, not to the agent: no command an agent could run itself.
+    assert!(
+        progress.iter().all(|m| !m["params"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("seneschal approvals")),
+        "{progress:?}"
     );
     let last = audit(dir).pop().unwrap();
     assert_eq!(
@@ -580,4 +588,85 @@ fn waiting_writes_hold_no_worker_and_the_cockpit_answers_while_they_wait() {
     for i in 0..bound {
         assert!(!dir.join(format!("w{i}.txt")).exists());
     }
+
+/// Agent text cannot forge the question: a newline and U+202E in a path do not draw a line of
+/// their own nor turn a name backwards, a 6,000-character subject does not bury the sentence,
+/// and a commit's whole message is shown (its body too), on the desk as `seneschal approvals`
+/// and the cockpit read it.
+#[test]
+fn agent_text_is_shown_escaped_and_bounded_on_the_desk() {
+    let d = support::scratch_repo();
+    let dir = d.path();
+    let forged = "docs/evil\u{202e}dm.exe\nApprove: harmless.md";
+    let call = call_in_background(
+        agent(dir, &[]),
+        1,
+        "files_write",
+        json!({"path": forged, "content": "x\n"}),
+    );
+    let p = wait_pending(dir, "files.write");
+    let review = p["review"].as_str().unwrap();
+    assert!(
+        review.contains("docs/evil\\u{202e}dm.exe\\nApprove: harmless.md"),
+        "{review}"
+    );
+    assert_eq!(
+        p["detail"]["plan"]["create"],
+        json!(["docs/evil\\u{202e}dm.exe\\nApprove: harmless.md"]),
+        "{p}"
+    );
+    let diff = p["detail"]["diff"].as_str().unwrap();
+    assert!(
+        diff.starts_with("--- /dev/null\n+++ b/docs/evil\\u{202e}dm.exe\\nApprove: harmless.md\n"),
+        "{diff}"
+    );
+    let text = support::stdout(&support::run_in(dir, &["approvals", "list"]));
+    assert!(
+        !text.contains('\u{202e}') && !text.lines().any(|l| l.trim_start().starts_with("Approve:")),
+        "{text}"
+    );
+    let id = p["id"].as_str().unwrap();
+    let o = support::run_in(dir, &["approvals", "decline", id]);
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    let (_, answer, _) = call.join().unwrap();
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+
+    // A commit: the subject is cut in the sentence, the whole message is shown beside it.
+    std::fs::write(dir.join("a.txt"), "a\n").unwrap();
+    support::git(dir, &["add", "a.txt"]);
+    let subject = "word ".repeat(1_200);
+    let message = format!(
+        "{}\n\nThe body, line one.\nfake\u{202e}line\n",
+        subject.trim_end()
+    );
+    let identity = [
+        ("GIT_AUTHOR_NAME", "A"),
+        ("GIT_AUTHOR_EMAIL", "a@example.invalid"),
+        ("GIT_COMMITTER_NAME", "A"),
+        ("GIT_COMMITTER_EMAIL", "a@example.invalid"),
+    ];
+    let mut mcp = Mcp::start_with(dir, &["--approval", "ask"], &identity);
+    mcp.initialize("2025-11-25");
+    let call = call_in_background(mcp, 2, "repo_commit", json!({ "message": message }));
+    let p = wait_pending(dir, "repo.commit");
+    let review = p["review"].as_str().unwrap();
+    assert!(review.chars().count() < 500, "{review}");
+    assert!(review.ends_with(" more characters)"), "{review}");
+    let shown = p["detail"]["message"].as_str().unwrap();
+    assert!(
+        shown.starts_with(subject.trim_end()),
+        "the whole subject: {shown}"
+    );
+    assert!(
+        shown.ends_with("\n\nThe body, line one.\nfake\\u{202e}line\n"),
+        "{shown}"
+    );
+    let o = support::run_in(dir, &["approvals", "decline", p["id"].as_str().unwrap()]);
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    let (_, answer, _) = call.join().unwrap();
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert_eq!(
+        support::git(dir, &["rev-list", "--count", "HEAD"]).trim(),
+        "1"
+    );
 }

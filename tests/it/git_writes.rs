@@ -735,3 +735,56 @@ fn a_path_name_over_255_bytes_is_invalid_input_not_a_fault() {
     }
     s.finish();
 }
+
+/// A revision is not a branch name: `repo.switch` to `main~1` (or `main^`, `main@{0}`,
+/// `x^{commit}`) once set HEAD to `refs/heads/main~1`, a ref git ignores. Every name passes
+/// git's ref name rules before it reaches git, for an existing branch as for a new one:
+/// `invalid_input` at the field, naming why, and HEAD and the refs stay as they were.
+#[test]
+fn a_revision_is_not_a_branch_name() {
+    let f = fixture();
+    std::fs::write(f.dir().join("second.txt"), "two\n").unwrap();
+    f.git(&["add", "second.txt"]);
+    f.git(&["commit", "-q", "-m", "second"]);
+    f.git(&["branch", "x"]);
+    let refs = || f.git(&["for-each-ref", "--format=%(refname) %(objectname)"]);
+    let (head, before) = (f.git(&["rev-parse", "HEAD"]), refs());
+    let s = Serve::start(f.dir(), &[]);
+    let refused = |route: &str, input: Value, field: &str| {
+        let (status, problem) = s.json("POST", route, Some(&input));
+        assert_eq!(status, 400, "{route} {input}: {problem}");
+        assert_eq!(problem["code"], "invalid_input", "{input}: {problem}");
+        assert_eq!(problem["pointer"], field, "{input}: {problem}");
+        assert!(
+            problem["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("is not a branch name: ")),
+            "{input}: {problem}"
+        );
+    };
+    for name in [
+        "main~1",
+        "main^",
+        "main@{0}",
+        "x^{commit}",
+        "HEAD",
+        "@",
+        "a..b",
+    ] {
+        refused("/api/v1/repo/switch", json!({"branch": name}), "/branch");
+        refused(
+            "/api/v1/repo/switch",
+            json!({"branch": name, "create": true}),
+            "/branch",
+        );
+        refused("/api/v1/repo/branch/create", json!({"name": name}), "/name");
+    }
+    s.finish();
+    assert_eq!(f.git(&["symbolic-ref", "HEAD"]), "refs/heads/main");
+    assert_eq!(f.git(&["rev-parse", "HEAD"]), head);
+    assert_eq!(refs(), before, "no ref was made or moved");
+    // A branch name git takes is still one.
+    let mut via = Via::Cli;
+    let switched = ok(&mut via, &f, "repo.switch", json!({"branch": "x"}));
+    assert_eq!(switched["branch"], "x", "{switched}");
+}

@@ -332,6 +332,33 @@ fn the_cockpit_page_reads_the_registry_routes() {
     assert!(p["capabilities"].as_array().is_some_and(|c| !c.is_empty()));
 }
 
+/// A page of the cockpit in a transparent frame on another loopback port turns a click there
+/// into the person's decision: every HTML page forbids framing, by CSP and by the older header.
+#[test]
+fn no_html_page_can_be_framed() {
+    let s = start(&[]);
+    for (method, path) in [
+        ("GET", "/"),
+        ("HEAD", "/"),
+        ("GET", "/capabilities"),
+        ("GET", "/docs"),
+        ("GET", "/docs/"),
+    ] {
+        let r = s.request(method, path, &[], b"");
+        assert_eq!(r.status, 200, "{method} {path}");
+        assert!(
+            r.header("content-type").unwrap().starts_with("text/html"),
+            "{method} {path}"
+        );
+        assert_eq!(
+            r.header("content-security-policy"),
+            Some("frame-ancestors 'none'"),
+            "{method} {path}"
+        );
+        assert_eq!(r.header("x-frame-options"), Some("DENY"), "{method} {path}");
+    }
+}
+
 #[test]
 fn host_headers_that_are_not_loopback_names_are_refused() {
     let s = start(&[]);

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 /// Modules that import nothing of the crate.
 const LEAVES: &[&str] = &[
     "codes",
+    "display",
     "flags",
     "policy",
     "rules",

@@ -315,3 +315,48 @@ fn without_seneschal_on_path_the_clients_are_given_this_binary_s_path() {
     assert_eq!(a["command"], "no-such-seneschal-build");
     assert!(a["note"].as_str().unwrap().contains("not on PATH"), "{a}");
 }
+
+/// A Codex configuration whose multi-line strings hold `[mcp_servers.seneschal]` and a
+/// `command` line: they are text, not a table, and stay byte for byte; the real table is
+/// added after them, and a second run finds it and changes nothing.
+#[test]
+fn a_table_inside_a_multi_line_string_is_text() {
+    let repo = scratch_repo();
+    let dir = repo.path();
+    let old = concat!(
+        "model = \"o3\"\n",
+        "notes = \"\"\"\n",
+        "[mcp_servers.seneschal]\n",
+        "command = \"elsewhere\"\n",
+        "\"\"\"\n",
+        "quoted = '''\n",
+        "[mcp_servers.seneschal]\n",
+        "args = [\"not\", \"this\"]'''\n",
+        "\n",
+        "[mcp_servers.other]\n",
+        "command = \"uvx\" # [mcp_servers.seneschal]\n",
+    );
+    std::fs::create_dir_all(dir.join(".codex")).unwrap();
+    std::fs::write(dir.join(".codex/config.toml"), old).unwrap();
+    let first = ok(dir, &["mcp", "wire", "--clients", "codex"]);
+    assert_eq!(first["clients"][0]["action"], "change", "{first}");
+    let codex = std::fs::read_to_string(dir.join(".codex/config.toml")).unwrap();
+    assert_eq!(
+        codex,
+        format!("{old}\n[mcp_servers.seneschal]\ncommand = \"seneschal\"\nargs = [\"mcp\"]\n")
+    );
+    let again = ok(dir, &["mcp", "wire", "--clients", "codex"]);
+    assert_eq!(again["applied"], false, "{again}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join(".codex/config.toml")).unwrap(),
+        codex
+    );
+    let p = ok(dir, &["mcp", "--inspect", "--json"]);
+    let state = p["clients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["file"] == ".codex/config.toml")
+        .map(|c| c["state"].clone());
+    assert_eq!(state, Some(json!("wired")), "{p}");
+}
