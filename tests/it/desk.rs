@@ -588,6 +588,7 @@ fn waiting_writes_hold_no_worker_and_the_cockpit_answers_while_they_wait() {
     for i in 0..bound {
         assert!(!dir.join(format!("w{i}.txt")).exists());
     }
+}
 
 /// Agent text cannot forge the question: a newline and U+202E in a path do not draw a line of
 /// their own nor turn a name backwards, a 6,000-character subject does not bury the sentence,
