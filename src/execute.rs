@@ -280,10 +280,20 @@ fn gate(
     if level == crate::policy::Approval::None || plans_only(d, input) {
         return Ok((None, None));
     }
+    // A write that cannot apply is answered its error at once, without a question — but
+    // under `--approval deny` that error (a file that does not exist, a digest) is repository
+    // content no unapproved call may learn: the question is asked first, from the manifest's
+    // sentence, and the error answers only an approved call.
+    let mut failed = None;
     let planned = if d.effect == crate::policy::Effect::RepositoryWrite {
-        match plan(ctx, index, d, input)? {
-            replay @ Captured::Replay(_) => return Ok((None, Some(replay))),
-            Captured::Plan(p) => Some(p),
+        match plan(ctx, index, d, input) {
+            Ok(replay @ Captured::Replay(_)) => return Ok((None, Some(replay))),
+            Ok(Captured::Plan(p)) => Some(p),
+            Err(e) if ctx.approval != crate::interact::ApprovalPolicy::Deny => return Err(e),
+            Err(e) => {
+                failed = Some(e);
+                None
+            }
         }
     } else {
         None
@@ -345,6 +355,9 @@ fn gate(
             detail,
         }
     })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
     Ok((by, planned.map(Captured::Plan)))
 }
 
