@@ -652,6 +652,10 @@ fn adr_folders_are_found_by_the_shape_of_their_files_and_check_names_those_it_do
     let repo = repo_of("celestiaorg-celestia-app");
     let p = repo.path();
     assert_eq!(adrs(p).len(), 27);
+    assert_eq!(
+        check(p)["adr_folders"],
+        serde_json::json!(["docs/architecture"])
+    );
     // With an `.adr-dir` naming another folder, those files are named as not read.
     std::fs::create_dir_all(p.join("doc/records")).unwrap();
     std::fs::write(p.join(".adr-dir"), "doc/records\n").unwrap();
