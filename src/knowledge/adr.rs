@@ -101,25 +101,7 @@ impl Style {
     }
 }
 
-/// Whether a Markdown file in an ADR folder is not a record: a README, an index, or a
-/// template (`template.md`, `adr-template*.md`, `0000-*template*.md`, ...).
-pub fn is_not_a_record(file_name: &str) -> bool {
-    let lower = file_name.to_ascii_lowercase();
-    let stem = lower
-        .strip_suffix(".md")
-        .or_else(|| lower.strip_suffix(".markdown"))
-        .unwrap_or(&lower);
-    matches!(stem, "readme" | "index" | "template" | "_template")
-        || stem.starts_with("adr-template")
-        || stem.starts_with("template-")
-        || stem.starts_with("template_")
-        || stem.ends_with("-template")
-        || stem.ends_with("_template")
-        || stem.ends_with(".template")
-        || stem.starts_with("adr_template")
-        || stem.starts_with("adr.template")
-        || (stem.starts_with("0000") && stem.contains("template"))
-}
+pub use super::kinds::is_not_a_record;
 
 /// Whether `stem` starts with a date `YYYYMMDD-` or `YYYY-MM-DD-` (log4brains' file names).
 pub fn is_date_named(stem: &str) -> bool {
@@ -2074,6 +2056,56 @@ mod tests {
                 "{style:?}"
             );
         }
+    }
+
+    #[test]
+    fn dates_mentions_titles_and_relations_as_written() {
+        assert_eq!(normalize_date("2023/2/14").as_deref(), Some("2023-02-14"));
+        assert_eq!(normalize_date("14.11.2022").as_deref(), Some("2022-11-14"));
+        assert_eq!(normalize_date("2022-03-03").as_deref(), Some("2022-03-03"));
+        assert_eq!(normalize_date("11/14/2022"), None);
+        assert_eq!(normalize_date("2022/13/01"), None);
+        assert_eq!(mention("ADR-8").as_deref(), Some("8"));
+        assert_eq!(mention("ADR 0003-SFS").as_deref(), Some("0003"));
+        assert_eq!(mention("ADRs"), None);
+        assert_eq!(title_of_file("0004-release-captain.md"), "Release captain");
+        assert_eq!(title_of_file("ADR-61.md"), "ADR-61");
+        assert_eq!(title_of_heading("ADR: Spectrum"), "Spectrum");
+        let refs = vec![
+            (
+                "process_adr".to_string(),
+                "./0007-release-process.md".to_string(),
+            ),
+            (
+                "pr".to_string(),
+                "https://example.invalid/pull/66".to_string(),
+            ),
+        ];
+        let lines = |t: &str| t.lines().map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(
+            prose_relations(
+                &lines("This document supersedes the [Release Process ADR][process_adr]."),
+                &refs
+            ),
+            [("supersedes", "0007".to_string())]
+        );
+        assert_eq!(
+            prose_relations(
+                &lines("Refines ADR 0003-SFS on the object state machine."),
+                &refs
+            ),
+            [("amends", "0003".to_string())]
+        );
+        // A link to anything but a record is no relation.
+        assert!(prose_relations(&lines("Deprecated in favor of [#66][pr]."), &refs).is_empty());
+        assert!(prose_relations(&lines("This updates the documentation."), &refs).is_empty());
+        let s = read_status("Implemented. Superseded by [ADR-013](./adr-013-x.md).");
+        assert_eq!(s.canonical, Some("superseded"));
+        assert_eq!(
+            read_status("Partially Implemented").canonical,
+            Some("accepted")
+        );
+        assert!(is_not_a_record("adr.template.md") && is_not_a_record("x-template.md"));
     }
 
     #[test]

@@ -644,6 +644,26 @@ fn place(root: &Root, kinds: &mut Kinds, placed: &BTreeMap<String, Vec<String>>)
     kinds.findings.extend(findings);
 }
 
+/// Whether a Markdown file in an ADR folder is not a record: a README, an index, or a
+/// template (`template.md`, `adr-template*.md`, `0000-*template*.md`, ...).
+pub fn is_not_a_record(file_name: &str) -> bool {
+    let lower = file_name.to_ascii_lowercase();
+    let stem = lower
+        .strip_suffix(".md")
+        .or_else(|| lower.strip_suffix(".markdown"))
+        .unwrap_or(&lower);
+    matches!(stem, "readme" | "index" | "template" | "_template")
+        || stem.starts_with("adr-template")
+        || stem.starts_with("template-")
+        || stem.starts_with("template_")
+        || stem.ends_with("-template")
+        || stem.ends_with("_template")
+        || stem.ends_with(".template")
+        || stem.starts_with("adr_template")
+        || stem.starts_with("adr.template")
+        || (stem.starts_with("0000") && stem.contains("template"))
+}
+
 /// Folders never searched for ADRs: dependencies, build output, hidden folders.
 const NOT_SEARCHED: [&str; 9] = [
     "node_modules",
@@ -668,7 +688,7 @@ pub fn is_adr_shaped(name: &str, hinted: bool) -> bool {
     let Some(stem) = lower.strip_suffix(".md") else {
         return false;
     };
-    if super::adr::is_not_a_record(name) {
+    if is_not_a_record(name) {
         return false;
     }
     let digits = |s: &str| s.chars().take_while(char::is_ascii_digit).count();

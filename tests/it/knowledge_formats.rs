@@ -730,6 +730,14 @@ fn agent_files_as_published_are_served_with_a_finding_for_what_breaks_a_spec() {
     ));
     assert_eq!(rule["front_matter"]["description"], Value::Null);
     assert_eq!(rule["front_matter"]["alwaysApply"], true);
+    // A new skill goes where the house keeps its skills.
+    let made = create(
+        p,
+        serde_json::json!({"kind": "skill", "front_matter": {"name": "release-notes",
+            "description": "Write the release notes from the merged pull requests. Use when preparing a release."},
+            "body": "# Release notes\n\nList the merged pull requests.\n"}),
+    );
+    assert_eq!(made["file"], ".agents/skills/release-notes/SKILL.md");
     // anthropics/skills: a description of 1,068 characters is served, with a finding.
     let repo = repo_of("anthropics-skills");
     let p = repo.path();
