@@ -859,7 +859,10 @@ pub fn read(
     let status_section = body
         .sections
         .iter()
-        .take(3)
+        .take_while(|(t, _)| {
+            t.trim_end_matches(':').eq_ignore_ascii_case("status")
+                || t.eq_ignore_ascii_case("changelog")
+        })
         .find(|(t, _)| t.trim_end_matches(':').eq_ignore_ascii_case("status"))
         .map(|(_, lines)| lines);
     let changelog = body
@@ -1857,20 +1860,17 @@ pub fn content_of(body: &str) -> String {
         break;
     }
     let rest = &body[pos.min(body.len())..];
-    // A status section among the first sections after a changelog (the Cosmos layout) is
-    // the record's metadata too.
+    // A status section right after a changelog (the Cosmos layout) is the record's metadata
+    // too; a `## Status` further down is content.
     let mut out = String::with_capacity(rest.len());
-    let mut sections = 0;
+    let mut only_changelog = true;
     let mut skipping = false;
     for line in rest.split_inclusive('\n') {
         let t = line.trim();
         if t.starts_with("## ") || t.starts_with("# ") {
-            sections += 1;
-            skipping = sections <= 3
-                && t.trim_start_matches('#')
-                    .trim()
-                    .trim_end_matches(':')
-                    .eq_ignore_ascii_case("status");
+            let name = t.trim_start_matches('#').trim().trim_end_matches(':');
+            skipping = only_changelog && name.eq_ignore_ascii_case("status");
+            only_changelog &= name.eq_ignore_ascii_case("changelog") || skipping;
         }
         if !skipping {
             out.push_str(line);

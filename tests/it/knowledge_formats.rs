@@ -837,6 +837,30 @@ fn a_new_record_follows_the_house_of_each_new_fixture() {
     );
     assert_eq!(got["front_matter"]["status"], "proposed");
     assert_eq!(got["front_matter"]["adr_format"], "table");
+    // An update changes the table's status row and keeps the body's own `## Status` section.
+    let uri = "seneschal://knowledge/adr/48";
+    let before = json(&sen(p, &["knowledge", "get", "--uri", uri]));
+    let mut front = before["front_matter"].clone();
+    front["status"] = "deprecated".into();
+    let o = support::call(
+        p,
+        "knowledge.update",
+        serde_json::json!({"uri": uri, "expected_digest": before["digest"], "front_matter": front}),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(p.join("adr/ADR-48.md")).unwrap();
+    assert!(
+        text.contains("| Status   | Deprecated                              |\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n## Status\n\nThe `Status` interface would get"),
+        "{text}"
+    );
+    assert_eq!(
+        json(&sen(p, &["knowledge", "get", "--uri", uri]))["front_matter"]["amends"],
+        "8"
+    );
     // celestia-app: `adr-030-slug.md`, `# ADR 030: Title`, the changelog and status sections
     // in the order of its newest record (adr-029).
     let repo = repo_of("celestiaorg-celestia-app");
