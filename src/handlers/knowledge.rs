@@ -264,9 +264,19 @@ pub fn check(
     _input: knowledge_check::Input,
 ) -> Result<knowledge_check::Output, CapabilityError> {
     let snapshot = ctx.knowledge.snapshot(&ctx.repo);
+    let mut adr_folders: Vec<String> = snapshot
+        .kinds
+        .all
+        .iter()
+        .filter(|k| k.dialect == Some(crate::knowledge::kinds::Dialect::Adr))
+        .flat_map(|k| k.files.iter())
+        .map(|g| g.rsplit_once('/').map_or("", |(d, _)| d).to_string())
+        .collect();
+    adr_folders.dedup();
     Ok(knowledge_check::Output {
         ok: snapshot.findings.is_empty(),
         objects: snapshot.objects.len() as u64,
+        adr_folders,
         findings: snapshot
             .findings
             .iter()

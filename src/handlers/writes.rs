@@ -175,9 +175,47 @@ fn id_from_name(kind: &Kind, name: &str) -> Option<String> {
     })
 }
 
-/// The repository-relative file of a new object: the kind's first glob with its `*` filled.
-fn new_file(kind: &Kind, id: &str, front: &Value) -> Result<String, CapabilityError> {
-    let glob = kind.files.first().ok_or_else(|| {
+/// Whether the repository-relative `file` is one a glob (with `*` within one segment) lists.
+fn glob_lists(glob: &str, file: &str) -> bool {
+    let (g, f): (Vec<&str>, Vec<&str>) = (glob.split('/').collect(), file.split('/').collect());
+    g.len() == f.len()
+        && g.iter().zip(&f).all(|(g, f)| match g.split_once('*') {
+            Some((pre, post)) => {
+                f.len() >= pre.len() + post.len() && f.starts_with(pre) && f.ends_with(post)
+            }
+            None => g == f,
+        })
+}
+
+/// The glob a new object of `kind` is written under: the one most of the kind's objects
+/// live under (a repository that keeps its skills in `.agents/skills` gets its new one there),
+/// else the kind's first.
+fn house_glob<'k>(snapshot: &Snapshot, kind: &'k Kind) -> Option<&'k str> {
+    let count = |g: &str| {
+        snapshot
+            .objects
+            .iter()
+            .filter(|o| o.kind == kind.name && glob_lists(g, &o.file))
+            .count()
+    };
+    let mut best: Option<(&str, usize)> = None;
+    for g in &kind.files {
+        let n = count(g);
+        if best.is_none_or(|(_, b)| n > b) {
+            best = Some((g.as_str(), n));
+        }
+    }
+    best.map(|(g, _)| g)
+}
+
+/// The repository-relative file of a new object: the house glob with its `*` filled.
+fn new_file(
+    kind: &Kind,
+    glob: Option<&str>,
+    id: &str,
+    front: &Value,
+) -> Result<String, CapabilityError> {
+    let glob = glob.ok_or_else(|| {
         CapabilityError::refused(format!(
             "kind `{}` declares no files to write into",
             kind.name
@@ -418,7 +456,7 @@ pub fn create(
                 .at("/id")
                 .with_data(json!({ "current_digest": o.digest, "file": o.file })));
             }
-            let file = new_file(kind, &id, &front)?;
+            let file = new_file(kind, house_glob(snapshot, kind), &id, &front)?;
             confine_to_kind(&ctx.repo, kind, &file, "/id")?;
             if store::read(&ctx.repo, &file)?.is_some() {
                 return Err(CapabilityError::conflict(format!(

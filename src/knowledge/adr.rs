@@ -31,7 +31,8 @@ pub const STATUSES: [&str; 5] = [
 ];
 
 /// Words that certainly mean a canonical status, and the status they mean.
-const SYNONYMS: [(&str, &str); 11] = [
+const SYNONYMS: [(&str, &str); 12] = [
+    ("implemented", "accepted"),
     ("proposed", "proposed"),
     ("proposal", "proposed"),
     ("accepted", "accepted"),
@@ -63,6 +64,11 @@ pub enum Style {
     Madr2,
     /// log4brains: `- Status:` bullets, date-named files.
     Log4brains,
+    /// A metadata table under the title (`| Status | Implemented |`, `| Date | … |`).
+    Table,
+    /// The Cosmos SDK template (`# ADR 001: Title`, `## Changelog` with dated entries,
+    /// `## Status`), also kept by Tendermint, CometBFT and Celestia.
+    Cosmos,
 }
 
 impl Style {
@@ -74,6 +80,8 @@ impl Style {
             Style::Madr => "madr",
             Style::Madr2 => "madr2",
             Style::Log4brains => "log4brains",
+            Style::Table => "table",
+            Style::Cosmos => "cosmos",
         }
     }
 
@@ -85,28 +93,15 @@ impl Style {
             Style::Madr,
             Style::Madr2,
             Style::Log4brains,
+            Style::Table,
+            Style::Cosmos,
         ]
         .into_iter()
         .find(|k| k.as_str() == s)
     }
 }
 
-/// Whether a Markdown file in an ADR folder is not a record: a README, an index, or a
-/// template (`template.md`, `adr-template*.md`, `0000-*template*.md`, ...).
-pub fn is_not_a_record(file_name: &str) -> bool {
-    let lower = file_name.to_ascii_lowercase();
-    let stem = lower
-        .strip_suffix(".md")
-        .or_else(|| lower.strip_suffix(".markdown"))
-        .unwrap_or(&lower);
-    matches!(stem, "readme" | "index" | "template" | "_template")
-        || stem.starts_with("adr-template")
-        || stem.starts_with("template-")
-        || stem.starts_with("template_")
-        || stem.ends_with("-template")
-        || stem.ends_with("_template")
-        || (stem.starts_with("0000") && stem.contains("template"))
-}
+pub use super::kinds::is_not_a_record;
 
 /// Whether `stem` starts with a date `YYYYMMDD-` or `YYYY-MM-DD-` (log4brains' file names).
 pub fn is_date_named(stem: &str) -> bool {
@@ -285,6 +280,19 @@ pub fn read_status(raw: &str) -> StatusRead {
         .take_while(char::is_ascii_alphabetic)
         .collect();
     out.canonical = SYNONYMS.iter().find(|(w, _)| *w == first).map(|(_, s)| *s);
+    if first == "partially" && lower.contains("implemented") {
+        out.canonical = Some("accepted");
+    }
+    // `Implemented. Superseded by [ADR-013](…)`: a later sentence that opens with a
+    // supersession says what the record is now.
+    let later_superseded = lower
+        .split(['.', ';'])
+        .skip(1)
+        .map(str::trim_start)
+        .any(|s| s.starts_with("superseded by") || s.starts_with("replaced by"));
+    if later_superseded && out.relations.iter().any(|(k, _)| *k == "superseded_by") {
+        out.canonical = Some("superseded");
+    }
     out
 }
 
@@ -299,6 +307,15 @@ pub fn is_iso_date(s: &str) -> bool {
 /// `0001 – Title` and `ADR 12 - Title` all give `Title`.
 pub fn title_of_heading(h: &str) -> String {
     let h = h.trim();
+    // `ADR: Title`: the word without a number.
+    if let Some(rest) = h
+        .get(..4)
+        .filter(|p| p.eq_ignore_ascii_case("adr:"))
+        .map(|_| h[4..].trim())
+        .filter(|r| !r.is_empty())
+    {
+        return rest.to_string();
+    }
     let mut rest = h;
     let lower = h.to_ascii_lowercase();
     let mut prefixed = false;
@@ -331,25 +348,55 @@ pub fn title_of_heading(h: &str) -> String {
     }
 }
 
+/// The title a file name says: `0004-release-captain.md` → `Release captain`.
+pub fn title_of_file(file_name: &str) -> String {
+    let stem = file_name
+        .strip_suffix(".md")
+        .or_else(|| file_name.strip_suffix(".markdown"))
+        .unwrap_or(file_name);
+    let id = id_of(file_name);
+    let rest = if id == stem {
+        stem
+    } else {
+        let at = stem.find(id.as_str()).map_or(0, |i| i + id.len());
+        stem[at..].trim_start_matches(['-', '_', '.', ' '])
+    };
+    let words = rest.replace(['-', '_'], " ");
+    let mut c = words.trim().chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => stem.to_string(),
+    }
+}
+
 /// What the body of a record says, line by line.
 #[derive(Debug, Default)]
 struct Body {
     /// The `# ` heading's text.
     heading: Option<String>,
-    /// `Key: value` metadata lines and bullets before the first section, by lower-case key.
+    /// `Key: value` metadata lines, bullets and table rows before the first section, by
+    /// lower-case key.
     meta: Vec<(String, String)>,
     /// Whether the metadata came as bullets, and with which marker.
     bullet: Option<char>,
     /// Whether a plain `Date:` line was seen.
     date_line: bool,
+    /// Whether the metadata came as a Markdown table under the title.
+    table: bool,
+    /// The header cells of that table (`Metadata`, `Value`), as written.
+    table_header: Vec<String>,
+    /// The keys of that table's rows, as written (`Date`, `Author`, `Status`).
+    table_keys: Vec<String>,
     /// The sections: `(title, lines)`.
     sections: Vec<(String, Vec<String>)>,
     /// Lines of prose before the first section (neither heading nor metadata).
     preamble: Vec<String>,
+    /// Reference-style link definitions (`[label]: target`), by lower-case label.
+    refs: Vec<(String, String)>,
 }
 
-/// The metadata keys read from lines and bullets.
-const META_KEYS: [&str; 10] = [
+/// The metadata keys read from lines, bullets and table rows.
+const META_KEYS: [&str; 20] = [
     "status",
     "date",
     "deciders",
@@ -360,6 +407,30 @@ const META_KEYS: [&str; 10] = [
     "tags",
     "technical story",
     "last updated",
+    "author",
+    "authors",
+    "author(s)",
+    "updates",
+    "refines",
+    "supersedes",
+    "superseded by",
+    "amends",
+    "amended by",
+    "replaces",
+];
+
+/// Section titles that a `# ` heading sometimes holds instead of the record's title
+/// (a MADR file that starts at its first section).
+const SECTION_TITLES: [&str; 9] = [
+    "context and problem statement",
+    "context",
+    "problem statement",
+    "status",
+    "decision",
+    "decision outcome",
+    "decision drivers",
+    "considered options",
+    "consequences",
 ];
 
 fn meta_line(line: &str) -> Option<(Option<char>, String, String)> {
@@ -381,10 +452,98 @@ fn meta_line(line: &str) -> Option<(Option<char>, String, String)> {
         .then(|| (bullet, key, value.to_string()))
 }
 
+/// The cells of a Markdown table row, trimmed; `None` for a line that is no row.
+fn table_cells(line: &str) -> Option<Vec<String>> {
+    let t = line.trim();
+    let inner = t.strip_prefix('|')?;
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    let mut cells = Vec::new();
+    let mut cell = String::new();
+    let mut escaped = false;
+    for c in inner.chars() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '|' if !escaped => cells.push(std::mem::take(&mut cell).trim().to_string()),
+            _ => {
+                if escaped && c != '|' {
+                    cell.push('\\');
+                }
+                escaped = false;
+                cell.push(c);
+            }
+        }
+    }
+    cells.push(cell.trim().to_string());
+    Some(cells)
+}
+
+/// Whether the cells are a table's separator row (`|---|:--|`).
+fn is_separator(cells: &[String]) -> bool {
+    cells
+        .iter()
+        .all(|c| !c.is_empty() && c.chars().all(|ch| matches!(ch, '-' | ':' | ' ')))
+}
+
+/// Reads the metadata a table holds, either as `| Key | Value |` rows or as a header row
+/// naming the keys (`| Status | Date | Author(s) |`) over one row of values. A table whose
+/// rows name no metadata key (a revision history) gives nothing.
+fn read_table(rows: &[Vec<String>], b: &mut Body) {
+    let rows: Vec<&Vec<String>> = rows.iter().filter(|r| !is_separator(r)).collect();
+    let key = |c: &str| clean(c).trim_end_matches(':').to_ascii_lowercase();
+    let pairs: Vec<(String, String)> = rows
+        .iter()
+        .filter(|r| r.len() >= 2 && META_KEYS.contains(&key(&r[0]).as_str()))
+        .map(|r| (key(&r[0]), clean(&r[1])))
+        .collect();
+    if pairs.iter().any(|(k, _)| k == "status" || k == "date") {
+        b.table = true;
+        if let Some(header) = rows.first() {
+            if !META_KEYS.contains(&key(&header[0]).as_str()) {
+                b.table_header = header.iter().map(|c| clean(c)).collect();
+            }
+        }
+        b.table_keys = rows
+            .iter()
+            .filter(|r| r.len() >= 2 && META_KEYS.contains(&key(&r[0]).as_str()))
+            .map(|r| clean(&r[0]))
+            .collect();
+        b.meta.extend(pairs);
+        return;
+    }
+    // A header row of keys over a row of values.
+    if let (Some(header), Some(values)) = (rows.first(), rows.get(1)) {
+        if header.iter().any(|c| key(c) == "status") {
+            b.table = true;
+            for (h, v) in header.iter().zip(values.iter()) {
+                let k = key(h);
+                if META_KEYS.contains(&k.as_str()) {
+                    b.meta.push((k, clean(v)));
+                }
+            }
+        }
+    }
+}
+
+/// A reference-style link definition: `[label]: target` → `(label, target)`.
+fn ref_def(line: &str) -> Option<(String, String)> {
+    let t = line.trim_start();
+    let rest = t.strip_prefix('[')?;
+    let (label, after) = rest.split_once("]:")?;
+    if label.is_empty() || label.starts_with('^') {
+        return None;
+    }
+    let target = after.split_whitespace().next()?;
+    Some((
+        label.to_lowercase(),
+        target.trim_matches(['<', '>']).to_string(),
+    ))
+}
+
 fn read_body(body: &str) -> Body {
     let mut b = Body::default();
     let mut fence = false;
     let mut in_comment = false;
+    let mut table: Vec<Vec<String>> = Vec::new();
     for line in body.lines() {
         let t = line.trim();
         if in_comment {
@@ -401,9 +560,30 @@ fn read_body(body: &str) -> Body {
             fence = !fence;
         }
         if !fence {
+            if let Some(d) = ref_def(t) {
+                b.refs.push(d);
+            }
+        }
+        // A table before the first section is read for metadata when it ends.
+        if b.sections.is_empty() && !fence {
+            if let Some(cells) = table_cells(t) {
+                table.push(cells);
+                continue;
+            }
+            if !table.is_empty() {
+                read_table(&std::mem::take(&mut table), &mut b);
+            }
+        }
+        if !fence {
             if let Some(h) = t.strip_prefix("# ") {
-                if b.heading.is_none() && b.sections.is_empty() {
-                    b.heading = Some(clean(h));
+                let h = clean(h);
+                let is_section = SECTION_TITLES.contains(&h.to_ascii_lowercase().as_str());
+                if b.heading.is_none() && b.sections.is_empty() && !is_section {
+                    b.heading = Some(h);
+                    continue;
+                }
+                if is_section {
+                    b.sections.push((h, Vec::new()));
                     continue;
                 }
             }
@@ -429,7 +609,178 @@ fn read_body(body: &str) -> Body {
         }
         b.preamble.push(line.to_string());
     }
+    if !table.is_empty() {
+        read_table(&table, &mut b);
+    }
     b
+}
+
+/// A date as a changelog writes it, as `YYYY-MM-DD` when it certainly is one:
+/// `2023/2/14`, `2023-2-14` (year first) or `14.11.2022` (day first, as dots are written).
+pub fn normalize_date(s: &str) -> Option<String> {
+    let s = s.trim();
+    let parts: Vec<&str> = s.split(['-', '/', '.']).collect();
+    if parts.len() != 3
+        || !parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+    {
+        return None;
+    }
+    let (y, m, d) = if parts[0].len() == 4 && !s.contains('.') {
+        (parts[0], parts[1], parts[2])
+    } else if parts[2].len() == 4 && s.contains('.') && !s.contains(['-', '/']) {
+        (parts[2], parts[1], parts[0])
+    } else {
+        return None;
+    };
+    let iso = format!(
+        "{y}-{:02}-{:02}",
+        m.parse::<u32>().ok()?,
+        d.parse::<u32>().ok()?
+    );
+    is_iso_date(&iso).then_some(iso)
+}
+
+/// The date of a changelog's first entry (`- 2022-03-03: Initial commit`), normalized.
+fn changelog_date(lines: &[String]) -> Option<String> {
+    lines
+        .iter()
+        .map(|l| l.trim())
+        .filter_map(|l| l.strip_prefix("- ").or_else(|| l.strip_prefix("* ")))
+        .find_map(|l| {
+            let token = l.split([':', ' ']).next().unwrap_or("");
+            normalize_date(clean(token).as_str())
+        })
+}
+
+/// The ids of the records a piece of prose points at: links to Markdown files (inline or
+/// through a reference definition in `refs`) and mentions (`ADR-8`, `ADR 0003-SFS`).
+fn targets(text: &str, refs: &[(String, String)]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let md_id = |target: &str| -> Option<String> {
+        let path = target.split(['#', '?', ' ']).next().unwrap_or("");
+        let name = path.rsplit('/').next().unwrap_or("");
+        let lower = name.to_ascii_lowercase();
+        (lower.ends_with(".md") || lower.ends_with(".markdown")).then(|| id_of(name))
+    };
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while let Some(open) = text[i..].find('[').map(|o| o + i) {
+        let Some(close) = text[open..].find(']').map(|c| c + open) else {
+            break;
+        };
+        let label = &text[open + 1..close];
+        let after = &text[close + 1..];
+        let mut next = close + 1;
+        let target = if let Some(rest) = after.strip_prefix('(') {
+            let end = rest.find(')').unwrap_or(rest.len());
+            next = close + 2 + end;
+            Some(rest[..end].to_string())
+        } else if let Some(rest) = after.strip_prefix('[') {
+            let end = rest.find(']').unwrap_or(rest.len());
+            next = close + 2 + end;
+            let name = if end == 0 { label } else { &rest[..end] };
+            refs.iter()
+                .find(|(l, _)| *l == name.to_lowercase())
+                .map(|(_, t)| t.clone())
+        } else {
+            refs.iter()
+                .find(|(l, _)| *l == label.to_lowercase())
+                .map(|(_, t)| t.clone())
+        };
+        let id = target.as_deref().and_then(md_id).or_else(|| mention(label));
+        if let Some(id) = id {
+            if !out.contains(&id) {
+                out.push(id);
+            }
+        }
+        i = next.min(bytes.len());
+    }
+    // Mentions outside links.
+    let mut plain = String::new();
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => plain.push(c),
+            _ => {}
+        }
+    }
+    let words: Vec<&str> = plain.split_whitespace().collect();
+    for (n, w) in words.iter().enumerate() {
+        let pair = match words.get(n + 1) {
+            Some(next) => format!("{w} {next}"),
+            None => w.to_string(),
+        };
+        if let Some(id) = mention(w).or_else(|| mention(&pair)) {
+            if !out.contains(&id) {
+                out.push(id);
+            }
+        }
+    }
+    out
+}
+
+/// The id a mention names: `ADR-8`, `ADR 0003-SFS`, `adr-020` → `8`, `0003`, `020`.
+fn mention(s: &str) -> Option<String> {
+    let t = s.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    let lower = t.to_ascii_lowercase();
+    let rest = lower.strip_prefix("adr")?;
+    let rest = rest.trim_start_matches(['-', '_', ' ', '#']);
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let after = &rest[digits.len()..];
+    (!digits.is_empty() && (after.is_empty() || after.starts_with(['-', '_', '.', ':', ' '])))
+        .then_some(digits)
+}
+
+/// The relation a sentence states, by the phrase that names it.
+const PROSE_RELATIONS: [(&str, &str); 13] = [
+    ("is superseded by", "superseded_by"),
+    ("superseded by", "superseded_by"),
+    ("superceded by", "superseded_by"),
+    ("replaced by", "superseded_by"),
+    ("in favor of", "superseded_by"),
+    ("in favour of", "superseded_by"),
+    ("supersedes", "supersedes"),
+    ("replaces", "supersedes"),
+    ("amended by", "amended_by"),
+    ("amends", "amends"),
+    ("refines", "amends"),
+    ("updates", "amends"),
+    ("extends", "amends"),
+];
+
+/// The relations stated in prose (`Refines ADR 0003-SFS`, `This document supersedes the
+/// [Release Process ADR][process_adr].`, `superseded by three ADRs: [A][a], [B][b]`), one
+/// sentence at a time; a sentence names a relation only with a phrase and a record.
+fn prose_relations(lines: &[String], refs: &[(String, String)]) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    let mut text = String::new();
+    for l in lines {
+        let t = strip_comments(l);
+        let t = t.trim();
+        if t.starts_with("```") || ref_def(t).is_some() {
+            continue;
+        }
+        text.push_str(t);
+        text.push(if t.is_empty() { '\n' } else { ' ' });
+    }
+    for sentence in text.split(['\n', '|']).flat_map(|p| p.split(". ")) {
+        let lower = sentence.to_ascii_lowercase();
+        let Some((at, word, key)) = PROSE_RELATIONS
+            .iter()
+            .filter_map(|(w, k)| lower.find(w).map(|at| (at, *w, *k)))
+            .min_by_key(|(at, _, _)| *at)
+        else {
+            continue;
+        };
+        for id in targets(&sentence[at + word.len()..], refs) {
+            out.push((key, id));
+        }
+    }
+    out
 }
 
 /// The first paragraph of some lines, shortened, skipping comments and blank lines.
@@ -503,6 +854,23 @@ pub fn read(
             .find(|(t, _)| t.to_ascii_lowercase().starts_with(starts))
             .map(|(_, lines)| lines)
     };
+    // The status section is the record's own only near the top and by its exact name: a
+    // `### Status messages` deep in the body describes something else.
+    let status_section = body
+        .sections
+        .iter()
+        .take_while(|(t, _)| {
+            t.trim_end_matches(':').eq_ignore_ascii_case("status")
+                || t.eq_ignore_ascii_case("changelog")
+        })
+        .find(|(t, _)| t.trim_end_matches(':').eq_ignore_ascii_case("status"))
+        .map(|(_, lines)| lines);
+    let changelog = body
+        .sections
+        .iter()
+        .take(3)
+        .find(|(t, _)| t.eq_ignore_ascii_case("changelog"))
+        .map(|(_, lines)| lines);
     let style = if had_front_matter {
         Style::Madr
     } else if body.bullet.is_some() {
@@ -511,7 +879,18 @@ pub fn read(
         } else {
             Style::Madr2
         }
-    } else if body.date_line || section("status").is_some() {
+    } else if body.table {
+        Style::Table
+    } else if status_section.is_some()
+        && !body.date_line
+        && (changelog.is_some()
+            || body.heading.as_deref().is_some_and(|h| {
+                let l = h.to_ascii_lowercase();
+                l.starts_with("adr ") || l.starts_with("adr:")
+            }))
+    {
+        Style::Cosmos
+    } else if body.date_line || status_section.is_some() {
         Style::Nygard
     } else if is_date_named(file_name) {
         Style::Log4brains
@@ -541,13 +920,12 @@ pub fn read(
                 fields.insert("title".into(), Value::String(t.clone()));
                 t
             }
+            // No title heading (a MADR file that starts at its first section): the file
+            // name, without its number, says it.
             _ => {
-                findings.push(finding(
-                    "/title",
-                    "has no title: no front-matter `title` and no `# ` heading; the id stands in"
-                        .into(),
-                ));
-                id.clone()
+                let t = title_of_file(file_name);
+                fields.insert("title".into(), Value::String(t.clone()));
+                t
             }
         },
     };
@@ -557,7 +935,7 @@ pub fn read(
     let status_raw: Option<String> = match fields.get("status") {
         Some(Value::String(s)) => Some(s.clone()),
         Some(Value::Null) | None => meta("status").or_else(|| {
-            section("status").and_then(|lines| {
+            status_section.and_then(|lines| {
                 let mut it = lines.iter().map(|l| clean(l)).filter(|l| !l.is_empty());
                 let first = it.next();
                 relation_lines.extend(it);
@@ -611,6 +989,39 @@ pub fn read(
             }
         }
     }
+    // Relations in metadata rows (`| Updates | ADR-8 |`), and in the prose at the top: before
+    // the first section, in the first section and in the status section.
+    for (k, v) in &body.meta {
+        let key = match k.as_str() {
+            "updates" | "refines" | "amends" => "amends",
+            "supersedes" | "replaces" => "supersedes",
+            "superseded by" => "superseded_by",
+            "amended by" => "amended_by",
+            _ => continue,
+        };
+        for id in targets(v, &body.refs) {
+            relations.push((key, id));
+        }
+    }
+    let mut top: Vec<String> = body.preamble.clone();
+    if let Some((_, lines)) = body.sections.first() {
+        top.push(String::new());
+        top.extend(lines.iter().cloned());
+    }
+    if let Some(lines) = status_section {
+        top.push(String::new());
+        top.extend(lines.iter().cloned());
+    }
+    relations.extend(prose_relations(&top, &body.refs));
+    relations.retain(|(_, target)| *target != id);
+    let mut seen: Vec<(&'static str, String)> = Vec::new();
+    relations.retain(|r| {
+        let new = !seen.contains(r);
+        if new {
+            seen.push(r.clone());
+        }
+        new
+    });
     // Relations in the front matter's own words are kept as written; those read from the
     // text are added under seneschal's keys.
     for key in ["supersedes", "superseded_by", "amends", "amended_by"] {
@@ -635,7 +1046,9 @@ pub fn read(
     // Date: front matter, else a `Date:` line or bullet.
     let date = match fields.get("date") {
         Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Null) | None => meta("date").map(|d| clean(&d)),
+        Some(Value::Null) | None => meta("date")
+            .map(|d| clean(&d))
+            .or_else(|| changelog.and_then(|l| changelog_date(l))),
         Some(other) => Some(other.to_string()),
     };
     if let Some(d) = &date {
@@ -657,6 +1070,16 @@ pub fn read(
     ] {
         if let (false, Some(v)) = (fields.contains_key(name), meta(key)) {
             fields.insert(name.into(), list_of(&v));
+        }
+    }
+    // Authors as written (a table's `| Author | @someone |`).
+    for (key, name) in [
+        ("author", "author"),
+        ("authors", "authors"),
+        ("author(s)", "authors"),
+    ] {
+        if let (false, Some(v)) = (fields.contains_key(name), meta(key)) {
+            fields.insert(name.into(), Value::String(v));
         }
     }
     let mut tags: Vec<String> = Vec::new();
@@ -730,6 +1153,78 @@ pub struct House {
     pub folder: String,
     /// The width of its numbers (`0001` → 4), when its ids are numbers.
     pub width: Option<usize>,
+    /// The file name of its newest record around the number: `(before, slugged)`
+    /// (`ADR-60.md` → `("ADR-", false)`, `adr-029-x.md` → `("adr-", true)`).
+    pub name: Option<(String, bool)>,
+    /// The heading, metadata and section layout of its newest record.
+    pub layout: Layout,
+    /// Whether every record states a date: a new one then gets one too.
+    pub all_dated: bool,
+}
+
+/// How a record lays out its heading and metadata, learned from a record of the house.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Layout {
+    /// The heading around the number: `(before, width, after)` (`# ADR 029: Title` →
+    /// `("ADR ", 3, ": ")`); `None` when the heading holds no number.
+    pub heading: Option<(String, usize, String)>,
+    /// The header cells of the metadata table (`Metadata`, `Value`).
+    pub table_header: Vec<String>,
+    /// The keys of the metadata table, in order, as written.
+    pub table_keys: Vec<String>,
+    /// Whether the status section comes before the changelog.
+    pub status_first: bool,
+}
+
+/// The layout of the record `o`.
+pub fn layout_of(o: &Object) -> Layout {
+    let b = read_body(o.body());
+    let mut layout = Layout {
+        table_header: b.table_header.clone(),
+        table_keys: b.table_keys.clone(),
+        ..Layout::default()
+    };
+    let pos = |name: &str| {
+        b.sections
+            .iter()
+            .position(|(t, _)| t.eq_ignore_ascii_case(name))
+    };
+    layout.status_first = match (pos("status"), pos("changelog")) {
+        (Some(s), Some(c)) => s < c,
+        _ => true,
+    };
+    if let (Some(h), Ok(n)) = (&b.heading, o.id.parse::<u64>()) {
+        let title = title_of_heading(h);
+        if let Some(title_at) = h.rfind(title.as_str()).filter(|_| title != *h) {
+            let head = &h[..title_at];
+            // The digits in the heading that say the record's number.
+            let mut at = None;
+            let mut i = 0;
+            let bytes = head.as_bytes();
+            while i < bytes.len() {
+                if bytes[i].is_ascii_digit() {
+                    let j = i + head[i..].chars().take_while(char::is_ascii_digit).count();
+                    if head[i..j].parse::<u64>().ok() == Some(n) {
+                        at = Some((i, j));
+                        break;
+                    }
+                    i = j;
+                } else {
+                    i += 1;
+                }
+            }
+            if let Some((i, j)) = at {
+                let digits = &head[i..j];
+                let width = if digits.starts_with('0') {
+                    digits.len()
+                } else {
+                    0
+                };
+                layout.heading = Some((head[..i].to_string(), width, head[j..].to_string()));
+            }
+        }
+    }
+    layout
 }
 
 /// The house style of the ADRs among `objects` (of kind `kind`), when there are any not in
@@ -767,10 +1262,35 @@ pub fn house(objects: &[Arc<Object>], kind: &str) -> Option<House> {
     if style == Style::Seneschal {
         return None;
     }
+    let of_kind: Vec<&Arc<Object>> = objects.iter().filter(|o| o.kind == kind).collect();
+    // The newest record: the highest number, else the last file.
+    let newest = of_kind
+        .iter()
+        .filter(|o| o.front_matter.get(FORMAT_KEY).and_then(Value::as_str) == Some(style.as_str()))
+        .max_by_key(|o| (o.id.parse::<u64>().ok(), o.file.clone()))
+        .copied();
+    let name = newest.and_then(|o| {
+        let file = o.file.rsplit('/').next()?;
+        let stem = file.strip_suffix(".md")?;
+        let at = stem
+            .find(o.id.as_str())
+            .filter(|_| o.id.parse::<u64>().is_ok())?;
+        let after = &stem[at + o.id.len()..];
+        Some((stem[..at].to_string(), !after.is_empty()))
+    });
+    let width = match newest {
+        Some(o) if o.id.parse::<u64>().is_ok() => {
+            Some(if o.id.starts_with('0') { o.id.len() } else { 0 })
+        }
+        _ => most(&widths),
+    };
     Some(House {
         style,
         folder: most(&folders).unwrap_or_default(),
-        width: most(&widths),
+        width,
+        name,
+        layout: newest.map(|o| layout_of(o)).unwrap_or_default(),
+        all_dated: of_kind.iter().all(|o| o.front_matter.get("date").is_some()),
     })
 }
 
@@ -802,7 +1322,9 @@ fn status_words(
     let mut words = {
         let mut c = status.chars();
         match (style, c.next()) {
-            (Style::Nygard, Some(f)) => f.to_uppercase().chain(c).collect::<String>(),
+            (Style::Nygard | Style::Table | Style::Cosmos, Some(f)) => {
+                f.to_uppercase().chain(c).collect::<String>()
+            }
             _ => status.to_string(),
         }
     };
@@ -827,6 +1349,7 @@ pub fn render(
     body: &str,
     number: Option<&str>,
     title_of: &dyn Fn(&str) -> Option<(String, String)>,
+    layout: &Layout,
 ) -> Result<String, String> {
     let title = front
         .get("title")
@@ -876,6 +1399,130 @@ pub fn render(
             for l in links {
                 out.push_str(&l);
                 out.push_str("\n\n");
+            }
+            out.push_str(body);
+        }
+        Style::Table | Style::Cosmos => {
+            let heading = match (&layout.heading, number.and_then(|n| n.parse::<u64>().ok())) {
+                (Some((before, width, after)), Some(n)) => {
+                    format!("{before}{n:0width$}{after}{title}", width = *width)
+                }
+                _ => title.to_string(),
+            };
+            out.push_str(&format!("# {heading}\n\n"));
+            let ids = |key: &str| -> Vec<String> {
+                match front.get(key) {
+                    Some(Value::String(s)) => vec![s.clone()],
+                    Some(Value::Array(a)) => a
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect(),
+                    _ => Vec::new(),
+                }
+            };
+            if style == Style::Table {
+                let keys: Vec<String> = if layout.table_keys.is_empty() {
+                    ["Date", "Author", "Status", "Tags"]
+                        .map(String::from)
+                        .to_vec()
+                } else {
+                    layout.table_keys.clone()
+                };
+                let mut rows: Vec<(String, String)> = Vec::new();
+                for k in &keys {
+                    let value = match k.to_ascii_lowercase().as_str() {
+                        "date" => date.clone(),
+                        "status" => status.clone(),
+                        "author" | "authors" | "author(s)" => front
+                            .get("author")
+                            .or_else(|| front.get("authors"))
+                            .or_else(|| front.get("deciders"))
+                            .map(value_text),
+                        "tags" => front.get("tags").map(value_text),
+                        "updates" | "refines" | "amends" => {
+                            let v = ids("amends");
+                            (!v.is_empty()).then(|| {
+                                v.iter()
+                                    .map(|i| format!("ADR-{i}"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            })
+                        }
+                        other => front.get(other).map(value_text),
+                    };
+                    if let Some(v) = value.filter(|v| !v.is_empty()) {
+                        rows.push((k.clone(), v.replace('|', "\\|")));
+                    }
+                }
+                if !keys.iter().any(|k| k.eq_ignore_ascii_case("updates")) {
+                    let v = ids("amends");
+                    if !v.is_empty() {
+                        let v = v.iter().map(|i| format!("ADR-{i}")).collect::<Vec<_>>();
+                        rows.push(("Updates".into(), v.join(", ")));
+                    }
+                }
+                let header = match layout.table_header.as_slice() {
+                    [a, b, ..] => (a.clone(), b.clone()),
+                    _ => ("Metadata".to_string(), "Value".to_string()),
+                };
+                let w0 = rows
+                    .iter()
+                    .map(|r| r.0.chars().count())
+                    .chain([header.0.chars().count()])
+                    .max()
+                    .unwrap_or(0);
+                let w1 = rows
+                    .iter()
+                    .map(|r| r.1.chars().count())
+                    .chain([header.1.chars().count()])
+                    .max()
+                    .unwrap_or(0);
+                let row = |a: &str, b: &str| {
+                    format!(
+                        "| {a}{} | {b}{} |\n",
+                        " ".repeat(w0 - a.chars().count()),
+                        " ".repeat(w1 - b.chars().count())
+                    )
+                };
+                out.push_str(&row(&header.0, &header.1));
+                out.push_str(&format!(
+                    "|{}|{}|\n",
+                    "-".repeat(w0 + 2),
+                    "-".repeat(w1 + 2)
+                ));
+                for (k, v) in &rows {
+                    out.push_str(&row(k, v));
+                }
+                out.push('\n');
+            } else {
+                let status_text = format!(
+                    "## Status\n\n{}\n\n",
+                    status.as_deref().unwrap_or("Proposed")
+                );
+                let has_changelog = body
+                    .lines()
+                    .any(|l| l.trim().eq_ignore_ascii_case("## changelog"));
+                let changelog = match (&date, has_changelog) {
+                    (Some(d), false) => format!("## Changelog\n\n- {d}: Initial draft\n\n"),
+                    _ => String::new(),
+                };
+                if layout.status_first {
+                    out.push_str(&status_text);
+                    out.push_str(&changelog);
+                } else {
+                    out.push_str(&changelog);
+                    out.push_str(&status_text);
+                }
+                let mut links = link("supersedes", "Supersedes");
+                links.extend(link("amends", "Amends"));
+                if front.get("status").and_then(Value::as_str) != Some("superseded") {
+                    links.extend(link("superseded_by", "Superseded by"));
+                }
+                for l in links {
+                    out.push_str(&l);
+                    out.push_str("\n\n");
+                }
             }
             out.push_str(body);
         }
@@ -970,7 +1617,7 @@ pub fn slug(s: &str) -> String {
 
 /// Checks and settles the metadata of a record to write: a title, a status that is one of
 /// the canonical set (or certainly means one), a date `YYYY-MM-DD`.
-fn settle(front: &Value, style: Style, today: &str) -> Result<Map<String, Value>, Refusal> {
+fn settle(front: &Value, fill_date: bool, today: &str) -> Result<Map<String, Value>, Refusal> {
     let Value::Object(fields) = front else {
         return Err((
             "/front_matter".into(),
@@ -979,6 +1626,30 @@ fn settle(front: &Value, style: Style, today: &str) -> Result<Map<String, Value>
     };
     let mut fields = fields.clone();
     fields.remove("kind");
+    // Every value lands in a line of the file (the heading, a `Status` section, a table
+    // cell): a line break or a control character would write structure of its own (a title
+    // `x\n\n## Status\n\nAccepted` makes a proposed record read as accepted).
+    for (key, value) in &fields {
+        let strings: Vec<&str> = match value {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        if let Some(bad) = strings
+            .iter()
+            .flat_map(|s| s.chars())
+            .find(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}'))
+        {
+            return Err((
+                format!("/front_matter/{}", super::escape_pointer(key)),
+                format!(
+                    "`{key}` holds the control character U+{:04X}; a value written into the \
+                     record's text must be one line without control characters",
+                    bad as u32
+                ),
+            ));
+        }
+    }
     match fields.get("title") {
         Some(Value::String(t)) if !t.trim().is_empty() => {}
         _ => {
@@ -1016,8 +1687,9 @@ fn settle(front: &Value, style: Style, today: &str) -> Result<Map<String, Value>
                 format!("date {d} must be a date YYYY-MM-DD"),
             ))
         }
-        // adr-tools writes the day a record is made.
-        None if style == Style::Nygard => {
+        // adr-tools writes the day a record is made, and so does a house whose every
+        // record is dated.
+        None if fill_date => {
             fields.insert("date".into(), Value::String(today.to_string()));
         }
         None => {}
@@ -1070,7 +1742,8 @@ pub fn plan_create(
     let Some(house) = house(objects, &kind.name) else {
         return Ok(None);
     };
-    let fields = settle(front, house.style, today)?;
+    let fill_date = matches!(house.style, Style::Nygard | Style::Cosmos) || house.all_dated;
+    let fields = settle(front, fill_date, today)?;
     let title = fields
         .get("title")
         .and_then(Value::as_str)
@@ -1091,26 +1764,25 @@ pub fn plan_create(
             };
             (stem.clone(), stem)
         }
-        (_, Some(id)) => (
-            id.to_string(),
-            if s.is_empty() {
-                id.to_string()
+        (_, asked) => {
+            let id = match asked {
+                Some(id) => id.to_string(),
+                None => {
+                    let next = objects
+                        .iter()
+                        .filter(|o| o.kind == kind.name)
+                        .filter_map(|o| o.id.parse::<u64>().ok())
+                        .max()
+                        .map_or(1, |n| n + 1);
+                    format!("{next:0width$}", width = house.width.unwrap_or(4))
+                }
+            };
+            // The house's own name around the number: `ADR-61`, `adr-030-slug`, `0020-slug`.
+            let (before, slugged) = house.name.clone().unwrap_or((String::new(), true));
+            let stem = if s.is_empty() || !slugged {
+                format!("{before}{id}")
             } else {
-                format!("{id}-{s}")
-            },
-        ),
-        (_, None) => {
-            let next = objects
-                .iter()
-                .filter(|o| o.kind == kind.name)
-                .filter_map(|o| o.id.parse::<u64>().ok())
-                .max()
-                .map_or(1, |n| n + 1);
-            let id = format!("{next:0width$}", width = house.width.unwrap_or(4));
-            let stem = if s.is_empty() {
-                id.clone()
-            } else {
-                format!("{id}-{s}")
+                format!("{before}{id}-{s}")
             };
             (id, stem)
         }
@@ -1133,6 +1805,7 @@ pub fn plan_create(
         body,
         number.as_deref(),
         &link_to(objects, &kind.name, house.style),
+        &house.layout,
     )
     .map_err(|m| ("/front_matter".to_string(), m))?;
     Ok(Some(Planned { id, file, text }))
@@ -1140,14 +1813,23 @@ pub fn plan_create(
 
 /// The Markdown of a record after its metadata (heading, `Date:` line, `## Status` section,
 /// metadata bullets), as a rendering puts it back.
-pub fn content_of(body: &str) -> &str {
+pub fn content_of(body: &str) -> String {
     let mut pos = 0;
     let mut in_status = false;
     let mut seen_heading = false;
+    let mut in_table = false;
+    let mut seen_table = false;
     for line in body.split_inclusive('\n') {
         let t = line.trim();
         let next = pos + line.len();
         if t.is_empty() {
+            in_table = false;
+            pos = next;
+            continue;
+        }
+        if (in_table || !seen_table) && t.starts_with('|') {
+            in_table = true;
+            seen_table = true;
             pos = next;
             continue;
         }
@@ -1177,7 +1859,24 @@ pub fn content_of(body: &str) -> &str {
         }
         break;
     }
-    &body[pos.min(body.len())..]
+    let rest = &body[pos.min(body.len())..];
+    // A status section right after a changelog (the Cosmos layout) is the record's metadata
+    // too; a `## Status` further down is content.
+    let mut out = String::with_capacity(rest.len());
+    let mut only_changelog = true;
+    let mut skipping = false;
+    for line in rest.split_inclusive('\n') {
+        let t = line.trim();
+        if t.starts_with("## ") || t.starts_with("# ") {
+            let name = t.trim_start_matches('#').trim().trim_end_matches(':');
+            skipping = only_changelog && name.eq_ignore_ascii_case("status");
+            only_changelog &= name.eq_ignore_ascii_case("changelog") || skipping;
+        }
+        if !skipping {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// Plans an update of `o` that keeps its file's format; `Ok(None)` when it is in seneschal's
@@ -1198,15 +1897,16 @@ pub fn plan_update(
     else {
         return Ok(None);
     };
-    let fields = settle(front, style, &today())?;
+    let fields = settle(front, style == Style::Nygard, &today())?;
     let content = content_of(body.unwrap_or_else(|| o.body()));
     let number = heading_number(&o.id);
     let text = render(
         style,
         &fields,
-        content,
+        &content,
         number.as_deref(),
         &link_to(objects, &o.kind, style),
+        &layout_of(o),
     )
     .map_err(|m| ("/front_matter".to_string(), m))?;
     Ok(Some(text))
@@ -1318,6 +2018,7 @@ mod tests {
                 "## Context\n\nWe need search.\n",
                 Some("7"),
                 &none,
+                &Layout::default(),
             )
             .unwrap();
             let (fields, body_start) = match super::super::front_matter::split_front_matter(&text) {
@@ -1355,6 +2056,56 @@ mod tests {
                 "{style:?}"
             );
         }
+    }
+
+    #[test]
+    fn dates_mentions_titles_and_relations_as_written() {
+        assert_eq!(normalize_date("2023/2/14").as_deref(), Some("2023-02-14"));
+        assert_eq!(normalize_date("14.11.2022").as_deref(), Some("2022-11-14"));
+        assert_eq!(normalize_date("2022-03-03").as_deref(), Some("2022-03-03"));
+        assert_eq!(normalize_date("11/14/2022"), None);
+        assert_eq!(normalize_date("2022/13/01"), None);
+        assert_eq!(mention("ADR-8").as_deref(), Some("8"));
+        assert_eq!(mention("ADR 0003-SFS").as_deref(), Some("0003"));
+        assert_eq!(mention("ADRs"), None);
+        assert_eq!(title_of_file("0004-release-captain.md"), "Release captain");
+        assert_eq!(title_of_file("ADR-61.md"), "ADR-61");
+        assert_eq!(title_of_heading("ADR: Spectrum"), "Spectrum");
+        let refs = vec![
+            (
+                "process_adr".to_string(),
+                "./0007-release-process.md".to_string(),
+            ),
+            (
+                "pr".to_string(),
+                "https://example.invalid/pull/66".to_string(),
+            ),
+        ];
+        let lines = |t: &str| t.lines().map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(
+            prose_relations(
+                &lines("This document supersedes the [Release Process ADR][process_adr]."),
+                &refs
+            ),
+            [("supersedes", "0007".to_string())]
+        );
+        assert_eq!(
+            prose_relations(
+                &lines("Refines ADR 0003-SFS on the object state machine."),
+                &refs
+            ),
+            [("amends", "0003".to_string())]
+        );
+        // A link to anything but a record is no relation.
+        assert!(prose_relations(&lines("Deprecated in favor of [#66][pr]."), &refs).is_empty());
+        assert!(prose_relations(&lines("This updates the documentation."), &refs).is_empty());
+        let s = read_status("Implemented. Superseded by [ADR-013](./adr-013-x.md).");
+        assert_eq!(s.canonical, Some("superseded"));
+        assert_eq!(
+            read_status("Partially Implemented").canonical,
+            Some("accepted")
+        );
+        assert!(is_not_a_record("adr.template.md") && is_not_a_record("x-template.md"));
     }
 
     #[test]

@@ -613,12 +613,19 @@ fn place(root: &Root, kinds: &mut Kinds, placed: &BTreeMap<String, Vec<String>>)
             match adr_dir(root, &mut findings) {
                 Some(glob) => vec![glob],
                 None => {
-                    let present: Vec<String> = k
+                    let mut present: Vec<String> = k
                         .files
                         .iter()
                         .filter(|g| folder_exists(root, g))
                         .cloned()
                         .collect();
+                    // And the folders whose files look like ADRs, wherever they are.
+                    for folder in discover_adr_folders(root) {
+                        let glob = format!("{folder}/*.md");
+                        if !present.contains(&glob) && glob_problem(&glob).is_none() {
+                            present.push(glob);
+                        }
+                    }
                     if present.is_empty() {
                         continue;
                     }
@@ -635,6 +642,116 @@ fn place(root: &Root, kinds: &mut Kinds, placed: &BTreeMap<String, Vec<String>>)
         }
     }
     kinds.findings.extend(findings);
+}
+
+/// Whether a Markdown file in an ADR folder is not a record: a README, an index, or a
+/// template (`template.md`, `adr-template*.md`, `0000-*template*.md`, ...).
+pub fn is_not_a_record(file_name: &str) -> bool {
+    let lower = file_name.to_ascii_lowercase();
+    let stem = lower
+        .strip_suffix(".md")
+        .or_else(|| lower.strip_suffix(".markdown"))
+        .unwrap_or(&lower);
+    matches!(stem, "readme" | "index" | "template" | "_template")
+        || stem.starts_with("adr-template")
+        || stem.starts_with("template-")
+        || stem.starts_with("template_")
+        || stem.ends_with("-template")
+        || stem.ends_with("_template")
+        || stem.ends_with(".template")
+        || stem.starts_with("adr_template")
+        || stem.starts_with("adr.template")
+        || (stem.starts_with("0000") && stem.contains("template"))
+}
+
+/// Folders never searched for ADRs: dependencies, build output, hidden folders.
+const NOT_SEARCHED: [&str; 9] = [
+    "node_modules",
+    "target",
+    "vendor",
+    "dist",
+    "build",
+    "third_party",
+    "testdata",
+    "site-packages",
+    "out",
+];
+
+/// How deep and how wide the search for ADR folders goes.
+const SEARCH_DEPTH: usize = 3;
+const SEARCH_FOLDERS: usize = 600;
+
+/// Whether a file name is an ADR's by its shape: `adr-001-x.md`, `ADR-61.md`, `adr012-x.md`;
+/// with `hinted` (a folder whose path speaks of decisions), also `0001-x.md`.
+pub fn is_adr_shaped(name: &str, hinted: bool) -> bool {
+    let lower = name.to_ascii_lowercase();
+    let Some(stem) = lower.strip_suffix(".md") else {
+        return false;
+    };
+    if is_not_a_record(name) {
+        return false;
+    }
+    let digits = |s: &str| s.chars().take_while(char::is_ascii_digit).count();
+    if let Some(rest) = stem.strip_prefix("adr") {
+        let rest = rest.trim_start_matches(['-', '_']);
+        let n = digits(rest);
+        return n > 0 && (rest.len() == n || rest[n..].starts_with(['-', '_', '.']));
+    }
+    let n = digits(stem);
+    hinted && (3..=5).contains(&n) && stem[n..].starts_with(['-', '_'])
+}
+
+/// The folders (at most [`SEARCH_DEPTH`] deep) that hold two or more ADR-shaped files,
+/// wherever they are: `docs/architecture/adr-001-x.md`, `adr/ADR-1.md`, `rfcs/decisions/0001-x.md`.
+pub fn discover_adr_folders(root: &Root) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut queue: std::collections::VecDeque<(String, usize)> = [(String::new(), 0)].into();
+    let mut visited = 0;
+    while let Some((folder, depth)) = queue.pop_front() {
+        visited += 1;
+        if visited > SEARCH_FOLDERS {
+            break;
+        }
+        let Ok(dir) = root.open_dir(&folder, Follow::Inside) else {
+            continue;
+        };
+        let Ok(entries) = dir.entries() else { continue };
+        let lower = folder.to_ascii_lowercase();
+        let hinted = ["adr", "decision", "architecture", "rfc"]
+            .iter()
+            .any(|h| lower.contains(h));
+        let mut shaped = 0;
+        let mut subs = Vec::new();
+        for e in entries {
+            let Some(name) = e.name.to_str() else {
+                continue;
+            };
+            if name.starts_with('.') {
+                continue;
+            }
+            if e.kind == rustix::fs::FileType::Directory {
+                if depth < SEARCH_DEPTH && !NOT_SEARCHED.contains(&name) {
+                    subs.push(name.to_string());
+                }
+            } else if is_adr_shaped(name, hinted) {
+                shaped += 1;
+            }
+        }
+        if shaped >= 2 && !folder.is_empty() {
+            out.push(folder.clone());
+        }
+        subs.sort();
+        for sub in subs {
+            let rel = if folder.is_empty() {
+                sub
+            } else {
+                format!("{folder}/{sub}")
+            };
+            queue.push_back((rel, depth + 1));
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Which of the usual ADR folders exist: what the placement of the ADR kind depends on

@@ -19,6 +19,7 @@
 pub mod adr;
 pub mod front_matter;
 pub mod glob;
+pub mod hidden;
 pub mod kinds;
 pub mod parse;
 pub mod prompts;
@@ -216,6 +217,10 @@ fn config_stamps(root: &Root) -> Vec<(String, Option<Stamp>)> {
         .zip(kinds::usual_folders_present(root))
     {
         out.push((folder.to_string(), present.then_some(Stamp::REFUSED)));
+    }
+    // The folders found by the shape of their files.
+    for folder in kinds::discover_adr_folders(root) {
+        out.push((folder, Some(Stamp::REFUSED)));
     }
     if repo_kinds {
         if let Ok(entries) = root
@@ -434,6 +439,38 @@ fn unread(
             .is_ok()
     };
     let mut out = Vec::new();
+    // Folders whose files look like ADRs but that the ADR kind does not read (it reads the
+    // folder `.adr-dir` or `.seneschal/kinds.yaml` names): check says so, never nothing.
+    for found in kinds::discover_adr_folders(root) {
+        if folders.contains(&found.as_str()) {
+            continue;
+        }
+        let Ok(entries) = root
+            .open_dir(&found, Follow::Inside)
+            .and_then(|d| d.entries())
+        else {
+            continue;
+        };
+        let mut names: Vec<String> = entries
+            .iter()
+            .filter_map(|e| e.name.to_str())
+            .filter(|n| kinds::is_adr_shaped(n, true))
+            .map(str::to_string)
+            .collect();
+        names.sort();
+        out.push(Finding {
+            file: found.clone(),
+            pointer: String::new(),
+            message: format!(
+                "{} ADR-shaped files in {found} are not read: {}; the ADR kind reads {} (name the folder in {} or under `files:` in {})",
+                names.len(),
+                names.join(", "),
+                if folders.is_empty() { "no folder".to_string() } else { folders.join(", ") },
+                kinds::ADR_DIR_FILE,
+                kinds::REPO_KINDS,
+            ),
+        });
+    }
     for folder in folders {
         let Ok(dir) = root.open_dir(folder, Follow::Inside) else {
             continue;

@@ -91,6 +91,29 @@ pub fn parse_bytes(
             )
         }
     };
+    // Invisible characters are shown in what is served; hidden content is reported.
+    let (text, invisible) = super::hidden::reveal(text);
+    let hidden = if kind.map(|k| k.format) == Some(Format::Yaml) {
+        None
+    } else {
+        super::hidden::finding(file, &text, &invisible)
+    };
+    let mut result = parse_text(file, file_name, text, digest, kind, kinds);
+    if let (Some(_), Some(h)) = (&result.object, hidden) {
+        result.findings.push(h);
+    }
+    result
+}
+
+/// [`parse_bytes`] after the bytes are text.
+fn parse_text(
+    file: &str,
+    file_name: &str,
+    text: String,
+    digest: String,
+    kind: Option<&Arc<Kind>>,
+    kinds: &Kinds,
+) -> FileResult {
     let format = kind.map(|k| k.format).unwrap_or(Format::Markdown);
     let dialect = kind.and_then(|k| k.dialect);
     // A kind with a dialect reads files without front matter too.
@@ -195,22 +218,56 @@ pub fn parse_bytes(
         }
     }
     let mut checked = Value::Object(fields);
+    // A key written with no value (`description:`, Cursor's own default) is an absent key
+    // to the schema; it is served as written.
+    let without_nulls = match (&checked, kind.dialect) {
+        (Value::Object(f), Some(Dialect::Plain)) if f.values().any(Value::is_null) => {
+            Some(Value::Object(
+                f.iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ))
+        }
+        _ => None,
+    };
+    let judged = without_nulls.as_ref().unwrap_or(&checked);
     // Valid front matter is the common case: `is_valid` answers it without building errors.
     let mut findings: Vec<Finding> = Vec::new();
-    if !kind.validator.is_valid(&checked) {
-        findings = kind
-            .validator
-            .iter_errors(&checked)
+    if !kind.validator.is_valid(judged) {
+        let errors: Vec<_> = kind.validator.iter_errors(judged).collect();
+        // Only lengths over a spec's limit (a skill description of 1,100 characters, which
+        // the clients read all the same): served, with a finding for each.
+        let soft = errors.iter().all(|e| {
+            matches!(
+                e.kind(),
+                jsonschema::error::ValidationErrorKind::MaxLength { .. }
+            )
+        });
+        findings = errors
+            .iter()
             .map(|e| Finding {
                 file: file.to_string(),
                 pointer: e.instance_path().as_str().to_string(),
-                message: format!("{e} (schema of kind `{}`)", kind.name),
+                message: if let (true, jsonschema::error::ValidationErrorKind::MaxLength { limit }) =
+                    (soft, e.kind())
+                {
+                    format!(
+                        "is {} characters, over the limit of {limit} (schema of kind `{}`); it is served all the same, but clients that hold to the limit may cut or refuse it",
+                        e.instance().as_str().map_or(0, |s| s.chars().count()),
+                        kind.name
+                    )
+                } else {
+                    format!("{e} (schema of kind `{}`)", kind.name)
+                },
             })
             .collect();
-        return FileResult {
-            object: None,
-            findings,
-        };
+        if !soft {
+            return FileResult {
+                object: None,
+                findings,
+            };
+        }
     }
     // A prompt kind's object must declare arguments a prompt can take, whatever its schema.
     if kind.prompt {
@@ -331,7 +388,7 @@ pub fn parse_bytes(
             body_start,
             text,
         })),
-        findings: Vec::new(),
+        findings,
     }
 }
 

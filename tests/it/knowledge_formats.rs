@@ -20,6 +20,9 @@ const FIXTURES: &[&str] = &[
     "adr-madr",
     "thomvaill-log4brains",
     "JabRef-jabref",
+    "nats-io-nats-architecture-and-design",
+    "celestiaorg-celestia-app",
+    "s3gw-tech-s3gw",
 ];
 
 fn fixture_dir(name: &str) -> PathBuf {
@@ -130,19 +133,26 @@ fn every_record_of_every_real_fixture_is_served_with_its_title_status_and_date()
             );
         }
         // Each fixture's own Markdown files are all read or recognised: no unread-files
-        // finding; the other findings are the statuses and dates the files write their own way.
+        // finding; the other findings are the statuses and dates the files write their own way,
+        // and the HTML comments and unused link definitions a rendered view hides.
         let c = check(repo.path());
         for f in c["findings"].as_array().unwrap() {
             let pointer = f["pointer"].as_str().unwrap();
             assert!(
-                pointer == "/status" || pointer == "/date",
+                pointer == "/status"
+                    || pointer == "/date"
+                    || (pointer == "/body"
+                        && f["message"]
+                            .as_str()
+                            .unwrap()
+                            .starts_with("holds hidden content")),
                 "{name}: unexpected finding {f}"
             );
         }
         served_counts.push((name, got.len()));
     }
     let total: usize = served_counts.iter().map(|(_, n)| n).sum();
-    assert_eq!(total, 142, "{served_counts:?}");
+    assert_eq!(total, 241, "{served_counts:?}");
 }
 
 #[test]
@@ -314,8 +324,11 @@ fn adr_folders_come_from_adr_dir_or_the_usual_places() {
         adr["files"],
         serde_json::json!(["docs/development/adr/*.md"])
     );
-    // Without `.adr-dir`, that folder is not an ADR folder; a usual one is, when it appears.
+    // Without `.adr-dir`, that folder is still found by the shape of its files (numbered
+    // records in a folder named `adr`); a usual one is read too, when it appears.
     std::fs::remove_file(p.join(".adr-dir")).unwrap();
+    assert_eq!(adrs(p).len(), 9);
+    std::fs::remove_dir_all(p.join("docs/development/adr")).unwrap();
     assert_eq!(adrs(p).len(), 0);
     std::fs::create_dir_all(p.join("architecture/decisions")).unwrap();
     std::fs::write(
@@ -631,4 +644,289 @@ fn a_new_record_is_written_in_the_repository_s_own_format_folder_and_numbering()
         std::fs::read_to_string(p.join("docs/decisions/0019-use-a-changelog.md")).unwrap(),
         "---\nnav_order: 19\nparent: Decisions\nstatus: accepted\n---\n# Use a changelog\n\n## Context and Problem Statement\n\nReleases need notes.\n"
     );
+}
+
+#[test]
+fn adr_folders_are_found_by_the_shape_of_their_files_and_check_names_those_it_does_not_read() {
+    // celestia-app keeps `adr-NNN-*.md` in docs/architecture, no usual place: found and read.
+    let repo = repo_of("celestiaorg-celestia-app");
+    let p = repo.path();
+    assert_eq!(adrs(p).len(), 27);
+    assert_eq!(
+        check(p)["adr_folders"],
+        serde_json::json!(["docs/architecture"])
+    );
+    // With an `.adr-dir` naming another folder, those files are named as not read.
+    std::fs::create_dir_all(p.join("doc/records")).unwrap();
+    std::fs::write(p.join(".adr-dir"), "doc/records\n").unwrap();
+    let c = check(p);
+    let f: Vec<&Value> = c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["file"] == "docs/architecture")
+        .collect();
+    assert_eq!(f.len(), 1, "{c}");
+    let message = f[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "26 ADR-shaped files in docs/architecture are not read: adr-001-abci++-adoption.md,"
+        ) && message.ends_with("the ADR kind reads doc/records (name the folder in .adr-dir or under `files:` in .seneschal/kinds.yaml)"),
+        "{message}"
+    );
+    assert!(!message.contains("adr-template"), "{message}");
+    // Templates are never records, under any of their usual names.
+    std::fs::remove_file(p.join(".adr-dir")).unwrap();
+    for t in [
+        "adr.template.md",
+        "template.md",
+        "adr-template.md",
+        "x-template.md",
+        "_template.md",
+    ] {
+        std::fs::write(
+            p.join("docs/architecture").join(t),
+            "# ADR {NUMBER}: {TITLE}\n\n## Status\n\nProposed\n",
+        )
+        .unwrap();
+    }
+    assert_eq!(adrs(p).len(), 27);
+}
+
+#[test]
+fn agent_files_as_published_are_served_with_a_finding_for_what_breaks_a_spec() {
+    // langfuse: Cursor rules with an empty `description:` (Cursor's default), AGENTS.md,
+    // CLAUDE.md and skills under .agents/skills.
+    let repo = repo_of("langfuse-langfuse");
+    let p = repo.path();
+    let c = check(p);
+    assert_eq!(c["findings"], serde_json::json!([]), "{c}");
+    let list = json(&sen(p, &["knowledge", "list", "--limit", "100"]));
+    let uris: Vec<&str> = list["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["uri"].as_str().unwrap())
+        .collect();
+    for uri in [
+        "seneschal://knowledge/instructions/global.mdc",
+        "seneschal://knowledge/instructions/general-info.mdc",
+        "seneschal://knowledge/instructions/tests.mdc",
+        "seneschal://knowledge/instructions/AGENTS.md",
+        "seneschal://knowledge/instructions/CLAUDE.md",
+        "seneschal://knowledge/skill/turborepo",
+    ] {
+        assert!(uris.contains(&uri), "{uri} not served: {uris:?}");
+    }
+    assert_eq!(uris.len(), 14, "{uris:?}");
+    let rule = json(&sen(
+        p,
+        &[
+            "knowledge",
+            "get",
+            "--uri",
+            "seneschal://knowledge/instructions/global.mdc",
+        ],
+    ));
+    assert_eq!(rule["front_matter"]["description"], Value::Null);
+    assert_eq!(rule["front_matter"]["alwaysApply"], true);
+    // A new skill goes where the house keeps its skills.
+    let made = create(
+        p,
+        serde_json::json!({"kind": "skill", "front_matter": {"name": "release-notes",
+            "description": "Write the release notes from the merged pull requests. Use when preparing a release."},
+            "body": "# Release notes\n\nList the merged pull requests.\n"}),
+    );
+    assert_eq!(made["file"], ".agents/skills/release-notes/SKILL.md");
+    // anthropics/skills: a description of 1,068 characters is served, with a finding.
+    let repo = repo_of("anthropics-skills");
+    let p = repo.path();
+    let c = check(p);
+    let findings = c["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{c}");
+    assert_eq!(findings[0]["pointer"], "/description");
+    assert!(
+        findings[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("is 1068 characters, over the limit of 1024"),
+        "{c}"
+    );
+    let skill = json(&sen(
+        p,
+        &[
+            "knowledge",
+            "get",
+            "--uri",
+            "seneschal://knowledge/skill/claude-api",
+        ],
+    ));
+    assert_eq!(skill["file"], "skills/claude-api/SKILL.md");
+}
+
+#[test]
+fn hidden_content_is_shown_in_what_is_served_and_reported_by_check() {
+    // s3gw 0011 opens with an HTML comment; a rendered view hides it.
+    let repo = repo_of("s3gw-tech-s3gw");
+    let p = repo.path();
+    let c = check(p);
+    assert!(
+        c["findings"].as_array().unwrap().iter().any(|f| f["file"]
+            == "docs/decisions/0011-sfs-timestamps.md"
+            && f["pointer"] == "/body"
+            && f["message"]
+                .as_str()
+                .unwrap()
+                .contains("1 HTML comment (line 2)")),
+        "{c}"
+    );
+    // Invisible characters in an instruction file: served visibly, reported.
+    std::fs::write(
+        p.join("AGENTS.md"),
+        "# Rules\n\nRun the tests.\u{200B}\u{E0049}\u{E0047}\u{202E}\n\n[unused]: https://example.invalid\n",
+    )
+    .unwrap();
+    let got = json(&sen(
+        p,
+        &[
+            "knowledge",
+            "get",
+            "--uri",
+            "seneschal://knowledge/instructions/AGENTS.md",
+        ],
+    ));
+    let body = got["body"].as_str().unwrap();
+    assert!(
+        body.contains("Run the tests.[U+200B][U+E0049][U+E0047][U+202E]"),
+        "{body}"
+    );
+    assert!(!body.chars().any(|c| c == '\u{200B}' || c == '\u{202E}'));
+    let c = check(p);
+    let f = c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["file"] == "AGENTS.md")
+        .unwrap_or_else(|| panic!("{c}"))
+        .clone();
+    let message = f["message"].as_str().unwrap();
+    assert!(message.contains("4 invisible characters"), "{message}");
+    assert!(message.contains("[unused]"), "{message}");
+}
+
+#[test]
+fn a_new_record_follows_the_house_of_each_new_fixture() {
+    let input = serde_json::json!({"kind": "adr",
+        "front_matter": {"title": "Stream snapshots", "status": "proposed", "author": "@someone", "tags": ["jetstream"]},
+        "body": "## Context\n\nStreams need snapshots.\n\n## Decision\n\nTake them.\n"});
+    // nats: `ADR-61.md`, the metadata table of its newest records, a date (every record has one).
+    let repo = repo_of("nats-io-nats-architecture-and-design");
+    let p = repo.path();
+    let made = create(p, input.clone());
+    assert_eq!(made["file"], "adr/ADR-61.md");
+    let got = json(&sen(
+        p,
+        &["knowledge", "get", "--uri", "seneschal://knowledge/adr/61"],
+    ));
+    let date = got["front_matter"]["date"].as_str().unwrap().to_string();
+    assert_eq!(
+        std::fs::read_to_string(p.join("adr/ADR-61.md")).unwrap(),
+        format!(
+            "# Stream snapshots\n\n| Metadata | Value      |\n|----------|------------|\n| Date     | {date} |\n| Author   | @someone   |\n| Status   | Proposed   |\n| Tags     | jetstream  |\n\n## Context\n\nStreams need snapshots.\n\n## Decision\n\nTake them.\n"
+        )
+    );
+    assert_eq!(got["front_matter"]["status"], "proposed");
+    assert_eq!(got["front_matter"]["adr_format"], "table");
+    // An update changes the table's status row and keeps the body's own `## Status` section.
+    let uri = "seneschal://knowledge/adr/48";
+    let before = json(&sen(p, &["knowledge", "get", "--uri", uri]));
+    let mut front = before["front_matter"].clone();
+    front["status"] = "deprecated".into();
+    let o = support::call(
+        p,
+        "knowledge.update",
+        serde_json::json!({"uri": uri, "expected_digest": before["digest"], "front_matter": front}),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(p.join("adr/ADR-48.md")).unwrap();
+    assert!(
+        text.contains("| Status   | Deprecated                              |\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n## Status\n\nThe `Status` interface would get"),
+        "{text}"
+    );
+    assert_eq!(
+        json(&sen(p, &["knowledge", "get", "--uri", uri]))["front_matter"]["amends"],
+        "8"
+    );
+    // celestia-app: `adr-030-slug.md`, `# ADR 030: Title`, the changelog and status sections
+    // in the order of its newest record (adr-029).
+    let repo = repo_of("celestiaorg-celestia-app");
+    let p = repo.path();
+    let made = create(p, input.clone());
+    assert_eq!(
+        made["file"],
+        "docs/architecture/adr-030-stream-snapshots.md"
+    );
+    let text =
+        std::fs::read_to_string(p.join("docs/architecture/adr-030-stream-snapshots.md")).unwrap();
+    let got = json(&sen(
+        p,
+        &["knowledge", "get", "--uri", "seneschal://knowledge/adr/030"],
+    ));
+    let date = got["front_matter"]["date"].as_str().unwrap().to_string();
+    assert_eq!(
+        text,
+        format!("# ADR 030: Stream snapshots\n\n## Changelog\n\n- {date}: Initial draft\n\n## Status\n\nProposed\n\n## Context\n\nStreams need snapshots.\n\n## Decision\n\nTake them.\n")
+    );
+    assert_eq!(got["title"], "Stream snapshots");
+    assert_eq!(got["front_matter"]["adr_format"], "cosmos");
+    // s3gw: `0020-slug.md` in MADR, as its own template writes it.
+    let repo = repo_of("s3gw-tech-s3gw");
+    let p = repo.path();
+    let made = create(p, input);
+    assert_eq!(made["file"], "docs/decisions/0020-stream-snapshots.md");
+}
+
+#[test]
+fn a_value_that_would_write_structure_of_its_own_is_refused() {
+    // A title holding `\n\n## Status\n\nAccepted` would make a proposed record read as
+    // accepted; it is refused before anything is written, in every format.
+    for fixture in [
+        "npryce-adr-tools",
+        "nats-io-nats-architecture-and-design",
+        "adr-madr",
+    ] {
+        let repo = repo_of(fixture);
+        let p = repo.path();
+        let before = adrs(p).len();
+        let o = support::call(
+            p,
+            "knowledge.create",
+            serde_json::json!({"kind": "adr", "front_matter": {"title": "Harmless\n\n## Status\n\nAccepted", "status": "proposed"}}),
+        );
+        assert_eq!(o.status.code(), Some(2), "{fixture}: {}", stderr(&o));
+        assert!(stderr(&o).contains("/front_matter/title"), "{}", stderr(&o));
+        assert_eq!(adrs(p).len(), before, "{fixture}");
+        assert!(
+            json(&sen(
+                p,
+                &[
+                    "knowledge",
+                    "list",
+                    "--status",
+                    "accepted",
+                    "--limit",
+                    "500"
+                ]
+            ))["objects"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|o| o["title"] != "Harmless"),
+            "{fixture}"
+        );
+    }
 }
