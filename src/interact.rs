@@ -496,11 +496,15 @@ pub fn wait_with(wait: fn(&mut dyn FnMut())) {
     let _ = WAIT.set(wait);
 }
 
+/// Calls of one process waiting on the approval desk at once (`limits::APPROVAL_WAITS`, where
+/// the limits table reads it): a further write that would wait is refused at once.
+pub const APPROVAL_WAITS: usize = 32;
+
 /// The calls of this process waiting on the desk.
 static WAITING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// A call counted among [`WAITING`] until dropped; `None` when
-/// [`crate::limits::APPROVAL_WAITS`] wait already.
+/// [`APPROVAL_WAITS`] wait already.
 struct Waiting;
 
 impl Waiting {
@@ -508,7 +512,7 @@ impl Waiting {
         use std::sync::atomic::Ordering;
         WAITING
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                (n < crate::limits::APPROVAL_WAITS).then_some(n + 1)
+                (n < APPROVAL_WAITS).then_some(n + 1)
             })
             .ok()
             .map(|_| Waiting)
@@ -537,7 +541,7 @@ fn on_the_desk(
             "`{id}` was not put on the approval desk: {} writes of this process wait there \
              already; the person decides them in the cockpit (or with `seneschal approvals`) \
              first",
-            crate::limits::APPROVAL_WAITS
+            APPROVAL_WAITS
         )));
     };
     let record = json!({

@@ -88,7 +88,7 @@ pub const APPROVAL_WAIT_SECS_DEFAULT: u64 = 120;
 
 /// Calls of one process waiting on the approval desk at once: a further write that would wait
 /// is refused at once. Below the HTTP connection cap, so that the cockpit always has room.
-pub const APPROVAL_WAITS: usize = 32;
+pub const APPROVAL_WAITS: usize = crate::interact::APPROVAL_WAITS;
 
 /// One limit of the policy.
 #[derive(Debug, Clone, Copy)]

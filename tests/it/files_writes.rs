@@ -302,26 +302,29 @@ fn write_edit_move_delete_over_every_transport_agree_with_the_disk_and_the_audit
         drop(via);
         // The log agrees with every answer: an intent with the digests written, then applied.
         let records = audit(dir);
+        // The answers carry the digest of the text as shown; the log, its keyed digest.
+        assert_eq!(w["digest"], digest_of(&on_disk));
+        assert_eq!(m["digest"], digest_of(&edited));
         audited(
             &records,
             "files.write",
             transport,
             "notes/new.txt",
-            w["digest"].as_str().unwrap(),
+            &support::audit_digest(dir, &on_disk),
         );
         audited(
             &records,
             "files.edit",
             transport,
             "notes/new.txt",
-            e["digest"].as_str().unwrap(),
+            &support::audit_digest(dir, &edited),
         );
         audited(
             &records,
             "files.move",
             transport,
             "docs/moved/new.txt",
-            m["digest"].as_str().unwrap(),
+            &support::audit_digest(dir, &edited),
         );
         audited(&records, "files.move", transport, "notes/new.txt", "absent");
         audited(

@@ -352,9 +352,9 @@ fn a_log_that_cannot_take_the_intent_applies_nothing_and_a_keyed_retry_after_rep
     assert!(v.status.success(), "{}", support::stderr(&v));
 }
 
-/// The sha256 of a file as the log spells it.
-fn digest_of(path: &Path) -> String {
-    format!("sha256:{:x}", Sha256::digest(std::fs::read(path).unwrap()))
+/// The digest of a file as the log spells it (keyed: `.seneschal/digest.key`).
+fn digest_of(dir: &Path, path: &Path) -> String {
+    support::audit_digest(dir, &std::fs::read(path).unwrap())
 }
 
 /// A small deterministic generator (xorshift), seeded from the clock and printed.
@@ -459,7 +459,7 @@ fn kill_9_between_any_two_syscalls_leaves_no_unaudited_and_no_double_applied_wri
         if rel == "docs/adr/0001-first.md" {
             continue;
         }
-        let d = digest_of(&e.path());
+        let d = digest_of(dir, &e.path());
         let covered = records.iter().any(|r| {
             r["phase"] == "intent"
                 && applied.contains(&r["seq"].as_u64().unwrap())

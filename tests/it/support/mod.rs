@@ -287,3 +287,11 @@ fn tool_and_route(id: &str) -> (String, String) {
         format!("/api/v1/{}", id.replace('.', "/")),
     )
 }
+
+/// The digest the audit log records of `bytes` in the repository at `dir`: HMAC-SHA256 under
+/// the repository's digest key (`.seneschal/digest.key`), as the store spells it.
+pub fn audit_digest(dir: &Path, bytes: &[u8]) -> String {
+    let key = std::fs::read(dir.join(".seneschal/digest.key")).expect("the digest key");
+    let mac = seneschal::text::hmac_sha256(&key, bytes);
+    format!("hmac-sha256:{}", seneschal::text::hex(&mac))
+}
