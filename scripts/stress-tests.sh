@@ -7,9 +7,25 @@
 #   scripts/stress-tests.sh [RUNS] [-- extra cargo test arguments]
 #
 # Environment: HOG_WORKERS (default: the number of cores), LOG_DIR (default: a fresh temporary
-# folder; each run's whole output is kept there as run-N.log).
+# folder; each run's whole output is kept there as run-N.log), STRESS_CHECKOUT (see below).
+#
+# From a linked worktree (`.git` is a file) the suite cannot pass: seneschal refuses such a
+# repository (rule git_pinned), and the tests that serve seneschal's own checkout say so. The
+# runs then use a clone of HEAD at STRESS_CHECKOUT (default: /tmp/seneschal-stress), refreshed
+# each time; a clone also keeps edits made during the runs out of them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+if [ -f .git ]; then
+  checkout=${STRESS_CHECKOUT:-/tmp/seneschal-stress}
+  head=$(git rev-parse HEAD)
+  if [ ! -d "$checkout/.git" ]; then
+    git clone --quiet --no-checkout "$(pwd)" "$checkout" || exit 2
+  fi
+  git -C "$checkout" fetch --quiet "$(pwd)" "$head" && git -C "$checkout" checkout --quiet --force "$head" || exit 2
+  echo "a linked worktree: running HEAD ($head) from the clone $checkout"
+  cd "$checkout"
+fi
 
 runs=${1:-5}
 shift $(( $# > 0 ? 1 : 0 ))
@@ -27,6 +43,7 @@ stop_hog() {
   done
 }
 trap stop_hog EXIT
+trap 'exit 130' INT TERM
 if command -v stress-ng >/dev/null 2>&1; then
   setsid stress-ng --cpu "$workers" --quiet >/dev/null 2>&1 &
   hog_pids+=($!)

@@ -383,7 +383,7 @@ fn a_write_waiting_on_the_desk_is_among_the_running_calls_until_it_is_decided() 
     let dir = repo.path();
     let serve = Serve::start_args(
         dir,
-        &["--approval", "ask", "--approval-timeout", "30"],
+        &["--approval", "ask", "--approval-timeout", "3600"],
         &[("SENESCHAL_DESK_SECRET", SECRET)],
     );
     let running = || -> Vec<Value> {
