@@ -8,8 +8,10 @@
 //! looks like to the server) and keeps reading: the connection then ends only once the call has
 //! returned (a streamed call's thread is joined before its stream ends), and a call that
 //! noticed its cancellation is not answered, so "ended without an answer" is the event that says
-//! the search stopped. A search left alone takes seconds; the close is sent with the request,
-//! or as soon as the search reports its first progress.
+//! the call ended cancelled. In the initialize-era session the stream stays open to the end of
+//! the call, and its progress shows the search stopped short of its last file. A search left
+//! alone takes seconds; the close is sent with the request, or as soon as the search reports its
+//! first progress.
 
 use std::io::{BufRead, BufReader, Read, Write};
 
@@ -276,5 +278,17 @@ fn a_search_cancelled_in_an_initialize_era_session_stops() {
     assert!(
         !rest.iter().any(|m| answers(m, 7)),
         "a cancelled search was answered: {rest:?}"
+    );
+    // And it stopped: the stream stays open to the end of the call, and a search that went on
+    // to the last of its 2,000 files would have reported it (the highest figure always
+    // leaves). The cancellation left as soon as 500 were searched.
+    let highest = rest
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .filter_map(|m| m["params"]["progress"].as_f64())
+        .fold(0.0, f64::max);
+    assert!(
+        highest < 2000.0,
+        "the cancelled search searched every file: {rest:?}"
     );
 }
