@@ -266,25 +266,25 @@ fn slow_bodies_do_not_hold_the_workers() {
     );
 }
 
-/// A small cap filled with idle keep-alive connections (each has had its answer and sends
-/// nothing more, with an hour before its idle timeout): a new client is served, and it is the
-/// connection idle the longest that makes room.
+/// A small cap filled with idle connections (with an hour before their idle timeout): the
+/// first has sent nothing since it was accepted, the three after it have had an answer each and
+/// send nothing more. A new client is served, and it is the connection idle the longest, the
+/// first, that makes room.
+///
+/// The first is idle since its accept, stamped by the accept loop before it takes the next
+/// connection: whatever the scheduler does, the others turn idle later (a connection that has
+/// had an answer turns idle only once its thread runs again after writing it, so the order of
+/// answers alone would not decide).
 #[test]
 fn at_the_cap_the_longest_idle_connection_makes_room() {
     let s = start(&[&["--max-connections", "4"][..], &PATIENT].concat());
     let host = s.host();
     let status = "/api/v1/server/status";
-    let mut held: Vec<_> = (0..4)
-        .map(|_| {
-            let mut c = s.connect();
-            assert_eq!(c.send(&host, "GET", status, &[], b"").status, 200);
-            c
-        })
-        .collect();
-    // The three younger ones are used once more: the first has been idle since before six
-    // answers on the others (a connection turns idle just after its answer leaves).
-    for c in &mut held[1..] {
+    let mut held = vec![s.connect()];
+    for _ in 1..4 {
+        let mut c = s.connect();
         assert_eq!(c.send(&host, "GET", status, &[], b"").status, 200);
+        held.push(c);
     }
     let (r, _) = prompt(&s, "GET", status, &[], b"");
     assert_eq!(r.status, 200);
