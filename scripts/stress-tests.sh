@@ -68,7 +68,8 @@ failed_runs=0
 start=$(date +%s)
 for i in $(seq "$runs"); do
   t0=$(date +%s)
-  cargo test --workspace "$@" >"$logs/run-$i.log" 2>&1
+  # Every test binary runs, so that a run reports all its failures, not the first binary's.
+  cargo test --workspace --no-fail-fast "$@" >"$logs/run-$i.log" 2>&1
   rc=$?
   took=$(( $(date +%s) - t0 ))
   # libtest prints one `name ... FAILED` line per failing test.
