@@ -307,12 +307,12 @@ mod tests {
             sink: echo.clone(),
             pending: Arc::clone(&pending),
         };
-        let r = link.request("elicitation/create", json!({}), Duration::from_secs(5));
+        let r = link.request("elicitation/create", json!({}), Duration::from_secs(60));
         assert_eq!(r, Ok(json!({"action": "accept"})));
         assert!(link.notify("notifications/progress", json!({"progress": 1})));
         assert_eq!(echo.1.lock().unwrap().len(), 2);
         let err = Link::closed()
-            .request("sampling/createMessage", json!({}), Duration::from_secs(5))
+            .request("sampling/createMessage", json!({}), Duration::from_secs(60))
             .unwrap_err();
         assert!(err.contains("cannot reach"), "{err}");
     }

@@ -588,7 +588,7 @@ fn http_call(bin: &Path, dir: &Path, method: &str, path: &str) -> (u16, serde_js
         .to_string();
     let body = if method == "POST" { "{}" } else { "" };
     let mut conn = std::net::TcpStream::connect(&addr).unwrap();
-    conn.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(120)))
         .unwrap();
     write!(
         conn,

@@ -31,9 +31,12 @@ fn pending(dir: &Path) -> Vec<Value> {
     support::json(&o)["pending"].as_array().unwrap().clone()
 }
 
+/// How long a test waits for the desk to change: a bound for a defect, not for a slow machine.
+const BOUND: Duration = Duration::from_secs(60);
+
 /// Waits until an approval of `capability` is pending, and answers it.
 fn wait_pending(dir: &Path, capability: &str) -> Value {
-    let until = Instant::now() + Duration::from_secs(20);
+    let until = Instant::now() + BOUND;
     loop {
         if let Some(p) = pending(dir)
             .into_iter()
@@ -258,7 +261,8 @@ fn an_undecided_write_times_out_and_a_cancelled_or_abandoned_one_waits_no_more()
     let d = support::scratch_repo();
     let dir = d.path();
     // Timed out: not_approved, nothing written, nothing left waiting; a late decision is
-    // refused as such.
+    // refused as such. The approval waits a second only, perhaps too briefly to be seen
+    // listed: its id is the one the refusal names.
     let mcp = agent(dir, &["--approval-timeout", "1"]);
     let call = call_in_background(
         mcp,
@@ -266,8 +270,15 @@ fn an_undecided_write_times_out_and_a_cancelled_or_abandoned_one_waits_no_more()
         "files_write",
         json!({"path": "late.md", "content": "x\n"}),
     );
-    let p = wait_pending(dir, "files.write");
     let (mcp, answer, _) = call.join().unwrap();
+    let text = answer.to_string();
+    let late: String = text
+        .split_once("no decision on approval ")
+        .unwrap_or_else(|| panic!("the refusal names its approval: {answer}"))
+        .1
+        .chars()
+        .take_while(char::is_ascii_alphanumeric)
+        .collect();
     assert_eq!(
         answer["result"]["_meta"]["seneschal/error"]["code"], "not_approved",
         "{answer}"
@@ -278,7 +289,7 @@ fn an_undecided_write_times_out_and_a_cancelled_or_abandoned_one_waits_no_more()
     );
     assert!(!dir.join("late.md").exists());
     assert!(pending(dir).is_empty(), "a timed-out approval is withdrawn");
-    let o = support::run_in(dir, &["approvals", "approve", p["id"].as_str().unwrap()]);
+    let o = support::run_in(dir, &["approvals", "approve", &late]);
     assert_eq!(
         o.status.code(),
         Some(3),
@@ -303,7 +314,7 @@ fn an_undecided_write_times_out_and_a_cancelled_or_abandoned_one_waits_no_more()
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
         "params": {"requestId": 8, "reason": "the user moved on"}}),
     );
-    let until = Instant::now() + Duration::from_secs(10);
+    let until = Instant::now() + BOUND;
     while !pending(dir).is_empty() {
         assert!(Instant::now() < until, "the cancelled call still waits");
         std::thread::sleep(Duration::from_millis(50));
@@ -324,7 +335,7 @@ fn an_undecided_write_times_out_and_a_cancelled_or_abandoned_one_waits_no_more()
         .status()
         .unwrap()
         .success());
-    let until = Instant::now() + Duration::from_secs(10);
+    let until = Instant::now() + BOUND;
     while !pending(dir).is_empty() {
         assert!(
             Instant::now() < until,
@@ -334,10 +345,9 @@ fn an_undecided_write_times_out_and_a_cancelled_or_abandoned_one_waits_no_more()
     }
     let _ = mcp.finish();
     assert!(!dir.join("killed.md").exists());
-    // Under deny nothing waits on the desk: refused at once.
+    // Under deny nothing waits on the desk: refused at once, by the policy, not by a timeout.
     let mut mcp = Mcp::start_with(dir, &["--approval", "deny"], &[]);
     mcp.initialize("2025-11-25");
-    let started = Instant::now();
     let a = mcp.request(
         "tools/call",
         json!({"name": "files_write", "arguments": {"path": "denied.md", "content": "x\n"}}),
@@ -346,7 +356,10 @@ fn an_undecided_write_times_out_and_a_cancelled_or_abandoned_one_waits_no_more()
         a["result"]["_meta"]["seneschal/error"]["code"], "not_approved",
         "{a}"
     );
-    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(
+        !a.to_string().contains("no decision on approval"),
+        "refused by the policy, not after waiting on the desk: {a}"
+    );
     assert!(pending(dir).is_empty());
     let _ = mcp.finish();
 }
@@ -378,7 +391,7 @@ fn a_write_waiting_on_the_desk_is_among_the_running_calls_until_it_is_decided() 
     let dir = repo.path();
     let serve = Serve::start_args(
         dir,
-        &["--approval", "ask", "--approval-timeout", "30"],
+        &["--approval", "ask", "--approval-timeout", "3600"],
         &[("SENESCHAL_DESK_SECRET", SECRET)],
     );
     let running = || -> Vec<Value> {

@@ -539,28 +539,25 @@ fn oversized_request_heads_are_431() {
     assert_eq!(c.read(false).status, 431);
 }
 
+/// How long a client waits for an event: a bound for a defect, not for a slow machine.
+const BOUND: Duration = Duration::from_secs(60);
+
 #[test]
 fn a_stalled_client_times_out() {
     let s = start(&["--timeout", "1"]);
     let mut c = s.connect();
-    let started = Instant::now();
     c.write(b"GET / HTTP/1.1\r\nHost: ");
     let r = c.read(false);
     assert_eq!(r.status, 408);
     assert!(c.closed());
-    let waited = started.elapsed();
-    assert!(
-        waited >= Duration::from_millis(900) && waited < Duration::from_secs(5),
-        "{waited:?}"
-    );
-    // An idle keep-alive connection is closed after the timeout too.
+    // An idle keep-alive connection is closed after the timeout too (the read waits for it).
     let mut c = s.connect();
     let r = c.send(&s.host(), "GET", "/api/v1/server/status", &[], b"");
     assert_eq!(r.status, 200);
-    std::thread::sleep(Duration::from_millis(1500));
     assert!(c.closed());
     // The listener shares the timeout (accepted sockets inherit it); idle past it, the server
-    // still accepts.
+    // still accepts. The idleness is the condition under test: this pause is not a wait for
+    // anything.
     std::thread::sleep(Duration::from_millis(1200));
     assert_eq!(s.get("/api/v1/server/status").status, 200);
 }
@@ -577,16 +574,10 @@ fn burst_of_32_keepalive_connections_all_answered() {
         for c in &mut conns {
             c.write(req.as_bytes());
         }
-        let started = Instant::now();
         for (i, c) in conns.iter_mut().enumerate() {
             let r = c.read(false);
             assert_eq!(r.status, 200, "round {round}, connection {i}");
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "round {round}: answers took {:?}",
-            started.elapsed()
-        );
         // Each connection is kept alive and serves a second request.
         for c in &mut conns {
             let r = c.send(&host, "GET", "/api/v1/server/status", &[], b"");
@@ -674,8 +665,10 @@ fn connections_over_the_cap_wait_for_a_free_one() {
     a.write(big.as_bytes());
     let mut b = s.connect();
     b.write(big.as_bytes());
-    std::thread::sleep(Duration::from_millis(300));
-    // A third client is not served while both are busy: its request waits, unanswered.
+    // Both are busy once their answers begin.
+    assert!(a.answered_within(BOUND) && b.answered_within(BOUND));
+    // A third client is not served while both are busy: its request waits, unanswered (for
+    // as long as the test looks).
     let mut c = s.connect();
     c.write(format!("GET {status} HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes());
     assert!(
@@ -689,8 +682,24 @@ fn connections_over_the_cap_wait_for_a_free_one() {
 
     // Idle connections do not start threads beyond the cap, and do not keep a client out.
     let before = threads(s.pid());
-    let idle: Vec<Conn> = (0..40).map(|_| s.connect()).collect();
-    std::thread::sleep(Duration::from_millis(300));
+    let mut idle: Vec<Conn> = (0..40).map(|_| s.connect()).collect();
+    // The server has taken them all once it has closed all but two: each one it takes at the
+    // cap closes the one idle the longest.
+    let until = Instant::now() + BOUND;
+    loop {
+        let closed = idle
+            .iter_mut()
+            .map(|c| c.answered_within(Duration::from_millis(1)))
+            .filter(|&closed| closed)
+            .count();
+        if closed >= 38 {
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "{closed} of 40 idle connections closed"
+        );
+    }
     let during = threads(s.pid());
     assert!(
         during <= before + 2,

@@ -115,7 +115,15 @@ fn a_long_search_reports_progress_to_its_token_only() {
             m["params"]["progress"].as_f64().unwrap()
         })
         .collect();
-    assert_eq!(figures, [500.0, 1000.0, 1500.0]);
+    // The walker's threads count side by side: a figure reported late, after a higher one,
+    // is dropped, so the promise is a rising run of the figures every 500 files, the highest
+    // always among them (no later one can pass it).
+    assert!(
+        figures.windows(2).all(|w| w[0] < w[1])
+            && figures.iter().all(|f| [500.0, 1000.0, 1500.0].contains(f))
+            && figures.last() == Some(&1500.0),
+        "{figures:?}"
+    );
     // Without a token, no progress.
     call(&mut mcp, 2, "files_search", args, None);
     let (before, _) = until_answer(&mut mcp, &json!(2));

@@ -14,15 +14,15 @@ use sha2::{Digest, Sha256};
 use crate::support;
 use seneschal::store::canonical;
 
-/// Runs the binary in `dir` with `args` and `env`, killed if it has not ended within 10 s
-/// (a FIFO read would hang forever).
+/// Runs the binary in `dir` with `args` and `env`, killed if it has not ended within 60 s
+/// (a FIFO read would hang forever; the bound is for that, not for a slow machine).
 fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(support::bin());
     cmd.args(args)
         .env_remove("SENESCHAL_AUDIT_KEY")
         .envs(env.iter().copied())
         .current_dir(dir);
-    support::output_within(cmd, Duration::from_secs(10))
+    support::output_within(cmd, Duration::from_secs(60))
 }
 
 /// `seneschal call ID --yes --input JSON` in `dir`.

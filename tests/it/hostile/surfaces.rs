@@ -368,7 +368,8 @@ fn inspect_reads_client_configurations_as_untrusted_files() {
             p["clients"][i]["detail"].as_str().unwrap().to_string(),
         )
     };
-    let wait = std::time::Duration::from_secs(5);
+    // A bound for a hang (a FIFO read waits for ever), not for a slow machine.
+    let wait = std::time::Duration::from_secs(60);
 
     // A FIFO in place of .mcp.json: never opened for a blocking read.
     let fifo = Command::new("mkfifo")
