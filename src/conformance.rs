@@ -464,7 +464,7 @@ pub fn run(template: &Path, only: &[String]) -> Vec<Row> {
 
 /// A writer records every refused attempt in its audit log (crate::store): for a
 /// `repository_write` capability, changes to the store's own state (lock, .gitignore, audit log
-/// and its anchor) are the record of the refusal, not an effect of it.
+/// and its anchor, the key of its digests) are the record of the refusal, not an effect of it.
 fn audit_excluded(d: &Descriptor, delta: &[String]) -> Vec<String> {
     delta
         .iter()
@@ -472,7 +472,7 @@ fn audit_excluded(d: &Descriptor, delta: &[String]) -> Vec<String> {
             d.effect != Effect::RepositoryWrite
                 || !matches!(
                     c.rsplit(' ').next(),
-                    Some("audit.jsonl" | "audit.anchor" | "lock" | ".gitignore")
+                    Some("audit.jsonl" | "audit.anchor" | "lock" | ".gitignore" | "digest.key")
                 )
                 || !c.starts_with(".seneschal:")
         })
