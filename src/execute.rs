@@ -249,7 +249,7 @@ pub fn execute_index(
     let _approval = crate::store::ApprovalScope::enter(approved_by);
     // A write planned at the gate is applied as planned: its handler does not run again.
     let result = match planned {
-        Some(Captured::Plan(plan)) => crate::store::apply_planned(&ctx.repo, d.id, &input, plan),
+        Some(Captured::Plan(plan)) => crate::store::apply_planned(&ctx.repo, d.id, plan),
         Some(Captured::Replay(answer)) => Ok(answer),
         None => answer(ctx, index, d, input),
     };

@@ -68,7 +68,12 @@ pub(crate) fn plan_or_apply<T: serde::Serialize + serde::de::DeserializeOwned>(
         if let Some(answer) = crate::store::replayed(&ctx.repo, id, raw)? {
             return Err(capture(Captured::Replay(answer)));
         }
-        let planned = Planned::new(&ctx.repo, encode(prepare(false)?)?)?;
+        // Planned under the lock, as `transact` plans: the bytes `prepare` judged and the
+        // digests the plan records are of one moment no other writer of the repository can
+        // fall between (a write applied in between would otherwise be overwritten).
+        let locked = crate::store::lock(&ctx.repo)?;
+        let planned = Planned::new(&ctx.repo, raw, encode(prepare(false)?)?)?;
+        drop(locked);
         return Err(capture(Captured::Plan(planned)));
     }
     let stored = crate::store::transact(&ctx.repo, id, raw, |_locked| encode(prepare(false)?))?;

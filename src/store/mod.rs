@@ -542,11 +542,14 @@ pub struct Plan<A = Value> {
 pub struct Planned {
     plan: Plan,
     before: Vec<String>,
+    /// The request as the write's runner keys and audits it.
+    input: Value,
 }
 
 impl Planned {
-    /// `plan` as the files stand now.
-    pub fn new(root: &Path, plan: Plan) -> Result<Planned, CapabilityError> {
+    /// `plan` of the request `input` (as its runner keys and audits it), as the files stand
+    /// now.
+    pub fn new(root: &Path, input: &Value, plan: Plan) -> Result<Planned, CapabilityError> {
         let before = plan
             .writes
             .iter()
@@ -554,7 +557,11 @@ impl Planned {
                 Ok(read(root, &t.rel())?.map_or_else(|| ABSENT.to_string(), |b| digest(&b)))
             })
             .collect::<Result<_, CapabilityError>>()?;
-        Ok(Planned { plan, before })
+        Ok(Planned {
+            plan,
+            before,
+            input: input.clone(),
+        })
     }
 
     /// The plan.
@@ -629,7 +636,8 @@ pub fn capture(c: Captured) -> CapabilityError {
 }
 
 /// The answer a keyed write already has ([`transact`]'s replay, audited as `replayed`), or
-/// `None` when the input carries no key or its key is new.
+/// `None` when the input carries no key or its key is new. A key reused for another request
+/// is the error (`conflict`), which the executor audits as the refusal it is.
 pub fn replayed(
     root: &Path,
     capability: &str,
@@ -656,18 +664,7 @@ pub fn replayed(
             Ok(Some(result))
         }
         Ok(keys::Replay::None) => Ok(None),
-        Err(e) => {
-            s.append(outcome_record(
-                capability,
-                t,
-                &request,
-                &json!([]),
-                None,
-                "refused",
-                Some(&e),
-            ))?;
-            Err(e)
-        }
+        Err(e) => Err(e),
     }
 }
 
@@ -678,11 +675,14 @@ pub fn replayed(
 pub fn apply_planned(
     root: &Path,
     capability: &str,
-    input: &Value,
     planned: Planned,
 ) -> Result<Value, CapabilityError> {
-    let Planned { plan, before } = planned;
-    run(root, capability, input, Some(&before), |_| Ok(plan))
+    let Planned {
+        plan,
+        before,
+        input,
+    } = planned;
+    run(root, capability, &input, Some(&before), |_| Ok(plan))
 }
 
 /// Runs one write under the lock: settles interrupted writes, answers a replayed idempotency
