@@ -538,17 +538,8 @@ impl Mcp {
             pending,
         };
         let mut state = before.clone();
-        // A request its client cancelled (it closed the request) is not answered: nobody
-        // reads the reply, and the connection thread goes on.
-        let Some(answer) = dispatch::handle_value(&self.ctx, &mut state, &link, message) else {
-            if let Some(s) = &session {
-                s.merge(&before, state);
-            }
-            return Outcome::Whole(plain(
-                499,
-                "the client closed its request: it was cancelled",
-            ));
-        };
+        let answer = dispatch::handle_value(&self.ctx, &mut state, &link, message)
+            .expect("a request is always answered");
         let status = if envelope_invalid {
             400
         } else {
