@@ -491,7 +491,7 @@ pub fn decide(
 /// wait elsewhere.
 static WAIT: OnceLock<fn(&mut dyn FnMut())> = OnceLock::new();
 
-/// Sets how calls wait on the desk in this process ([`WAIT`]); the first setting holds.
+/// Sets how calls wait on the desk in this process (a transport that must hold nothing shared while a call waits: the HTTP server); the first setting holds.
 pub fn wait_with(wait: fn(&mut dyn FnMut())) {
     let _ = WAIT.set(wait);
 }

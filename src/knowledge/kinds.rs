@@ -701,7 +701,7 @@ pub fn is_adr_shaped(name: &str, hinted: bool) -> bool {
     hinted && (3..=5).contains(&n) && stem[n..].starts_with(['-', '_'])
 }
 
-/// The folders (at most [`SEARCH_DEPTH`] deep) that hold two or more ADR-shaped files,
+/// The folders (at most `SEARCH_DEPTH` deep) that hold two or more ADR-shaped files,
 /// wherever they are: `docs/architecture/adr-001-x.md`, `adr/ADR-1.md`, `rfcs/decisions/0001-x.md`.
 pub fn discover_adr_folders(root: &Root) -> Vec<String> {
     let mut out = Vec::new();
