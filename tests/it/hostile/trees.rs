@@ -11,28 +11,26 @@ use serde_json::json;
 
 use crate::support::{self, git, mcp::Mcp};
 
+/// Runs `git ARGS` in `dir` with `input` on its standard input; its output, trimmed.
+fn git_with_input(dir: &Path, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let mut c = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = c.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
 /// A tree object holding `path` (a `/`-separated path, created folder by folder) as an
 /// executable blob of `content`, beside the entries of `base` (a tree id) at the top.
 fn tree_with(dir: &Path, base: &str, path: &str, content: &str) -> String {
-    let blob = {
-        let mut c = std::process::Command::new("git")
-            .args(["hash-object", "-w", "--stdin"])
-            .current_dir(dir)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        c.stdin
-            .take()
-            .unwrap()
-            .write_all(content.as_bytes())
-            .unwrap();
-        String::from_utf8(c.wait_with_output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            .to_string()
-    };
+    let blob = git_with_input(dir, &["hash-object", "-w", "--stdin"], content);
     let parts: Vec<&str> = path.split('/').collect();
     let mut entry = format!("100755 blob {blob}\t{}\n", parts[parts.len() - 1]);
     for name in parts[..parts.len() - 1].iter().rev() {
@@ -45,22 +43,7 @@ fn tree_with(dir: &Path, base: &str, path: &str, content: &str) -> String {
 }
 
 fn mktree(dir: &Path, entries: &str) -> String {
-    let mut c = std::process::Command::new("git")
-        .args(["mktree", "--missing"])
-        .current_dir(dir)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    c.stdin
-        .take()
-        .unwrap()
-        .write_all(entries.as_bytes())
-        .unwrap();
-    let out = c.wait_with_output().unwrap();
-    assert!(out.status.success(), "git mktree");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    git_with_input(dir, &["mktree", "--missing"], entries)
 }
 
 /// The paths a crafted tree carries: each refused in its own branch.
