@@ -647,15 +647,24 @@ pub fn replayed(
         return Ok(None);
     };
     let mut s = Session::open(root)?;
-    let request = request_digest(capability, input);
-    let t = transport();
-    match keys::check(&s.locked, key, &request) {
-        Ok(keys::Replay::Same(mut result)) => {
+    replay(&mut s, capability, &request_digest(capability, input), key)
+}
+
+/// The answer `key` already holds for `request`, audited as `replayed`; `None` for a new key;
+/// `conflict` for a key of another request (the caller audits the refusal).
+fn replay(
+    s: &mut Session,
+    capability: &str,
+    request: &str,
+    key: &str,
+) -> Result<Option<Value>, CapabilityError> {
+    match keys::check(&s.locked, key, request)? {
+        keys::Replay::Same(mut result) => {
             result["replayed"] = json!(true);
             s.append(approved(outcome_record(
                 capability,
-                t,
-                &request,
+                transport(),
+                request,
                 &json!([]),
                 None,
                 "replayed",
@@ -663,8 +672,7 @@ pub fn replayed(
             )))?;
             Ok(Some(result))
         }
-        Ok(keys::Replay::None) => Ok(None),
-        Err(e) => Err(e),
+        keys::Replay::None => Ok(None),
     }
 }
 
@@ -729,21 +737,9 @@ fn run(
         Err(e)
     };
     if let Some(key) = key {
-        match keys::check(&s.locked, key, &request) {
-            Ok(keys::Replay::Same(mut result)) => {
-                result["replayed"] = json!(true);
-                s.append(approved(outcome_record(
-                    capability,
-                    t,
-                    &request,
-                    &json!([]),
-                    None,
-                    "replayed",
-                    None,
-                )))?;
-                return Ok(result);
-            }
-            Ok(keys::Replay::None) => {}
+        match replay(&mut s, capability, &request, key) {
+            Ok(Some(result)) => return Ok(result),
+            Ok(None) => {}
             Err(e) => return refused(&mut s, e),
         }
     }
