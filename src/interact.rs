@@ -139,6 +139,32 @@ pub trait Peer: Send + Sync {
         false
     }
 
+    /// Whether what [`Peer::remember_approval`] remembers lasts beyond this call: the peer's
+    /// call belongs to a session (MCP stdio, an `/mcp` session). Only such a peer is offered
+    /// a grant (the session's other writes approved for some minutes), and only such a
+    /// peer's declined consent is remembered.
+    fn remembers(&self) -> bool {
+        false
+    }
+
+    /// What the session remembered under keys starting with `prefix` (the grants it holds).
+    fn remembered(&self, prefix: &str) -> Vec<String> {
+        let _ = prefix;
+        Vec::new()
+    }
+
+    /// Whether the call may wait on the approval desk for the person as long as the desk
+    /// gives them (a task: its client polls it). Any other call that must wait is answered at
+    /// once that its approval is pending, and waits only when it is made again.
+    fn waits(&self) -> bool {
+        false
+    }
+
+    /// The client's name and version as it gave them (`clientInfo`), shown on the desk.
+    fn client_info(&self) -> Option<Value> {
+        None
+    }
+
     /// How this peer's `accept` of an approval request was given, recorded in the audit as
     /// `approved_by`: `elicitation` (an MCP client's form, the default), `input` (a 2026-07-28
     /// input-required result answered), `token` (the HTTP API's confirmation token),
@@ -269,9 +295,17 @@ pub fn plan_binding(id: &str, input: &Value, plan: Option<&Value>) -> String {
     }
 }
 
-/// The `elicitation/create` parameters (an MCP 2025-11-25 form request with no field) that
-/// ask to approve the call of `id` at `level`, showing the rendered `review` sentence.
-pub fn approval_request(id: &str, level: Approval, review: &str, binding: &str) -> Value {
+/// The `elicitation/create` parameters (an MCP 2025-11-25 form request) that ask to approve
+/// the call of `id` at `level`, showing the rendered `review` sentence. With `grant`, the form
+/// has one optional boolean field, `grant`: checked with an accept, the session's other
+/// writes are approved for that many minutes ([`grant_for`]).
+pub fn approval_request(
+    id: &str,
+    level: Approval,
+    review: &str,
+    binding: &str,
+    grant: Option<u64>,
+) -> Value {
     let mut meta = json!({
         "seneschal/approval": level.as_str(),
         "seneschal/capability": id,
@@ -280,10 +314,19 @@ pub fn approval_request(id: &str, level: Approval, review: &str, binding: &str) 
     if level == Approval::Session {
         meta["seneschal/scope"] = json!(consent_scope(id));
     }
+    let properties = match grant {
+        Some(minutes) => json!({"grant": {
+            "type": "boolean",
+            "title": format!("Also approve this session's other writes for {minutes} minutes"),
+            "description": "Each is still planned, shown on the desk's feed, audited with its diff and undoable; the desk revokes the grant.",
+            "default": false,
+        }}),
+        None => json!({}),
+    };
     json!({
         "mode": "form",
         "message": review,
-        "requestedSchema": {"type": "object", "properties": {}},
+        "requestedSchema": {"type": "object", "properties": properties},
         "_meta": meta,
     })
 }
@@ -317,6 +360,63 @@ fn consent_key(id: &str) -> String {
     format!("scope:{}", consent_scope(id))
 }
 
+/// The key a session remembers a declined consent under: it is not asked again.
+fn declined_key(id: &str) -> String {
+    format!("declined:{}", consent_scope(id))
+}
+
+/// The minutes of the grant a client's approval form offers (the first of
+/// [`crate::store::desk::GRANT_MINUTES`]).
+pub fn grant_for() -> u64 {
+    crate::store::desk::GRANT_MINUTES[0]
+}
+
+/// The prefix of the keys a session remembers its grants under: `grant:<id>:<expires>`.
+const GRANT_KEY: &str = "grant:";
+
+/// Whether a grant the session of `peer` holds approves its next write: one whose time is
+/// not over and which the person did not revoke on the `desk` (where it is recorded). Its id.
+fn granted(peer: &dyn Peer, desk: Option<Desk<'_>>) -> Option<String> {
+    let now = unix_now();
+    peer.remembered(GRANT_KEY).into_iter().find_map(|key| {
+        let (id, expires) = key.strip_prefix(GRANT_KEY)?.split_once(':')?;
+        let live = expires.parse::<u64>().is_ok_and(|t| t >= now)
+            && desk.is_none_or(|d| crate::store::desk::grant_holds(d.root, id).unwrap_or(false));
+        live.then(|| id.to_string())
+    })
+}
+
+/// Gives the session of `peer` a grant of `minutes`, given `by` (the cockpit, the terminal, a
+/// client's form): recorded on the `desk` when there is one (where the person sees and
+/// revokes it), remembered by the session.
+fn give_grant(
+    peer: &dyn Peer,
+    desk: Option<Desk<'_>>,
+    minutes: u64,
+    by: &str,
+) -> Result<(), CapabilityError> {
+    let expires = unix_now() + minutes * 60;
+    let id = match desk {
+        Some(d) => crate::store::desk::grant(
+            d.root,
+            json!({
+                "minutes": minutes,
+                "expires": expires,
+                "by": by,
+                "client": peer.client_info(),
+                "transport": crate::store::current_transport(),
+            }),
+        )?,
+        None => crate::text::hex(&crate::text::random::<16>()),
+    };
+    peer.remember_approval(&format!("{GRANT_KEY}{id}:{expires}"));
+    log(
+        LogLevel::Notice,
+        json!({"grant": id, "minutes": minutes, "by": by}),
+    );
+    Ok(())
+}
+
 /// What the approval gate shows whoever approves a call ([`confirm`]'s `describe`).
 #[derive(Debug, Clone, Default)]
 pub struct Described {
@@ -335,15 +435,37 @@ pub struct Described {
 const SENTENCE_CHARS: usize = 2_000;
 const PLAN_CHARS: usize = 1_000;
 const LINES_CHARS: usize = 64 * 1024;
+/// How much of a write's diff the question itself carries (a client's approval form); the
+/// desk shows up to [`LINES_CHARS`].
+const QUESTION_DIFF_CHARS: usize = 6_000;
 
 impl Described {
     /// The question as a person reads it: the review sentence on one line, then a commit's
-    /// whole message when the write records one, each hidden character escaped.
+    /// whole message when the write records one, then the write's diff (cut visibly past
+    /// [`QUESTION_DIFF_CHARS`], where the desk shows more), each hidden character escaped.
     pub fn question(&self) -> String {
         let mut q = crate::display::for_person(&self.review, SENTENCE_CHARS);
         if let Some(m) = self.detail.get("message").and_then(Value::as_str) {
             q.push_str("\n\nMessage:\n");
             q.push_str(&crate::display::lines_for_person(m, LINES_CHARS));
+        }
+        if let Some(d) = self.detail.get("diff").and_then(Value::as_str) {
+            if !d.is_empty() {
+                q.push_str("\n\nChanges:\n");
+                q.push_str(&crate::display::lines_for_person(d, QUESTION_DIFF_CHARS));
+                if self.detail.get("diff_truncated") == Some(&Value::Bool(true)) {
+                    q.push_str("\n… (the diff goes on past what a plan shows)");
+                }
+            }
+        }
+        if let Some(paths) = self.detail.get("diff_withheld").and_then(Value::as_array) {
+            let paths: Vec<&str> = paths.iter().filter_map(Value::as_str).collect();
+            if !paths.is_empty() {
+                q.push_str(&format!(
+                    "\n\nNo text diff for: {}",
+                    crate::display::for_person(&paths.join(", "), PLAN_CHARS)
+                ));
+            }
         }
         q
     }
@@ -394,11 +516,29 @@ pub fn confirm(
         return Ok(None);
     }
     let peer = current();
-    if level == Approval::Session && peer.approved_before(&consent_key(id)) {
-        return Ok(None);
+    let refusal = |why: String| {
+        CapabilityError::new(ErrorCode::NotApproved, why)
+            .with_data(json!({"capability": id, "approval": level.as_str()}))
+    };
+    if level == Approval::Session {
+        if peer.approved_before(&consent_key(id)) {
+            return Ok(None);
+        }
+        if peer.approved_before(&declined_key(id)) {
+            return Err(refusal(format!(
+                "`{id}` was not approved: the person declined {} earlier in this session, so \
+                 it is not asked again (a new session asks again)",
+                consent_scope(id)
+            )));
+        }
     }
     if policy == ApprovalPolicy::TrustClient {
         return Ok(Some(ApprovalPolicy::TrustClient.as_str()));
+    }
+    // A write of a session the person gave a grant to runs without a question; it is planned,
+    // shown on the desk's feed and audited like any other.
+    if level == Approval::PerCall && granted(&*peer, desk).is_some() {
+        return Ok(Some("grant"));
     }
     // Under `ask` a session call nobody can ask about runs: a peer whose client declared no
     // elicitation is not sent one (nor is the request built).
@@ -409,11 +549,14 @@ pub fn confirm(
     if level == Approval::Session {
         described.review = consent_question(id, &described.review);
     }
-    let params = approval_request(id, level, &described.question(), &described.binding);
-    let refusal = |why: String| {
-        CapabilityError::new(ErrorCode::NotApproved, why)
-            .with_data(json!({"capability": id, "approval": level.as_str()}))
-    };
+    let offered = (level == Approval::PerCall && peer.remembers()).then(grant_for);
+    let params = approval_request(
+        id,
+        level,
+        &described.question(),
+        &described.binding,
+        offered,
+    );
     // A client's answer is the person's decision only where the peer vouches for it; anyone
     // else is not asked (under `ask`, a write waits on the desk).
     let asked = if peer.vouched() {
@@ -431,12 +574,21 @@ pub fn confirm(
                 if level == Approval::Session {
                     peer.remember_approval(&consent_key(id));
                 }
+                let grant = answer.pointer("/content/grant") == Some(&Value::Bool(true));
+                if let (true, Some(minutes)) = (grant, offered) {
+                    give_grant(&*peer, desk, minutes, peer.approver())?;
+                }
                 Ok(Some(peer.approver()))
             }
-            other => Err(refusal(format!(
-                "`{id}` was not approved: the client answered {}",
-                other.unwrap_or("without an action")
-            ))),
+            other => {
+                if level == Approval::Session && other == Some("decline") && peer.remembers() {
+                    peer.remember_approval(&declined_key(id));
+                }
+                Err(refusal(format!(
+                    "`{id}` was not approved: the client answered {}",
+                    other.unwrap_or("without an action")
+                )))
+            }
         },
         Asked::Deferred => Err(refusal(
             "approval pending: the call is made again with the client's answer".into(),
@@ -474,17 +626,33 @@ pub fn pending_approvals(root: &Path) -> Result<Vec<Value>, CapabilityError> {
     crate::store::desk::list(root)
 }
 
-/// The person's decision on the pending approval `id`, made `at` the cockpit or a terminal:
-/// the approval it decided, `not_found` when nothing waits under that id, `conflict` when it
-/// was decided already.
+/// The person's decision on the pending approval `id`, made `at` the cockpit or a terminal,
+/// with the grant of `grant` minutes to the asking session if they chose one: the approval
+/// it decided, `not_found` when nothing waits under that id, `conflict` when it was decided
+/// already.
 pub fn decide(
     root: &Path,
     id: &str,
     approve: bool,
     at: DecidedAt,
+    grant: Option<u64>,
 ) -> Result<Value, CapabilityError> {
-    crate::store::desk::decide(root, id, approve, at)
+    crate::store::desk::decide(root, id, approve, at, grant)
 }
+
+/// The grants that hold on the desk of the repository at `root`: sessions whose writes run
+/// without a question until the grant's time is over or the person revokes it.
+pub fn grants(root: &Path) -> Result<Vec<Value>, CapabilityError> {
+    crate::store::desk::grants(root)
+}
+
+/// Revokes the grant `id`: its session's next write is asked again.
+pub fn revoke(root: &Path, id: &str) -> Result<Value, CapabilityError> {
+    crate::store::desk::revoke(root, id)
+}
+
+/// The grant minutes a person may choose with an approval.
+pub use crate::store::desk::GRANT_MINUTES;
 
 /// How a call waits on the desk: the transport's way to hold nothing it shares while it waits
 /// (the HTTP server gives its worker back, tiny_http's `idle`). Set once by a server; a plain
@@ -525,9 +693,31 @@ impl Drop for Waiting {
     }
 }
 
-/// Puts the call on the approval desk and waits for the person: approved, it runs (the audit
-/// names where it was approved); declined, timed out or cancelled, it is refused and the
-/// pending approval withdrawn. While it waits it reports progress naming where to decide.
+/// How long a call made again waits for the person's decision on the approval its first
+/// call left on the desk: well under the shortest default request timeout of the clients
+/// agents use (the TypeScript SDK's 60 s), so that a client never gives up first.
+pub const DESK_CALL_WAIT: Duration = Duration::from_secs(25);
+
+/// The first characters of a desk id, as the desk and the answers show it.
+fn short(id: &str) -> &str {
+    &id[..id.len().min(8)]
+}
+
+/// Puts the call on the approval desk, where the person decides it, and answers how it
+/// stands:
+///
+/// - A call first met here is put on the desk and answered at once, `not_approved` with
+///   `data.pending` (the approval's id, where the person decides, how long it stays open):
+///   the agent knows at once what it waits for, and no client times out on the person.
+/// - The same call made again (the same question: capability, input, plan) in the same
+///   process finds that approval and waits for the decision for [`DESK_CALL_WAIT`]:
+///   approved, it runs (the audit names where it was approved); declined, it is refused;
+///   still undecided, it is answered pending again. A call whose plan changed meanwhile is
+///   another question: the person is asked about the new plan.
+/// - A task ([`Peer::waits`]) waits for the decision as long as the approval stays open.
+///
+/// An approval stays open for the desk's `wait` (`--approval-timeout`); then, or when its
+/// waiting call is cancelled, it is withdrawn. A decision carries the grant the person chose.
 fn on_the_desk(
     desk: Desk<'_>,
     id: &str,
@@ -536,34 +726,75 @@ fn on_the_desk(
     refusal: &dyn Fn(String) -> CapabilityError,
 ) -> Result<Option<&'static str>, CapabilityError> {
     use crate::store::desk;
+    let peer = current();
+    let key = question_key(&described);
+    let found = desk::find(desk.root, &key)?;
+    let first = found.is_none();
+    let (pending, expires) = match found {
+        Some(p) => p,
+        None => {
+            let expires = unix_now() + desk.wait.as_secs().max(1);
+            let record = json!({
+                "capability": id,
+                "approval": level.as_str(),
+                "review": crate::display::for_person(&described.review, SENTENCE_CHARS),
+                "binding": described.binding,
+                "key": key,
+                "detail": described.shown_detail(),
+                "transport": crate::store::current_transport(),
+                "client": peer.client_info(),
+                "can_grant": peer.remembers(),
+                "expires": expires,
+            });
+            (desk::submit(desk.root, record, APPROVAL_WAITS)?, expires)
+        }
+    };
+    let open_for = || expires.saturating_sub(unix_now()).max(1);
+    let started = std::time::Instant::now();
+    let pending_answer = |open: u64| {
+        let s = short(&pending);
+        refusal(format!(
+            "approval pending: `{id}` waits for the person's decision as approval {s}; they \
+             decide it in the cockpit of `seneschal serve` (http://127.0.0.1:7878/ by default) \
+             or in their terminal. Make this same call again (the same arguments) to wait for \
+             the decision and apply it: it stays open about {open} s more. Nothing was written."
+        ))
+        .with_data(json!({
+            "capability": id,
+            "approval": level.as_str(),
+            "pending": true,
+            "desk": pending,
+            "open_for_s": open,
+        }))
+    };
+    if first {
+        log(
+            LogLevel::Notice,
+            json!({"approval": "pending", "id": pending, "capability": id}),
+        );
+        if !peer.waits() {
+            return Err(pending_answer(open_for()));
+        }
+    }
+    // This call's share of the approval's time: all of it for a task, else a bounded wait.
+    let until = if peer.waits() {
+        Duration::from_secs(open_for())
+    } else {
+        DESK_CALL_WAIT
+    };
     let Some(_waiting) = Waiting::enter() else {
         return Err(refusal(format!(
-            "`{id}` was not put on the approval desk: {} writes of this process wait there \
-             already; the person decides them in the cockpit (or with `seneschal approvals`) \
-             first",
+            "`{id}` does not wait for approval {}: {} calls of this process wait on the desk \
+             already; make the same call again later",
+            short(&pending),
             APPROVAL_WAITS
         )));
     };
-    let record = json!({
-        "capability": id,
-        "approval": level.as_str(),
-        "review": crate::display::for_person(&described.review, SENTENCE_CHARS),
-        "binding": described.binding,
-        "detail": described.shown_detail(),
-        "transport": crate::store::current_transport(),
-        "expires": unix_now() + desk.wait.as_secs().max(1),
-    });
-    let pending = desk::submit(desk.root, record)?;
-    // Addressed to the person beside the agent, who decides: the agent has nothing to run.
     let where_to = format!(
-        "waiting for the person's approval (approval {pending}): they decide it in the \
-         cockpit of `seneschal serve` or in their terminal; the call goes on by itself"
+        "waiting for the person's approval (approval {}): they decide it in the cockpit of \
+         `seneschal serve` or in their terminal",
+        short(&pending)
     );
-    log(
-        LogLevel::Notice,
-        json!({"approval": "pending", "id": pending, "capability": id}),
-    );
-    let started = std::time::Instant::now();
     let mut reported: Option<std::time::Instant> = None;
     let mut made: Result<Option<desk::Decision>, CapabilityError> = Ok(None);
     let mut wait = || {
@@ -572,13 +803,13 @@ fn on_the_desk(
                 return Ok(Some(d));
             }
             let waited = started.elapsed();
-            if cancelled() || waited >= desk.wait {
+            if cancelled() || waited >= until || !desk::open(desk.root, &pending)? {
                 return Ok(None);
             }
             if reported.is_none_or(|t| t.elapsed() >= DESK_PROGRESS) {
                 progress(
                     waited.as_secs_f64(),
-                    Some(desk.wait.as_secs_f64()),
+                    Some(until.as_secs_f64()),
                     Some(&where_to),
                 );
                 reported = Some(std::time::Instant::now());
@@ -592,21 +823,33 @@ fn on_the_desk(
         None => wait(),
     }
     let made = made?;
+    let still_open = desk::open(desk.root, &pending)?;
+    if made.is_none() && still_open && !cancelled() {
+        return Err(pending_answer(open_for()));
+    }
     // The withdrawal answers a decision made after the last look, so none is lost.
     let last = desk::withdraw(desk.root, &pending)?;
     let made = made.or(last);
     match made {
-        Some(d) if d.approve => Ok(Some(d.by.as_str())),
+        Some(d) if d.approve => {
+            if let Some(minutes) = d.grant.filter(|_| peer.remembers()) {
+                give_grant(&*peer, Some(desk), minutes, d.by.as_str())?;
+            }
+            Ok(Some(d.by.as_str()))
+        }
         Some(d) => Err(refusal(format!(
-            "`{id}` was declined by the person (at the {}; approval {pending})",
-            d.by.as_str()
+            "`{id}` was declined by the person (at the {}; approval {})",
+            d.by.as_str(),
+            short(&pending)
         ))),
         None if cancelled() => Err(refusal(format!(
-            "`{id}` was cancelled while it waited for approval {pending}"
+            "`{id}` was cancelled while it waited for approval {}",
+            short(&pending)
         ))),
         None => Err(refusal(format!(
-            "`{id}` was not approved: no decision on approval {pending} within {} s \
-             (--approval-timeout)",
+            "`{id}` was not approved: no decision on approval {} within {} s \
+             (--approval-timeout); the call asks again when it is made again",
+            short(&pending),
             desk.wait.as_secs()
         ))),
     }
@@ -659,6 +902,18 @@ pub fn redeem_token(token: &str, binding: &str) -> bool {
     let (expires, mac) = token.trim().split_once('.').unwrap_or_default();
     used.insert(mac.to_string(), expires.parse().unwrap_or(now))
         .is_none()
+}
+
+/// Whether `token` would be redeemed for the request of `binding` ([`redeem_token`]) without
+/// redeeming it: a write the person decides on the desk may present it again when it is made
+/// again; it is spent when it applies with the desk secret.
+pub fn token_unspent(token: &str, binding: &str) -> bool {
+    let (_, mac) = token.trim().split_once('.').unwrap_or_default();
+    token_matches(token, binding)
+        && !redeemed()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(mac)
 }
 
 /// Whether `token` was issued by this process for the request of `binding` and has not

@@ -82,12 +82,19 @@ pub const MCP_SSE_WATCH_MS: u64 = 100;
 /// How often an idle SSE stream sends a comment, so that a client gone away is noticed, in
 /// seconds.
 pub const MCP_SSE_KEEPALIVE_SECS: u64 = 15;
-/// How long a write no client can confirm waits on the approval desk under `--approval ask`,
-/// in seconds (`mcp`/`serve --approval-timeout` changes it).
-pub const APPROVAL_WAIT_SECS_DEFAULT: u64 = 120;
+/// How long an approval a write left on the desk under `--approval ask` stays open for the
+/// person's decision, in seconds (`mcp`/`serve --approval-timeout` changes it). No call waits
+/// that long: the first is answered at once, and one made again waits at most
+/// [`APPROVAL_CALL_WAIT_SECS`].
+pub const APPROVAL_WAIT_SECS_DEFAULT: u64 = 600;
 
-/// Calls of one process waiting on the approval desk at once: a further write that would wait
-/// is refused at once. Below the HTTP connection cap, so that the cockpit always has room.
+/// How long a call made again waits for the decision on its pending approval, in seconds:
+/// under the shortest default request timeout of the clients agents use (60 s).
+pub const APPROVAL_CALL_WAIT_SECS: u64 = crate::interact::DESK_CALL_WAIT.as_secs();
+
+/// Approvals of one process open on the desk, and calls of one process waiting there, at
+/// once: one more is refused at once. Below the HTTP connection cap, so that the cockpit
+/// always has room.
 pub const APPROVAL_WAITS: usize = crate::interact::APPROVAL_WAITS;
 
 /// One limit of the policy.
@@ -194,12 +201,12 @@ pub const TABLE: &[Limit] = &[
         cli: "n/a",
     },
     Limit {
-        what: "writes of one process waiting on the approval desk",
-        value: "32",
+        what: "approvals of one process open on the approval desk, and its calls waiting there",
+        value: "32 each",
         amount: Some(APPROVAL_WAITS as u64),
-        enforced: "src/interact.rs `on_the_desk` (`Waiting`); a waiting call holds no HTTP worker (tiny_http patch 11, `idle`)",
-        mcp: "`not_approved` at once, naming the waits, for a further write",
-        http: "403 problem `not_approved` at once, naming the waits, for a further write",
+        enforced: "src/store/desk.rs `submit` (open approvals), src/interact.rs `on_the_desk` (`Waiting`); a waiting call holds no HTTP worker (tiny_http patch 11, `idle`)",
+        mcp: "`not_approved` at once, naming the approvals that wait, for a further write",
+        http: "403 problem `not_approved` at once, naming them, for a further write",
         cli: "n/a",
     },
     Limit {
@@ -374,13 +381,22 @@ pub const TABLE: &[Limit] = &[
         cli: "n/a",
     },
     Limit {
-        what: "a write waiting on the approval desk for the person's decision (`--approval ask`, no client that can be asked)",
-        value: "120 s (`--approval-timeout`)",
+        what: "an approval open on the approval desk for the person's decision (`--approval ask`, no client that can be asked)",
+        value: "600 s (`--approval-timeout`)",
         amount: Some(APPROVAL_WAIT_SECS_DEFAULT),
-        enforced: "src/interact.rs `on_the_desk`",
-        mcp: "`not_approved` tool result (nothing written; the pending approval withdrawn)",
-        http: "403 `not_approved` (nothing written; the pending approval withdrawn)",
+        enforced: "src/interact.rs `on_the_desk`, src/store/desk.rs `find`",
+        mcp: "the first call: `not_approved` tool result at once with `data.pending` (nothing written); when the time is over, the approval is withdrawn and a call made again asks again",
+        http: "403 `not_approved` with `pending`, the same",
         cli: "n/a (the command line asks on its terminal, or takes --yes)",
+    },
+    Limit {
+        what: "a call made again waiting for the decision on its pending approval",
+        value: "25 s",
+        amount: Some(APPROVAL_CALL_WAIT_SECS),
+        enforced: "src/interact.rs `on_the_desk` (`DESK_CALL_WAIT`); a task waits as long as the approval is open",
+        mcp: "`not_approved` tool result with `data.pending` again, the approval left open",
+        http: "403 `not_approved` with `pending`, the same",
+        cli: "n/a",
     },
     Limit {
         what: "prompt image size (before base64)",

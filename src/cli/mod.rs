@@ -538,7 +538,13 @@ fn approvals(root: &std::path::Path, m: &ArgMatches, json: bool) -> ExitCode {
         return print_stdout(&text);
     }
     let id = sub.get_one::<String>("id").expect("required");
-    let decided = or_fail!(decide(root, id, verb == "approve", DecidedAt::Terminal));
+    let decided = or_fail!(decide(
+        root,
+        id,
+        verb == "approve",
+        DecidedAt::Terminal,
+        None
+    ));
     if json {
         return print_stdout(&format!("{decided}\n"));
     }

@@ -95,7 +95,7 @@ pub fn approval_arg() -> Arg {
 }
 
 /// The help of `--approval`.
-pub const APPROVAL_HELP: &str = "When a call needs approval (writes per call, repository reads and session state once per session) and the client cannot be asked: `ask` puts a write on the approval desk and waits for the person (the cockpit of `seneschal serve`, or `seneschal approvals`) and runs the rest, `trust-client` asks nothing and trusts the client's own confirmation, `deny` refuses both. A client that can be asked is asked under `ask` and `deny`";
+pub const APPROVAL_HELP: &str = "When a call needs approval (writes per call, repository reads and session state once per session) and the client cannot be asked: `ask` puts a write on the approval desk for the person (the cockpit of `seneschal serve`, or `seneschal approvals`), answers at once that it is pending, and applies it when the agent makes the same call again after the person approved; the rest runs, `trust-client` asks nothing and trusts the client's own confirmation, `deny` refuses both. A client that can be asked is asked under `ask` and `deny`";
 
 /// `--approval-timeout SECS`, shared by `mcp` and `serve`: how long a write waits on the
 /// approval desk under `ask`.
@@ -105,7 +105,7 @@ pub fn approval_timeout_arg() -> Arg {
         .value_name("SECS")
         .value_parser(clap::value_parser!(u64).range(1..=86_400))
         .default_value(crate::limits::APPROVAL_WAIT_SECS_DEFAULT.to_string())
-        .help("How long a write no client can confirm waits on the approval desk for the person's decision under --approval ask; then it is not_approved")
+        .help("How long an approval a write left on the desk (--approval ask, no client that can confirm it) stays open for the person's decision; then it is withdrawn. The write is answered at once that it is pending; made again, it waits up to 25 s for the decision")
 }
 
 /// The wait `--approval-timeout` chose.

@@ -47,8 +47,17 @@ impl Peer for Confirmation {
             .pointer("/_meta/seneschal~1binding")
             .and_then(Value::as_str)
             .unwrap_or_default();
+        // A token binds the plan; it is spent only when it applies (with the secret): a
+        // write put on the desk may present it again when it is made again.
+        let spent = |t: &str| {
+            if self.person {
+                !crate::interact::redeem_token(t, binding)
+            } else {
+                !crate::interact::token_unspent(t, binding)
+            }
+        };
         match &self.token {
-            Some(t) if !crate::interact::redeem_token(t, binding) => {
+            Some(t) if spent(t) => {
                 return Asked::Failed(format!(
                     "the `{APPROVAL_HEADER}` token does not confirm this request: it was issued \
                      for another capability, input or plan, by another server process, more \

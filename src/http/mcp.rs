@@ -548,7 +548,11 @@ impl Mcp {
         let mut reply = json_reply(status, answer);
         match &session {
             Some(s) => s.merge(&before, state),
-            None if method == "initialize" && reply.status == 200 && state.legacy_version.is_some() => {
+            None if method == "initialize"
+                && reply.status == 200
+                && state.legacy_version.is_some() =>
+            {
+                state.remembers = true;
                 match self.sessions.mint(state) {
                     Ok(id) => {
                         self.start_feed();

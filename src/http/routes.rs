@@ -449,6 +449,18 @@ fn route(
             }
             desk_decide(state, &p[DESK_APPROVALS.len()..], headers, request)
         }
+        "/desk/grants" => page(&|| match crate::interact::grants(&state.ctx.repo) {
+            Ok(g) => {
+                Reply::json(&serde_json::json!({"grants": g})).header("Cache-Control", "no-store")
+            }
+            Err(e) => Reply::error(&e),
+        }),
+        p if p.starts_with(DESK_GRANTS) => {
+            if method != "DELETE" {
+                return method_not_allowed(method, path, "DELETE");
+            }
+            desk_revoke(state, &p[DESK_GRANTS.len()..], headers)
+        }
         p if p.starts_with(DOCS_ASSETS) => {
             let name = &p[DOCS_ASSETS.len()..];
             match SwaggerUi::static_files()
@@ -580,38 +592,72 @@ fn desk_list(state: &State) -> Reply {
     }
 }
 
-/// `POST /desk/approvals/<id>` `{"decision": "approve" | "decline"}`: the person's decision,
-/// taken only from a request that carries the desk secret (a process that reaches loopback
-/// but cannot read the terminal `serve` printed it on cannot decide).
+/// Where the desk's grants are revoked: `DELETE /desk/grants/<id>`.
+const DESK_GRANTS: &str = "/desk/grants/";
+
+/// The refusal of a desk decision made without the desk secret.
+fn not_the_person() -> Reply {
+    Reply::error(&CapabilityError::new(
+        ErrorCode::NotApproved,
+        format!(
+            "a decision needs the desk secret `seneschal serve` printed on its terminal, in \
+             the `{DESK_SECRET_HEADER}` header (the cockpit link it printed carries it)"
+        ),
+    ))
+}
+
+/// `DELETE /desk/grants/<id>`: the person revokes a grant (desk secret required); the
+/// session's next write is asked again.
+fn desk_revoke(state: &State, id: &str, headers: &[(String, String)]) -> Reply {
+    if !state.person(headers) {
+        return not_the_person();
+    }
+    match crate::interact::revoke(&state.ctx.repo, id) {
+        Ok(v) => Reply::json(&v),
+        Err(e) => Reply::error(&e),
+    }
+}
+
+/// `POST /desk/approvals/<id>` `{"decision": "approve" | "decline", "grant_minutes": 15}`:
+/// the person's decision, taken only from a request that carries the desk secret (a process
+/// that reaches loopback but cannot read the terminal `serve` printed it on cannot decide);
+/// `grant_minutes`, with an approval, also approves the asking session's other writes for
+/// that long.
 fn desk_decide(state: &State, id: &str, headers: &[(String, String)], request: &mut Body) -> Reply {
     if !state.person(headers) {
-        return Reply::error(&CapabilityError::new(
-            ErrorCode::NotApproved,
-            format!(
-                "a decision needs the desk secret `seneschal serve` printed on its terminal, in \
-                 the `{DESK_SECRET_HEADER}` header (the cockpit link it printed carries it)"
-            ),
-        ));
+        return not_the_person();
     }
     let body = match read_body(request, state.max_body) {
         Ok(b) => b,
         Err(reply) => return reply,
     };
-    let decision =
-        json_body(headers, &body).and_then(|v| match v.get("decision").and_then(Value::as_str) {
-            Some("approve") => Ok(true),
-            Some("decline") => Ok(false),
-            _ => Err(CapabilityError::invalid_input(
-                "the body is {\"decision\": \"approve\"} or {\"decision\": \"decline\"}",
-            )
-            .at("/decision")),
-        });
-    match decision.and_then(|approve| {
+    let decision = json_body(headers, &body).and_then(|v| {
+        let approve = match v.get("decision").and_then(Value::as_str) {
+            Some("approve") => true,
+            Some("decline") => false,
+            _ => {
+                return Err(CapabilityError::invalid_input(
+                    "the body is {\"decision\": \"approve\"} or {\"decision\": \"decline\"}, with an approval optionally \"grant_minutes\"",
+                )
+                .at("/decision"))
+            }
+        };
+        let grant = match v.get("grant_minutes") {
+            None | Some(Value::Null) => None,
+            Some(m) => Some(m.as_u64().ok_or_else(|| {
+                CapabilityError::invalid_input("`grant_minutes` is a whole number of minutes")
+                    .at("/grant_minutes")
+            })?),
+        };
+        Ok((approve, grant))
+    });
+    match decision.and_then(|(approve, grant)| {
         crate::interact::decide(
             &state.ctx.repo,
             id,
             approve,
             crate::interact::DecidedAt::Cockpit,
+            grant,
         )
     }) {
         Ok(v) => Reply::json(&v),

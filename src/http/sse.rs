@@ -120,6 +120,9 @@ impl HttpSession {
         if after.log_level != before.log_level {
             state.log_level = after.log_level;
         }
+        if after.client_info != before.client_info {
+            state.client_info = after.client_info;
+        }
     }
 
     /// Opens a standalone stream: its receiving end, and a guard that closes it.

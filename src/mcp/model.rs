@@ -82,6 +82,11 @@ pub struct Session {
     /// ([`crate::interact::Peer::vouched`]): on stdio, always (the process that started
     /// seneschal); over HTTP, for a request that carries the desk secret. No by default.
     pub vouched: bool,
+    /// Whether the session outlives one request (stdio, an `/mcp` session with its id), so
+    /// that what it remembers (a consent, a grant) holds for its next calls.
+    pub remembers: bool,
+    /// The client's name and version from `initialize`'s `clientInfo`, as the desk shows them.
+    pub client_info: Option<Value>,
 }
 
 impl Session {

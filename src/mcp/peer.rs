@@ -31,7 +31,25 @@ pub struct McpPeer {
     approved: Arc<Mutex<HashSet<String>>>,
     round: Option<Arc<Round>>,
     vouched: bool,
+    remembers: bool,
+    client_info: Option<Value>,
 }
+
+/// The `name` and `version` of a client's `clientInfo` (an `initialize` parameter, or the
+/// 2026-07-28 `_meta` key): what the desk shows of who asked, each bounded.
+pub fn client_info(info: Option<&Value>) -> Option<Value> {
+    let info = info?.as_object()?;
+    let field = |k: &str| {
+        info.get(k)
+            .and_then(Value::as_str)
+            .map(|s| s.chars().take(80).collect::<String>())
+    };
+    let name = field("name")?;
+    Some(serde_json::json!({"name": name, "version": field("version")}))
+}
+
+/// The 2026-07-28 `_meta` key of a request's client information.
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 
 impl McpPeer {
     /// The peer of the request `call` serves.
@@ -63,6 +81,11 @@ impl McpPeer {
             approved: Arc::clone(&call.session.approved),
             round: None,
             vouched: call.session.vouched,
+            remembers: call.session.remembers,
+            client_info: match call.era {
+                Era::Legacy => call.session.client_info.clone(),
+                Era::Modern => client_info(meta.and_then(|m| m.get(META_CLIENT_INFO))),
+            },
         }
     }
 
@@ -77,6 +100,24 @@ impl McpPeer {
 impl Peer for McpPeer {
     fn vouched(&self) -> bool {
         self.vouched
+    }
+
+    fn remembers(&self) -> bool {
+        self.remembers
+    }
+
+    fn remembered(&self, prefix: &str) -> Vec<String> {
+        self.approved
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .filter(|k| k.starts_with(prefix))
+            .cloned()
+            .collect()
+    }
+
+    fn client_info(&self) -> Option<Value> {
+        self.client_info.clone()
     }
 
     fn approver(&self) -> &'static str {

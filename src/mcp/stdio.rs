@@ -363,6 +363,7 @@ fn serve_lines<R: Read, W: Write>(
     // The process that started `seneschal mcp` speaks for the person who started it.
     let mut session = Session {
         vouched: true,
+        remembers: true,
         ..Session::default()
     };
     // The connection's subscriptions hear the knowledge feed on stdout while lines are served.

@@ -402,6 +402,11 @@ impl Peer for TaskPeer {
     fn vouched(&self) -> bool {
         self.vouched
     }
+
+    fn waits(&self) -> bool {
+        // Its client polls the task: it may wait on the desk as long as the person is given.
+        true
+    }
 }
 
 #[cfg(test)]

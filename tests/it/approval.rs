@@ -209,8 +209,17 @@ fn the_http_api_caller_cannot_approve_its_own_write_and_the_person_can() {
     };
     let token = token_of_dry_run();
     assert_eq!(tree(dir), before, "a dry run changes nothing");
-    // Without a token or the secret: it waits on the desk; nobody decides: 403 not_approved.
+    // Without a token or the secret: it is put on the desk and answered at once that its
+    // approval is pending; made again, it waits; nobody decides: 403 not_approved.
     for headers in [vec![], vec![("Seneschal-Approval", token.as_str())]] {
+        let r = post(&input, &headers);
+        assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
+        let problem = r.json();
+        assert_eq!(
+            (&problem["code"], &problem["data"]["pending"]),
+            (&json!("not_approved"), &json!(true)),
+            "{problem}"
+        );
         let started = std::time::Instant::now();
         let r = post(&input, &headers);
         assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
@@ -268,9 +277,10 @@ fn the_http_api_caller_cannot_approve_its_own_write_and_the_person_can() {
         ],
     );
     assert_eq!(r.status, 403);
-    // A wrong secret is no secret.
+    // A wrong secret is no secret: the call is put on the desk like any stranger's.
     let r = post(&input, &[("Seneschal-Desk-Secret", "not-the-secret")]);
     assert_eq!(r.status, 403);
+    assert_eq!(r.json()["data"]["pending"], true);
     assert_eq!(tree(dir), before, "no refused call wrote anything");
     // The person's own call, pinned to the plan reviewed: applied, audited as such.
     let r = post(
@@ -288,7 +298,9 @@ fn the_http_api_caller_cannot_approve_its_own_write_and_the_person_can() {
         .iter()
         .filter(|r| r["code"] == "not_approved" && r["transport"] == "http")
         .count();
-    assert_eq!(refused, 6, "each refusal is audited: {records:?}");
+    // Each refusal is audited; an answer that the approval is pending is not a refusal (the
+    // call made again is audited with its decision).
+    assert_eq!(refused, 5, "each refusal is audited: {records:?}");
     let last = records.last().unwrap();
     assert_eq!(
         (&last["outcome"], &last["approved_by"]),
@@ -377,10 +389,17 @@ fn mcp_stdio_without_elicitation_follows_the_policy() {
     );
     assert_eq!(tree(dir), before);
 
-    // ask (the default): the write waits on the desk (here one second: nobody decides, so
-    // it is refused), the session-level read runs.
+    // ask (the default): the write is put on the desk and answered pending at once; made
+    // again, it waits (here one second: nobody decides, so it is refused); the
+    // session-level read runs.
     let mut mcp = Mcp::start_with(dir, &["--approval", "ask", "--approval-timeout", "1"], &[]);
     mcp.initialize("2025-11-25");
+    let a = mcp.request("tools/call", create.clone());
+    assert_eq!(error_code(&a), "not_approved", "{a}");
+    assert_eq!(
+        a["result"]["_meta"]["seneschal/error"]["data"]["pending"], true,
+        "{a}"
+    );
     let a = mcp.request("tools/call", create.clone());
     assert_eq!(error_code(&a), "not_approved", "{a}");
     let message = a.to_string();

@@ -49,8 +49,15 @@ fn wait_pending(dir: &Path, capability: &str) -> Value {
     }
 }
 
-/// An MCP stdio agent whose client declares no elicitation: its `tools/call` runs on a thread
-/// (it waits on the desk), answering the result and the progress messages it was sent.
+/// Whether `answer` (an MCP `tools/call` response) says its approval is pending on the desk.
+fn is_pending(answer: &Value) -> bool {
+    answer["result"]["_meta"]["seneschal/error"]["data"]["pending"] == true
+}
+
+/// An MCP stdio agent whose client declares no elicitation, as an agent uses the desk: it
+/// makes its `tools/call` on a thread; answered that the approval is pending, it makes the
+/// same call again, until the answer is final. It answers the final result, the pending
+/// answers it had before it, and the progress messages it was sent.
 fn call_in_background(
     mut mcp: Mcp,
     id: u64,
@@ -59,21 +66,40 @@ fn call_in_background(
 ) -> std::thread::JoinHandle<(Mcp, Value, Vec<Value>)> {
     let name = name.to_string();
     std::thread::spawn(move || {
-        mcp.send(
-            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-            "name": name, "arguments": arguments, "_meta": {"progressToken": "p"}}}),
-        );
         let mut progress = Vec::new();
-        loop {
-            let m = mcp.recv();
-            if m["id"] == id {
-                return (mcp, m, progress);
+        for round in 0.. {
+            let id = id * 1000 + round;
+            mcp.send(
+                &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                "name": name, "arguments": arguments, "_meta": {"progressToken": "p"}}}),
+            );
+            let answer = loop {
+                let m = mcp.recv();
+                if m["id"] == id {
+                    break m;
+                }
+                if m["method"] == "notifications/progress" {
+                    progress.push(m);
+                }
+            };
+            if !is_pending(&answer) {
+                return (mcp, answer, progress);
             }
-            if m["method"] == "notifications/progress" {
-                progress.push(m);
-            }
+            progress.push(answer);
         }
+        unreachable!("the loop returns")
     })
+}
+
+/// An HTTP API caller as an agent uses the desk: it posts `body` to `path` until the answer
+/// is not a pending approval, and answers the last status and body.
+fn post_until_decided(serve: &Serve, path: &str, body: &Value) -> (u16, Value) {
+    loop {
+        let (status, answer) = serve.json("POST", path, Some(body));
+        if !(status == 403 && answer["data"]["pending"] == true) {
+            return (status, answer);
+        }
+    }
 }
 
 fn agent(dir: &Path, args: &[&str]) -> Mcp {
@@ -152,18 +178,25 @@ fn an_agent_on_stdio_is_approved_from_the_cockpit_of_serve_and_from_a_terminal()
         std::fs::read_to_string(dir.join("notes/plan.md")).unwrap(),
         "hello desk\n"
     );
-    assert!(
-        progress.iter().any(|m| m["params"]["message"]
-            .as_str()
-            .is_some_and(|t| t.contains("waiting for the person's approval"))),
-        "the waiting call reports what it waits for: {progress:?}"
+    // The first call was answered at once that its approval is pending, naming it and where
+    // the person decides; the agent made it again.
+    let first = &progress[0];
+    assert!(is_pending(first), "{first}");
+    assert_eq!(first["result"]["isError"], true, "{first}");
+    assert_eq!(
+        first["result"]["_meta"]["seneschal/error"]["data"]["desk"], id,
+        "{first}"
     );
-    // Addressed to the person, not to the agent: no command an agent could run itself.
+    let told = first["result"]["content"][0]["text"].as_str().unwrap();
     assert!(
-        progress.iter().all(|m| !m["params"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("seneschal approvals")),
+        told.contains(&id[..8]) && told.contains("cockpit") && told.contains("same call again"),
+        "{told}"
+    );
+    // Addressed to the agent, who cannot decide: no command it could run itself.
+    assert!(
+        progress
+            .iter()
+            .all(|m| !m.to_string().contains("seneschal approvals")),
         "{progress:?}"
     );
     let last = audit(dir).pop().unwrap();
@@ -232,24 +265,28 @@ fn an_agent_on_stdio_is_approved_from_the_cockpit_of_serve_and_from_a_terminal()
     assert!(pending(dir).is_empty());
     let _ = mcp.finish();
 
-    // 3. An agent on the HTTP API cannot approve its own write: it waits on the desk too.
+    // 3. An agent on the HTTP API cannot approve its own write: it is answered at once that
+    //    its approval is pending, and its call made again after the decision applies it.
     let body = json!({"path": "notes/http.md", "content": "over http\n"});
-    let server = std::sync::Arc::new(desk);
-    let s = std::sync::Arc::clone(&server);
-    let post = std::thread::spawn(move || s.json("POST", "/api/v1/files/write", Some(&body)));
+    let (status, first) = desk.json("POST", "/api/v1/files/write", Some(&body));
+    assert_eq!(
+        (status, &first["code"]),
+        (403, &json!("not_approved")),
+        "{first}"
+    );
+    assert_eq!(first["data"]["pending"], true, "{first}");
     let p = wait_pending(dir, "files.write");
     assert_eq!(p["transport"], "http", "{p}");
+    assert_eq!(first["data"]["desk"], p["id"], "{first}");
     let o = support::run_in(dir, &["approvals", "approve", p["id"].as_str().unwrap()]);
     assert!(o.status.success(), "{}", support::stderr(&o));
-    let (status, body) = post.join().unwrap();
+    let (status, body) = post_until_decided(&desk, "/api/v1/files/write", &body);
     assert_eq!(status, 200, "{body}");
     assert!(dir.join("notes/http.md").is_file());
+    let server = desk;
     let v = support::run_in(dir, &["audit", "verify"]);
     assert!(v.status.success(), "{}", support::stderr(&v));
-    let banner = std::sync::Arc::try_unwrap(server)
-        .ok()
-        .expect("the request thread is done")
-        .finish();
+    let banner = server.finish();
     assert!(
         banner.contains(&format!("/#desk={SECRET}")),
         "serve prints the cockpit link with the desk secret: {banner}"
@@ -260,9 +297,9 @@ fn an_agent_on_stdio_is_approved_from_the_cockpit_of_serve_and_from_a_terminal()
 fn an_undecided_write_times_out_and_a_cancelled_or_abandoned_one_waits_no_more() {
     let d = support::scratch_repo();
     let dir = d.path();
-    // Timed out: not_approved, nothing written, nothing left waiting; a late decision is
-    // refused as such. The approval waits a second only, perhaps too briefly to be seen
-    // listed: its id is the one the refusal names.
+    // Timed out: the approval stays open a second only; the call made again is refused
+    // `not_approved` when its time is over, nothing is written, nothing is left on the desk,
+    // and a late decision is refused as such.
     let mcp = agent(dir, &["--approval-timeout", "1"]);
     let call = call_in_background(
         mcp,
@@ -270,15 +307,11 @@ fn an_undecided_write_times_out_and_a_cancelled_or_abandoned_one_waits_no_more()
         "files_write",
         json!({"path": "late.md", "content": "x\n"}),
     );
-    let (mcp, answer, _) = call.join().unwrap();
-    let text = answer.to_string();
-    let late: String = text
-        .split_once("no decision on approval ")
-        .unwrap_or_else(|| panic!("the refusal names its approval: {answer}"))
-        .1
-        .chars()
-        .take_while(char::is_ascii_alphanumeric)
-        .collect();
+    let (mcp, answer, before) = call.join().unwrap();
+    let late = before[0]["result"]["_meta"]["seneschal/error"]["data"]["desk"]
+        .as_str()
+        .unwrap_or_else(|| panic!("the first answer names its approval: {before:?}"))
+        .to_string();
     assert_eq!(
         answer["result"]["_meta"]["seneschal/error"]["code"], "not_approved",
         "{answer}"
@@ -303,12 +336,14 @@ fn an_undecided_write_times_out_and_a_cancelled_or_abandoned_one_waits_no_more()
     );
     let _ = mcp.finish();
 
-    // Cancelled by its client: the call stops waiting and withdraws its approval.
+    // Cancelled by its client while the call made again waits: it stops waiting and
+    // withdraws its approval.
     let mut mcp = agent(dir, &[]);
-    mcp.send(
-        &json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
-        "name": "files_write", "arguments": {"path": "cancelled.md", "content": "x\n"}}}),
-    );
+    let write =
+        json!({"name": "files_write", "arguments": {"path": "cancelled.md", "content": "x\n"}});
+    let first = mcp.request("tools/call", write.clone());
+    assert!(is_pending(&first), "{first}");
+    mcp.send(&json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": write}));
     let _ = wait_pending(dir, "files.write");
     mcp.send(
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
@@ -322,12 +357,13 @@ fn an_undecided_write_times_out_and_a_cancelled_or_abandoned_one_waits_no_more()
     let _ = mcp.finish();
     assert!(!dir.join("cancelled.md").exists());
 
-    // Abandoned: its process killed -9 while it waited; the desk forgets it.
+    // Abandoned: its process killed -9 while its approval was open; the desk forgets it.
     let mut mcp = agent(dir, &[]);
-    mcp.send(
-        &json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {
-        "name": "files_write", "arguments": {"path": "killed.md", "content": "x\n"}}}),
+    let first = mcp.request(
+        "tools/call",
+        json!({"name": "files_write", "arguments": {"path": "killed.md", "content": "x\n"}}),
     );
+    assert!(is_pending(&first), "{first}");
     let p = wait_pending(dir, "files.write");
     let pid = p["pid"].as_u64().unwrap();
     assert!(std::process::Command::new("kill")
@@ -400,24 +436,35 @@ fn a_write_waiting_on_the_desk_is_among_the_running_calls_until_it_is_decided() 
         body["running"].as_array().unwrap().clone()
     };
     assert_eq!(running(), Vec::<Value>::new(), "nothing runs at rest");
+    let body = json!({"path": "notes/running.md", "content": "hello\n"});
+    // The first call is answered at once: it does not wait, so it is not running.
+    let (status, first) = serve.json("POST", "/api/v1/files/write", Some(&body));
+    assert_eq!(
+        (status, &first["data"]["pending"]),
+        (403, &json!(true)),
+        "{first}"
+    );
+    assert_eq!(
+        running(),
+        Vec::<Value>::new(),
+        "a pending approval is not a running call"
+    );
     std::thread::scope(|s| {
-        let call = s.spawn(|| {
-            let body = json!({"path": "notes/running.md", "content": "hello\n"});
-            serve.request(
-                "POST",
-                "/api/v1/files/write",
-                &[("Content-Type", "application/json")],
-                body.to_string().as_bytes(),
-            )
-        });
+        // The call made again waits for the decision: it is running until it is decided.
+        let call = s.spawn(|| post_until_decided(&serve, "/api/v1/files/write", &body));
         let p = wait_pending(dir, "files.write");
-        let listed = running();
-        assert!(
-            listed
-                .iter()
-                .any(|c| c["capability"] == "files.write" && c["transport"] == "http"),
-            "{listed:?}"
-        );
+        let mut looks = 0;
+        while !running()
+            .iter()
+            .any(|c| c["capability"] == "files.write" && c["transport"] == "http")
+        {
+            looks += 1;
+            assert!(
+                looks < 1200,
+                "the call made again is not among the running calls"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let (status, body) = serve.json_with(
             "POST",
             &format!("/desk/approvals/{}", p["id"].as_str().unwrap()),
@@ -425,8 +472,9 @@ fn a_write_waiting_on_the_desk_is_among_the_running_calls_until_it_is_decided() 
             Some(&json!({"decision": "decline"})),
         );
         assert_eq!(status, 200, "{body}");
-        let r = call.join().unwrap();
-        assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
+        let (status, answer) = call.join().unwrap();
+        assert_eq!(status, 403, "{answer}");
+        assert!(answer.to_string().contains("declined"), "{answer}");
     });
     assert_eq!(
         running(),
@@ -437,10 +485,11 @@ fn a_write_waiting_on_the_desk_is_among_the_running_calls_until_it_is_decided() 
     serve.finish();
 }
 
-/// A decision binds the plan the desk showed: the write is planned once, before it is put on
-/// the desk, and that plan is what applies. A file edited, deleted or committed while the
-/// person looks at the desk makes the approved write a `conflict` that writes nothing; and a
-/// commit's entry lists the files it commits, which are exactly the files committed.
+/// A decision binds the plan the desk showed: the write is planned before it is put on the
+/// desk, and the call made again applies an approval only when it plans the same write. A
+/// file edited, deleted or staged while the person looks at the desk makes the call made
+/// again another question (a new approval, showing the new plan): the approved plan applies
+/// nothing. A commit's entry lists the files it commits, which are exactly those committed.
 #[test]
 fn an_approval_applies_the_plan_the_desk_showed_or_nothing() {
     let repo = support::scratch_repo();
@@ -449,78 +498,93 @@ fn an_approval_applies_the_plan_the_desk_showed_or_nothing() {
     std::fs::write(dir.join("old.txt"), "shown\n").unwrap();
     support::git(dir, &["add", "-A"]);
     support::git(dir, &["commit", "-q", "-m", "files"]);
-    let approve = |id: &str| {
-        let o = support::run_in(dir, &["approvals", "approve", id]);
+    let decide = |verb: &str, id: &Value| {
+        let o = support::run_in(dir, &["approvals", verb, id.as_str().unwrap()]);
         assert!(o.status.success(), "{}", support::stderr(&o));
     };
-    let code = |m: &Value| m["result"]["_meta"]["seneschal/error"]["code"].clone();
+    let desk_id = |m: &Value| {
+        assert!(is_pending(m), "{m}");
+        m["result"]["_meta"]["seneschal/error"]["data"]["desk"].clone()
+    };
+    let shown = |id: &Value| {
+        pending(dir)
+            .into_iter()
+            .find(|p| p["id"] == *id)
+            .unwrap_or_else(|| panic!("{id} is not pending"))
+    };
+    let mut mcp = agent(dir, &[]);
     // An edit: the file changes after the desk showed its diff.
-    let call = call_in_background(
-        agent(dir, &[]),
-        1,
-        "files_edit",
-        json!({"path": "notes.txt", "edits": [{"old": "two", "new": "three"}]}),
-    );
-    let p = wait_pending(dir, "files.edit");
+    let edit = json!({"name": "files_edit", "arguments":
+        {"path": "notes.txt", "edits": [{"old": "two", "new": "three"}]}});
+    let first = desk_id(&mcp.request("tools/call", edit.clone()));
     assert!(
-        p["detail"]["diff"].as_str().unwrap().contains("+three"),
-        "the desk shows the diff: {p}"
+        shown(&first)["detail"]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+three"),
+        "the desk shows the diff"
     );
     std::fs::write(dir.join("notes.txt"), "one\ntwo\nand more\n").unwrap();
-    approve(p["id"].as_str().unwrap());
-    let (mcp, answer, _) = call.join().unwrap();
-    assert_eq!(code(&answer), "conflict", "{answer}");
+    decide("approve", &first);
+    let second = desk_id(&mcp.request("tools/call", edit.clone()));
+    assert_ne!(first, second, "the new plan is a new question");
+    assert!(
+        shown(&second)["detail"]["diff"]
+            .as_str()
+            .unwrap()
+            .contains(" and more"),
+        "the new question shows the new plan"
+    );
     assert_eq!(
         std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
-        "one\ntwo\nand more\n"
+        "one\ntwo\nand more\n",
+        "the approved plan applied nothing"
     );
-    drop(mcp);
+    decide("decline", &second);
+    let a = mcp.request("tools/call", edit);
+    assert!(a.to_string().contains("declined"), "{a}");
     // A delete: new content written after the desk showed the old one is not deleted.
-    let call = call_in_background(
-        agent(dir, &[]),
-        2,
-        "files_delete",
-        json!({"path": "old.txt"}),
-    );
-    let p = wait_pending(dir, "files.delete");
+    let delete = json!({"name": "files_delete", "arguments": {"path": "old.txt"}});
+    let first = desk_id(&mcp.request("tools/call", delete.clone()));
     std::fs::write(dir.join("old.txt"), "written after the question\n").unwrap();
-    approve(p["id"].as_str().unwrap());
-    let (mcp, answer, _) = call.join().unwrap();
-    assert_eq!(code(&answer), "conflict", "{answer}");
+    decide("approve", &first);
+    let second = desk_id(&mcp.request("tools/call", delete.clone()));
+    assert_ne!(first, second);
     assert!(dir.join("old.txt").is_file());
-    drop(mcp);
-    // A commit: its entry lists what it commits; what is staged after the question is not in
-    // the commit, and stays staged.
+    decide("decline", &second);
+    let _ = mcp.request("tools/call", delete);
+    // A commit: its entry lists what it commits; what is staged after the question makes
+    // another question, and what is approved is exactly what is committed.
     std::fs::write(dir.join("a.txt"), "a\n").unwrap();
     support::git(dir, &["add", "a.txt"]);
-    let call = call_in_background(
-        agent(dir, &[]),
-        3,
-        "repo_commit",
-        json!({"message": "add a"}),
-    );
-    let p = wait_pending(dir, "repo.commit");
-    let files: Vec<&str> = p["detail"]["files"]
-        .as_array()
-        .unwrap_or_else(|| panic!("the entry lists the files: {p}"))
-        .iter()
-        .map(|f| f["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(files, ["a.txt"], "{p}");
+    let commit = json!({"name": "repo_commit", "arguments": {"message": "add a"}});
+    let files = |p: &Value| -> Vec<String> {
+        p["detail"]["files"]
+            .as_array()
+            .unwrap_or_else(|| panic!("the entry lists the files: {p}"))
+            .iter()
+            .map(|f| f["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let first = desk_id(&mcp.request("tools/call", commit.clone()));
+    assert_eq!(files(&shown(&first)), ["a.txt"]);
     std::fs::write(dir.join("b.txt"), "b\n").unwrap();
     support::git(dir, &["add", "b.txt"]);
-    approve(p["id"].as_str().unwrap());
-    let (mcp, answer, _) = call.join().unwrap();
-    assert_eq!(answer["result"]["isError"], false, "{answer}");
-    let committed = support::git(dir, &["show", "--name-only", "--format=", "HEAD"]);
-    assert_eq!(committed.trim(), "a.txt");
-    let staged = support::git(dir, &["diff", "--cached", "--name-only"]);
+    decide("approve", &first);
+    let head = support::git(dir, &["rev-parse", "HEAD"]);
+    let second = desk_id(&mcp.request("tools/call", commit.clone()));
+    assert_eq!(files(&shown(&second)), ["a.txt", "b.txt"]);
     assert_eq!(
-        staged.trim(),
-        "b.txt",
-        "staged after the question, still staged"
+        support::git(dir, &["rev-parse", "HEAD"]),
+        head,
+        "nothing committed on the first approval"
     );
-    drop(mcp);
+    decide("approve", &second);
+    let a = mcp.request("tools/call", commit);
+    assert_eq!(a["result"]["isError"], false, "{a}");
+    let committed = support::git(dir, &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(committed.trim(), "a.txt\nb.txt");
+    let _ = mcp.finish();
 }
 
 /// A write waiting on the desk holds no HTTP worker: on a server with one worker, while
@@ -544,23 +608,29 @@ fn waiting_writes_hold_no_worker_and_the_cockpit_answers_while_they_wait() {
         &[("SENESCHAL_DESK_SECRET", SECRET)],
     ));
     let bound = 32;
+    // Each writer is answered pending at once, then makes its call again and waits.
     let writers: Vec<_> = (0..bound)
         .map(|i| {
             let serve = std::sync::Arc::clone(&serve);
             std::thread::spawn(move || {
-                serve.json(
-                    "POST",
+                post_until_decided(
+                    &serve,
                     "/api/v1/files/write",
-                    Some(&json!({"path": format!("w{i}.txt"), "content": "x\n"})),
+                    &json!({"path": format!("w{i}.txt"), "content": "x\n"}),
                 )
             })
         })
         .collect();
-    // Each write reaches the desk when its turn comes; a bounded number of looks, no clock.
+    // Every writer's call made again waits; a bounded number of looks, no clock.
+    let waiting = || {
+        let (status, body) = serve.json("GET", "/desk/running", None);
+        assert_eq!(status, 200, "{body}");
+        body["running"].as_array().unwrap().len()
+    };
     let mut looks = 0;
-    while pending(&dir).len() < bound {
+    while pending(&dir).len() < bound || waiting() < bound {
         looks += 1;
-        assert!(looks < 1200, "the writes did not all reach the desk");
+        assert!(looks < 1200, "the writes did not all wait on the desk");
         std::thread::sleep(Duration::from_millis(100));
     }
     // Every write waits, on one worker: the cockpit and the desk still answer.
@@ -573,7 +643,7 @@ fn waiting_writes_hold_no_worker_and_the_cockpit_answers_while_they_wait() {
         None,
     );
     assert_eq!(status, 200, "{list}");
-    // One more is refused at once, naming the waits.
+    // One more is refused at once, naming the approvals that wait.
     let (status, more) = serve.json(
         "POST",
         "/api/v1/files/write",
@@ -596,6 +666,7 @@ fn waiting_writes_hold_no_worker_and_the_cockpit_answers_while_they_wait() {
     for w in writers {
         let (status, answer) = w.join().unwrap();
         assert_eq!(status, 403, "{answer}");
+        assert!(answer.to_string().contains("declined"), "{answer}");
     }
     for i in 0..bound {
         assert!(!dir.join(format!("w{i}.txt")).exists());

@@ -65,6 +65,7 @@ fn initialize(call: &mut Call<'_>) -> Result<Body, RpcError> {
         .unwrap_or(latest);
     call.session.legacy_version = Some(chosen);
     call.session.client_capabilities = params.capabilities;
+    call.session.client_info = crate::mcp::peer::client_info(call.params.get("clientInfo"));
     Ok(Body::of(&InitializeResult {
         protocol_version: chosen,
         capabilities: capabilities_in(call.features, Era::Legacy),
