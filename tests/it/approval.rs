@@ -639,13 +639,15 @@ fn a_token_applies_one_write_once_for_the_plan_reviewed() {
     server.finish();
 }
 
-/// A stdio MCP client that declares elicitation and accepts every question, keeping them.
+/// A stdio MCP client that declares elicitation and answers every question with `answer`
+/// (by default it accepts), keeping them.
 struct Accepting {
     child: std::process::Child,
     stdin: std::process::ChildStdin,
     stdout: std::io::BufReader<std::process::ChildStdout>,
     asked: Vec<Value>,
     next: u64,
+    answer: Value,
 }
 
 impl Accepting {
@@ -660,6 +662,7 @@ impl Accepting {
             stdout,
             asked: Vec::new(),
             next: 0,
+            answer: json!({"action": "accept"}),
         };
         c.send(
             &json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
@@ -685,6 +688,14 @@ impl Accepting {
 
     /// Calls `name`, accepting each question asked on the way; answers the tool result.
     fn call(&mut self, name: &str, arguments: Value) -> Value {
+        let m = self.call_raw(name, arguments);
+        assert_eq!(m["result"]["isError"], false, "{name}: {m}");
+        m
+    }
+
+    /// Calls `name`, answering each question asked on the way with `answer`; answers the
+    /// response, whatever it is.
+    fn call_raw(&mut self, name: &str, arguments: Value) -> Value {
         self.next += 1;
         let id = self.next;
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -693,11 +704,9 @@ impl Accepting {
             let m = self.recv();
             if m["method"] == "elicitation/create" {
                 self.asked.push(m["params"].clone());
-                self.send(
-                    &json!({"jsonrpc": "2.0", "id": m["id"], "result": {"action": "accept"}}),
-                );
+                let answer = self.answer.clone();
+                self.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": answer}));
             } else if m["id"] == id {
-                assert_eq!(m["result"]["isError"], false, "{name}: {m}");
                 return m;
             }
         }
@@ -759,4 +768,74 @@ fn one_consent_covers_every_read_of_a_session() {
     assert_eq!(c.asked.len(), 4, "a write is asked every time");
     assert_eq!(c.asked[3]["_meta"]["seneschal/approval"], "per_call");
     c.finish();
+}
+
+/// One small change is one question: the form that asks to approve a write carries its diff
+/// and offers a grant; checked, the session's next writes run without a question (each
+/// audited as approved by the grant) while another session is still asked. A read consent the
+/// person declined is not asked again in that session.
+#[test]
+fn a_grant_in_the_form_approves_the_sessions_next_writes_and_a_declined_consent_is_kept() {
+    let repo = support::adr_repo();
+    let dir = repo.path();
+    let mut c = Accepting::start(dir);
+    c.answer = json!({"action": "accept", "content": {"grant": true}});
+    c.call(
+        "files_write",
+        json!({"path": "notes/a.md", "content": "first line\n"}),
+    );
+    assert_eq!(c.asked.len(), 1, "{:?}", c.asked);
+    let q = &c.asked[0];
+    assert_eq!(
+        q["requestedSchema"]["properties"]["grant"]["type"], "boolean",
+        "the form offers a grant: {q}"
+    );
+    let message = q["message"].as_str().unwrap();
+    assert!(
+        message.contains("Changes:") && message.contains("+first line"),
+        "the question carries the diff: {message}"
+    );
+    c.answer = json!({"action": "decline"});
+    c.call(
+        "files_edit",
+        json!({"path": "notes/a.md", "edits": [{"old": "first", "new": "second"}]}),
+    );
+    c.call(
+        "files_write",
+        json!({"path": "notes/b.md", "content": "b\n"}),
+    );
+    assert_eq!(c.asked.len(), 1, "the grant approved them: {:?}", c.asked);
+    let approved: Vec<Value> = audit(dir)
+        .iter()
+        .filter(|r| r["outcome"] == "applied")
+        .map(|r| r["approved_by"].clone())
+        .collect();
+    assert_eq!(
+        approved,
+        [json!("elicitation"), json!("grant"), json!("grant")]
+    );
+    c.finish();
+
+    // Another session holds no grant: its write is asked (here declined: nothing written).
+    let mut other = Accepting::start(dir);
+    other.answer = json!({"action": "decline"});
+    let a = other.call_raw(
+        "files_write",
+        json!({"path": "notes/c.md", "content": "c\n"}),
+    );
+    assert_eq!(a["result"]["isError"], true, "{a}");
+    assert_eq!(other.asked.len(), 1);
+    assert!(!dir.join("notes/c.md").exists());
+    // A declined read consent is kept for the session: the next read is refused unasked.
+    let a = other.call_raw("files_read", json!({"path": "README.md"}));
+    assert_eq!(a["result"]["isError"], true, "{a}");
+    assert_eq!(other.asked.len(), 2);
+    let a = other.call_raw("files_list", json!({}));
+    assert_eq!(a["result"]["isError"], true, "{a}");
+    assert!(
+        a.to_string().contains("declined"),
+        "the refusal says why: {a}"
+    );
+    assert_eq!(other.asked.len(), 2, "not asked again: {:?}", other.asked);
+    other.finish();
 }

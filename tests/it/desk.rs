@@ -754,3 +754,119 @@ fn agent_text_is_shown_escaped_and_bounded_on_the_desk() {
         "1"
     );
 }
+
+/// A grant: the person approves a write on the desk together with the asking session's other
+/// writes for some minutes. Those run without a question, each audited as approved by the
+/// grant and shown on the desk; another session is still asked; the person revokes the grant
+/// (with the desk secret only) and the next write is asked again. A caller without a session
+/// (the HTTP API) is offered no grant.
+#[test]
+fn a_grant_approves_a_sessions_writes_until_the_person_revokes_it() {
+    let d = support::scratch_repo();
+    let dir = d.path();
+    let desk = Serve::start_args(
+        dir,
+        &["--approval", "ask"],
+        &[("SENESCHAL_DESK_SECRET", SECRET)],
+    );
+    let secret = [("Seneschal-Desk-Secret", SECRET)];
+    let write =
+        |path: &str| json!({"name": "files_write", "arguments": {"path": path, "content": "x\n"}});
+    let mut mcp = agent(dir, &[]);
+    let first = mcp.request("tools/call", write("notes/1.md"));
+    assert!(is_pending(&first), "{first}");
+    let p = wait_pending(dir, "files.write");
+    assert_eq!(p["can_grant"], true, "{p}");
+    assert_eq!(
+        p["client"],
+        json!({"name": "pipe-test", "version": "0"}),
+        "the desk names the client: {p}"
+    );
+    let path = format!("/desk/approvals/{}", p["id"].as_str().unwrap());
+    for bad in [json!(7), json!("15"), json!(-1)] {
+        let (status, body) = desk.json_with(
+            "POST",
+            &path,
+            &secret,
+            Some(&json!({"decision": "approve", "grant_minutes": bad})),
+        );
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (400, Some("invalid_input")),
+            "{bad}: {body}"
+        );
+    }
+    let (status, body) = desk.json_with(
+        "POST",
+        &path,
+        &secret,
+        Some(&json!({"decision": "approve", "grant_minutes": 15})),
+    );
+    assert_eq!(status, 200, "{body}");
+    let a = mcp.request("tools/call", write("notes/1.md"));
+    assert_eq!(a["result"]["isError"], false, "{a}");
+    // The grant is on the desk, and the session's next writes run without a question.
+    let (status, grants) = desk.json("GET", "/desk/grants", None);
+    assert_eq!(status, 200, "{grants}");
+    let grant = grants["grants"][0].clone();
+    assert_eq!(
+        (&grant["minutes"], &grant["by"]),
+        (&json!(15), &json!("cockpit")),
+        "{grants}"
+    );
+    for n in 2..4 {
+        let a = mcp.request("tools/call", write(&format!("notes/{n}.md")));
+        assert_eq!(a["result"]["isError"], false, "{a}");
+    }
+    assert!(pending(dir).is_empty());
+    let by: Vec<Value> = audit(dir)
+        .iter()
+        .filter(|r| r["outcome"] == "applied")
+        .map(|r| r["approved_by"].clone())
+        .collect();
+    assert_eq!(by, [json!("cockpit"), json!("grant"), json!("grant")]);
+    // Another session is still asked.
+    let mut other = agent(dir, &[]);
+    let a = other.request("tools/call", write("notes/other.md"));
+    assert!(is_pending(&a), "{a}");
+    let _ = other.finish();
+    // Revoked (only with the secret), the session is asked again.
+    let revoke = format!("/desk/grants/{}", grant["id"].as_str().unwrap());
+    let (status, body) = desk.json("DELETE", &revoke, None);
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (403, Some("not_approved")),
+        "{body}"
+    );
+    let (status, body) = desk.json_with("DELETE", &revoke, &secret, None);
+    assert_eq!(status, 200, "{body}");
+    let a = mcp.request("tools/call", write("notes/4.md"));
+    assert!(is_pending(&a), "revoked, the grant approves nothing: {a}");
+    assert!(!dir.join("notes/4.md").exists());
+    let _ = mcp.finish();
+    // The HTTP API has no session: its approval offers no grant, and one is refused.
+    let (status, first) = desk.json(
+        "POST",
+        "/api/v1/files/write",
+        Some(&json!({"path": "notes/http.md", "content": "x\n"})),
+    );
+    assert_eq!(status, 403, "{first}");
+    let id = first["data"]["desk"].as_str().unwrap().to_string();
+    let p = pending(dir)
+        .into_iter()
+        .find(|p| p["id"] == id.as_str())
+        .unwrap();
+    assert_eq!(p["can_grant"], false, "{p}");
+    let (status, body) = desk.json_with(
+        "POST",
+        &format!("/desk/approvals/{id}"),
+        &secret,
+        Some(&json!({"decision": "approve", "grant_minutes": 15})),
+    );
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (400, Some("invalid_input")),
+        "{body}"
+    );
+    desk.finish();
+}
