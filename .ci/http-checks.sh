@@ -31,7 +31,7 @@ BIN=$(realpath "$1")
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${HTTP_CHECKS_CACHE:-$HOME/.cache/seneschal-http-checks}
 ART=${HTTP_CHECKS_ARTIFACTS:-$ROOT/target/http-checks}
-PY_PINS="openapi-spec-validator==0.9.0 schemathesis==4.32.5"
+PY_PINS="openapi-spec-validator==0.9.0 schemathesis==4.32.5 mcp==2.3.0"
 REDOCLY=@redocly/cli@2.77.0
 mkdir -p "$CACHE" "$ART"
 WORK=$(mktemp -d)
@@ -210,6 +210,64 @@ print("the write approved in the cockpit was applied; the declined one was not")
 ' "$WORK/desk.agent" "$repo"
 }
 check "chromium: the cockpit's desk approves an agent's pending write" desk_dom
+
+# The scripted desk session (issue 36): an agent on MCP stdio through the PyPI `mcp` SDK with
+# its defaults (no elicitation, so it cannot ask; it makes a call again when told its approval
+# is pending) works through ordinary tasks in a copy of npryce/adr-tools (find, read, blame,
+# branch, edit, write, record an ADR, move, delete, restore, diff, status, stage, commit, switch,
+# read at a revision), while the person decides every question by clicks in the cockpit in
+# Chromium. Asserted: at most 4 questions; every first pending answer came at once (well
+# within any client's request timeout) and names its approval; every write applied, approved
+# at the cockpit or by the grant given there. Printed: questions, calls, bytes of the answers.
+session_dom() {
+    local repo="$WORK/session/adr-tools" base pid secret rc=0
+    secret="desk-check-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+    mkdir -p "$WORK/session"
+    cp -R "$ROOT/tests/fixtures/agent-session/adr-tools" "$repo"
+    (cd "$repo" && git init -q -b master && git add -A \
+        && git -c user.name=Fixture -c user.email=fixture@example.invalid commit -q -m "adr-tools at b3279ba")
+    git -C "$repo" config user.name "Ada Agent"
+    git -C "$repo" config user.email "ada@example.invalid"
+    mkfifo "$WORK/session.stdin"
+    (cd "$repo" && SENESCHAL_DESK_SECRET="$secret" exec "$BIN" serve --bind 127.0.0.1:0 --approval ask) \
+        < "$WORK/session.stdin" > "$WORK/session.stdout" 2>/dev/null &
+    pid=$!
+    exec 6> "$WORK/session.stdin"
+    for _ in $(seq 1 100); do grep -q '^listening on ' "$WORK/session.stdout" 2>/dev/null && break; sleep 0.1; done
+    base=$(sed -n 's/^listening on //p' "$WORK/session.stdout")
+    cp "$ROOT/.ci/http-checks/person.mjs" "$CACHE/npm/person.mjs"
+    node "$CACHE/npm/person.mjs" "$base" "$secret" "$ART" "$WORK/session.done" > "$WORK/session.person" &
+    local person=$!
+    "$PY" "$ROOT/.ci/http-checks/session-agent.py" "$BIN" "$repo" > "$WORK/session.agent" || rc=1
+    touch "$WORK/session.done"
+    wait "$person" || rc=1
+    exec 6>&-
+    wait "$pid" 2>/dev/null || true
+    [ "$rc" -eq 0 ] || return 1
+    "$PY" - "$WORK/session.agent" "$WORK/session.person" <<'PY'
+import json, sys
+agent = json.load(open(sys.argv[1]))
+person = json.load(open(sys.argv[2]))
+calls = sum(agent["tasks"].values())
+first = {}
+for p in agent["pending"]:
+    first.setdefault(p["desk"], p["seconds"])
+slowest = max(first.values(), default=0)
+print(f"{len(agent['tasks'])} tasks, {calls} calls, {person['questions']} question(s) to the person "
+      f"({', '.join(person['asked'])}), {agent['answer_bytes']:,} bytes of answers; "
+      f"the slowest first pending answer took {slowest:.2f} s")
+for task, n in agent["tasks"].items():
+    print(f"  {task:<50} {n} call(s)")
+assert person["questions"] <= 4, person
+assert len(first) == person["questions"], (agent["pending"], person)
+assert slowest < 10, agent["pending"]
+by = {b for _, b in agent["applied"]}
+assert by <= {"cockpit", "grant"} and "grant" in by, agent["applied"]
+assert len(agent["applied"]) >= 12, agent["applied"]
+print("the session's writes were decided in the cockpit, by clicks, in at most 4 questions")
+PY
+}
+check "chromium: a scripted agent session decided on the cockpit's desk in at most 4 questions" session_dom
 
 echo "artifacts: $ART"
 echo "http-checks: $passed passed, $failed failed"

@@ -206,9 +206,14 @@ pub fn execute_index(
     // A write attempt refused here leaves its audit record, as one refused by the schema (a
     // process whose profile forbids writes records into an existing state folder only).
     let writer = ctx.max_effect >= crate::policy::Effect::RepositoryWrite;
+    let attempted = || {
+        let mut review = crate::display::for_person(&d.render_review(&input), 500);
+        disclose_string(&mut review);
+        review
+    };
     let refuse = |e: CapabilityError| {
         if d.effect == crate::policy::Effect::RepositoryWrite {
-            crate::store::audit_rejected(&ctx.repo, d.id, &input, &e, writer);
+            crate::store::audit_rejected(&ctx.repo, d.id, &input, &e, writer, &attempted());
         }
         Err(e)
     };
@@ -237,7 +242,7 @@ pub fn execute_index(
     }
     if let Err(e) = validate_input(index, d, &input) {
         if d.effect == crate::policy::Effect::RepositoryWrite {
-            crate::store::audit_rejected(&ctx.repo, d.id, &input, &e, writer);
+            crate::store::audit_rejected(&ctx.repo, d.id, &input, &e, writer, &attempted());
         }
         return Err(e);
     }

@@ -27,7 +27,7 @@ try {
   await page.waitForFunction(() => document.querySelector("#repo-status")?.textContent.startsWith("On branch"), null, { timeout: 15000 });
   await page.screenshot({ path: shot, fullPage: false });
   await page.click("#desk li button.approve");
-  await page.waitForSelector("#desk li .outcome-applied", { timeout: 15000 });
+  await page.waitForSelector("#decided li .outcome-applied", { timeout: 15000 });
   // The feed shows the write once the waiting call applied it.
   await page.waitForFunction(() => document.querySelector("#activity li")?.textContent.includes("approved by cockpit"), null, { timeout: 15000 });
   // The agent's next write: declined.

@@ -411,9 +411,10 @@ pub fn audit_rejected(
     input: &Value,
     err: &CapabilityError,
     may_create: bool,
+    attempted: &str,
 ) {
     if let Ok(Some(mut s)) = Session::open_if(root, may_create) {
-        let r = outcome_record(
+        let mut r = outcome_record(
             capability,
             transport(),
             &request_digest(capability, input),
@@ -422,6 +423,11 @@ pub fn audit_rejected(
             "refused",
             Some(err),
         );
+        // What was attempted, as a person reads it (the review sentence, redacted and
+        // bounded by the caller): a refused write names itself on the feed.
+        if !attempted.is_empty() {
+            r["review"] = json!(attempted);
+        }
         let _ = s.append(r);
     }
 }
