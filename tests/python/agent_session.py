@@ -52,7 +52,12 @@ async def session(binary: str, repo: pathlib.Path, home: pathlib.Path) -> list[t
     asked: list[str] = []
 
     async def approve(_context, params: types.ElicitRequestParams):
+        # The person approves, and where the form offers it, approves the session's other
+        # writes for its minutes (the `grant` field): one small change, one question.
         asked.append(params.message)
+        schema = getattr(params, "requested_schema", None) or {}
+        if "grant" in (schema.get("properties") or {}):
+            return types.ElicitResult(action="accept", content={"grant": True})
         return types.ElicitResult(action="accept")
 
     env = {"HOME": str(home), "PATH": os.environ.get("PATH", "")}
@@ -138,7 +143,9 @@ async def session(binary: str, repo: pathlib.Path, home: pathlib.Path) -> list[t
     writes = ["repo.branch.create", "repo.switch", "files.edit", "files.write", "files.move", "files.delete",
               "files.edit", "repo.restore", "repo.stage", "repo.commit", "repo.switch"]
     assert applied == writes, applied
-    assert len([m for m in asked if m]) >= len(writes), asked
+    # The read consent and the first write (with its grant): at most 4 questions for the session.
+    assert 1 <= len(asked) <= 4, asked
+    print(f"the person was asked {len(asked)} time(s) for {len(writes)} writes")
     return done
 
 
