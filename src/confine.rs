@@ -33,7 +33,7 @@ pub use crate::rules::{is_git_name, is_secret_name, name_rule, Rule};
 /// A `refused` error naming the path, the rule and why, pointing at the input `field`.
 pub fn refusal(rule: Rule, path: &str, why: &str, field: &str) -> CapabilityError {
     CapabilityError::refused(format!(
-        "`{path}` is refused by the rule {}: {why}",
+        "`{path}` is refused: {why} (rule {})",
         rule.as_str()
     ))
     .at(field)

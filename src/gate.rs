@@ -286,6 +286,36 @@ pub fn fragment_may_hold_key(fragment: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    /// A refusal is the project's own sentence, and redaction, which every `repository`
+    /// answer and error passes, leaves it whole: no rule's name and reason reads as a
+    /// secret's assignment (`secret_file: secret-bearing …` once lost its reason to the
+    /// marker).
+    #[test]
+    fn every_refusal_passes_redaction_whole() {
+        let mut messages = Vec::new();
+        for rule in Rule::ALL {
+            messages.push(crate::confine::refusal(rule, ".env", why(rule), "/path").message);
+            messages.push(Denied::Refused(rule, why(rule).into()).to_string());
+        }
+        for path in [
+            ".env",
+            "config/.env",
+            ".ssh/id_ed25519",
+            ".git/config",
+            "secrets.json",
+        ] {
+            let e = crate::confine::check_lexical(path, "/path").expect_err(path);
+            messages.push(e.message);
+        }
+        for message in &messages {
+            let (shown, n) = crate::redact::redact(message);
+            assert_eq!((n, shown.as_ref()), (0, message.as_str()), "{message}");
+        }
+        assert!(messages
+            .iter()
+            .any(|m| m.contains("`.env` is refused: secret-bearing files are never served")));
+    }
+
     #[test]
     fn key_lines_are_flagged_and_prose_and_code_are_not() {
         assert!(fragment_may_hold_key(

@@ -619,6 +619,97 @@ pub fn log_date(text: &str, end_of_day: bool) -> Option<String> {
     Some(format!("{date} {hour:02}:{minute:02}:{second:02} {zone}"))
 }
 
+/// The words of a relative date ([`log_date_at`]) and each unit's length in seconds; a month
+/// and a year are calendar steps instead (0 here).
+const DATE_UNITS: &[(&str, u64)] = &[
+    ("second", 1),
+    ("minute", 60),
+    ("hour", 3600),
+    ("day", 86_400),
+    ("week", 7 * 86_400),
+    ("month", 0),
+    ("year", 0),
+];
+
+/// What [`log_date_at`] reads, for an error to name.
+pub const LOG_DATE_FORMS: &str = "an ISO 8601 date (`2024-05-01`), an RFC 3339 date-time \
+     (`2024-05-01T12:00:00Z`), `now`, `today`, `yesterday`, or `N UNITS ago` with a unit of \
+     seconds, minutes, hours, days, weeks, months or years (`2 weeks ago`, `an hour ago`), \
+     relative to now in UTC";
+
+/// A client's date as [`log_date`] reads it, or one of the forms people type, read against
+/// `now` (seconds since the epoch) in UTC: `now`; `today` and `yesterday`, days like an ISO
+/// date (their start, or their end when `end_of_day`); `N UNITS ago` (`N` a number, `a`, `an`
+/// or `one`; a unit of seconds to years, singular or plural; words apart by blanks or dots as
+/// in `2.weeks.ago`), the instant that long before `now`, months and years counted on the
+/// calendar (the day kept, or the month's last). Case does not matter; an instant before
+/// 1970 is 1970's first. `None`: none of these ([`LOG_DATE_FORMS`]).
+pub fn log_date_at(text: &str, end_of_day: bool, now: u64) -> Option<String> {
+    if let Some(date) = log_date(text, end_of_day) {
+        return Some(date);
+    }
+    let lower = text.trim().to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| c.is_ascii_whitespace() || c == '.')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let instant = |secs: u64| {
+        let (y, m, d) = crate::text::civil_from_days((secs / 86_400) as i64);
+        let rem = secs % 86_400;
+        format!(
+            "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} +0000",
+            rem / 3600,
+            (rem / 60) % 60,
+            rem % 60
+        )
+    };
+    let day = |days_back: u64| {
+        let start = (now / 86_400).saturating_sub(days_back) * 86_400;
+        instant(if end_of_day { start + 86_399 } else { start })
+    };
+    match words.as_slice() {
+        ["now"] => Some(instant(now)),
+        ["today"] => Some(day(0)),
+        ["yesterday"] => Some(day(1)),
+        [n, unit, "ago"] => {
+            let n: u64 = match *n {
+                "a" | "an" | "one" => 1,
+                digits if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+                    digits.parse().ok()?
+                }
+                _ => return None,
+            };
+            let (name, secs) = DATE_UNITS
+                .iter()
+                .find(|(name, _)| *unit == *name || unit.strip_suffix('s') == Some(name))?;
+            if *secs > 0 {
+                return Some(instant(now.saturating_sub(n.saturating_mul(*secs))));
+            }
+            // Months and years: the same day and time that many calendar months before.
+            let months = if *name == "year" {
+                n.checked_mul(12)?
+            } else {
+                n
+            };
+            let (y, m, d) = crate::text::civil_from_days((now / 86_400) as i64);
+            let index = (y * 12 + i64::from(m) - 1).checked_sub(i64::try_from(months).ok()?)?;
+            let (y, m) = (index.div_euclid(12), index.rem_euclid(12) as u32 + 1);
+            if y < 1970 {
+                return Some(instant(0));
+            }
+            let last = match m {
+                2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
+                2 => 28,
+                4 | 6 | 9 | 11 => 30,
+                _ => 31,
+            };
+            let days = crate::text::days_from_civil(y, m, d.min(last));
+            Some(instant(days as u64 * 86_400 + now % 86_400))
+        }
+        _ => None,
+    }
+}
+
 /// The longest subject a log answer carries, in bytes; a longer one is cut (on a character
 /// boundary) and the answer says `truncated`.
 pub const SUBJECT_CAP: usize = 4096;
@@ -2007,6 +2098,72 @@ mod tests {
             "２０２４-05-01",
         ] {
             assert_eq!(d(bad, false), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn relative_dates_are_read_against_now_in_utc() {
+        use super::log_date_at;
+        // 2026-03-31T10:20:30Z.
+        let now = 1_774_952_430;
+        assert_eq!(crate::text::rfc3339(now), "2026-03-31T10:20:30Z");
+        let d = |t: &str, end: bool| log_date_at(t, end, now);
+        let cases = [
+            ("now", false, "2026-03-31 10:20:30 +0000"),
+            ("today", false, "2026-03-31 00:00:00 +0000"),
+            ("today", true, "2026-03-31 23:59:59 +0000"),
+            ("yesterday", false, "2026-03-30 00:00:00 +0000"),
+            (" Yesterday ", true, "2026-03-30 23:59:59 +0000"),
+            ("30 seconds ago", false, "2026-03-31 10:20:00 +0000"),
+            ("1 minute ago", false, "2026-03-31 10:19:30 +0000"),
+            ("an hour ago", true, "2026-03-31 09:20:30 +0000"),
+            ("3 days ago", false, "2026-03-28 10:20:30 +0000"),
+            ("2 weeks ago", false, "2026-03-17 10:20:30 +0000"),
+            ("2.weeks.ago", false, "2026-03-17 10:20:30 +0000"),
+            ("2  Weeks  AGO", false, "2026-03-17 10:20:30 +0000"),
+            ("a week ago", false, "2026-03-24 10:20:30 +0000"),
+            // A calendar month back from the 31st lands on February's last day.
+            ("1 month ago", false, "2026-02-28 10:20:30 +0000"),
+            ("13 months ago", false, "2025-02-28 10:20:30 +0000"),
+            ("2 years ago", false, "2024-03-31 10:20:30 +0000"),
+            ("100 years ago", false, "1970-01-01 00:00:00 +0000"),
+            (
+                "99999999999999 days ago",
+                false,
+                "1970-01-01 00:00:00 +0000",
+            ),
+            (
+                "99999999999999999 years ago",
+                false,
+                "1970-01-01 00:00:00 +0000",
+            ),
+            ("2026-12-01", false, "2026-12-01 00:00:00 +0000"),
+            ("2026-12-01T10:00:00Z", false, "2026-12-01 10:00:00 +0000"),
+        ];
+        for (text, end, expected) in cases {
+            assert_eq!(d(text, end).as_deref(), Some(expected), "{text:?} {end}");
+        }
+        let leap = 1_709_208_000; // 2024-02-29T12:00:00Z
+        assert_eq!(
+            log_date_at("1 year ago", false, leap).as_deref(),
+            Some("2023-02-28 12:00:00 +0000")
+        );
+        for bad in [
+            "",
+            "yesterday-ish",
+            "2 weeks",
+            "weeks ago",
+            "-2 weeks ago",
+            "2 fortnights ago",
+            "2 weeks from now",
+            "tomorrow",
+            "1.5 days ago",
+            "2 wks ago",
+            "last week",
+            "99999999999999999999 days ago",
+            "２ days ago",
+        ] {
+            assert_eq!(d(bad, false), None, "{bad:?}");
         }
     }
 

@@ -141,7 +141,7 @@ impl Unpinned {
                 "{what}: there is no git repository here (no .git folder at the root)"
             )),
             Unpinned::Refused(why) => CapabilityError::refused(format!(
-                "{what}: the repository is refused by the rule {}: {why}",
+                "{what}: the repository is refused: {why} (rule {})",
                 Rule::GitPinned.as_str()
             ))
             .with_data(json!({ "rule": Rule::GitPinned.as_str() })),

@@ -58,7 +58,7 @@ pub enum Denied {
 impl std::fmt::Display for Denied {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Denied::Refused(rule, why) => write!(f, "refused by the rule {}: {why}", rule.as_str()),
+            Denied::Refused(rule, why) => write!(f, "refused: {why} (rule {})", rule.as_str()),
             Denied::NotFound => f.write_str("does not exist"),
             Denied::IsDir => f.write_str("is a folder"),
             Denied::NotDir => f.write_str("is not a folder"),

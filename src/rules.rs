@@ -37,6 +37,22 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// Every rule.
+    pub const ALL: [Rule; 12] = [
+        Rule::AbsolutePath,
+        Rule::ParentDir,
+        Rule::SymlinkEscape,
+        Rule::GitDir,
+        Rule::SecretFile,
+        Rule::SecretContent,
+        Rule::SizeCap,
+        Rule::SpecialFile,
+        Rule::HardLink,
+        Rule::LogTruncated,
+        Rule::GitPinned,
+        Rule::StateDir,
+    ];
+
     /// The stable spelling.
     pub const fn as_str(self) -> &'static str {
         match self {

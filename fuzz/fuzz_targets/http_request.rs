@@ -87,6 +87,7 @@ fn server() -> &'static InMemory {
             request_timeout: Duration::from_secs(1),
             workers: 1,
             max_connections: 1,
+            desk_secret: None,
         };
         let ctx = Arc::new(Context::new(dir, Effect::RepositoryWrite));
         InMemory::new(ctx, options.bind, &options)

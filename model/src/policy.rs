@@ -66,6 +66,9 @@ pub const APPROVAL_TOKEN_HEADER: &str = "Seneschal-Approval-Token";
 /// The request header that carries the desk secret `seneschal serve` prints on its terminal:
 /// the person's own call (a decision in the cockpit, or a script the person runs).
 pub const DESK_SECRET_HEADER: &str = "Seneschal-Desk-Secret";
+/// The fewest characters of a desk secret the person sets (`$SENESCHAL_DESK_SECRET`): a
+/// shorter one is refused when `serve` starts, never replaced.
+pub const DESK_SECRET_MIN_CHARS: usize = 32;
 
 /// The approval a confirmation UI should ask for before a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

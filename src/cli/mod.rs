@@ -110,6 +110,10 @@ fn root() -> Command {
         )
 }
 
+/// The help of `approvals approve|decline ID`.
+const APPROVAL_ID_HELP: &str =
+    "The id `approvals list` shows: its first 8 or more hex digits, or all 32";
+
 /// The root with the built-in commands (every one named in [`BUILT_IN`]), without the
 /// capabilities' subcommands.
 fn built_in() -> Command {
@@ -166,16 +170,16 @@ fn built_in() -> Command {
             Command::new("approvals")
                 .about("The approval desk: the writes waiting for the person's decision (agents on stdio and HTTP, under --approval ask)")
                 .subcommand_required(true)
-                .subcommand(Command::new("list").about("List the pending approvals, oldest first: id, capability, review sentence and diff"))
+                .subcommand(Command::new("list").about("List the pending approvals, oldest first: short id, capability, review sentence and diff (JSON with --json or when piped)"))
                 .subcommand(
                     Command::new("approve")
                         .about("Approve a pending write: the waiting call applies it")
-                        .arg(Arg::new("id").required(true).help("The id `approvals list` names")),
+                        .arg(Arg::new("id").required(true).help(APPROVAL_ID_HELP)),
                 )
                 .subcommand(
                     Command::new("decline")
                         .about("Decline a pending write: the waiting call answers not_approved")
-                        .arg(Arg::new("id").required(true).help("The id `approvals list` names")),
+                        .arg(Arg::new("id").required(true).help(APPROVAL_ID_HELP)),
                 ),
         )
         .subcommand(contract::command())
@@ -497,23 +501,115 @@ macro_rules! or_fail {
     };
 }
 
-/// `seneschal approvals list|approve|decline`: the person's desk in a terminal.
+/// The fewest hex digits of an approval's id a person types (`approvals approve 6f1c09a2`),
+/// and the fewest the list shows: a prefix this long names one of the few pending approvals
+/// all but surely, so a decision typed from the list does not land on another write that
+/// came meanwhile.
+const SHORT_ID: usize = 8;
+
+/// The id each of `ids` is shown by: its first [`SHORT_ID`] digits, more where another of
+/// `ids` begins alike (as git abbreviates).
+fn short_ids<'a>(ids: &[&'a str]) -> Vec<&'a str> {
+    ids.iter()
+        .map(|id| {
+            let mut n = SHORT_ID.min(id.len());
+            while n < id.len()
+                && ids
+                    .iter()
+                    .any(|o| o != id && o.len() >= n && o[..n] == id[..n])
+            {
+                n += 1;
+            }
+            &id[..n]
+        })
+        .collect()
+}
+
+/// The pending approval `typed` names among `pending` (the desk's list): a whole id as it
+/// is, or a unique prefix of at least [`SHORT_ID`] lowercase hex digits. An unknown prefix is
+/// `not_found`, an ambiguous one `invalid_input`, each naming the approvals that wait.
+fn resolve_approval(pending: &[Value], typed: &str) -> Result<String, CapabilityError> {
+    let waiting: Vec<(&str, &str)> = pending
+        .iter()
+        .filter_map(|p| {
+            Some((
+                p["id"].as_str()?,
+                p["capability"].as_str().unwrap_or_default(),
+            ))
+        })
+        .collect();
+    let ids: Vec<&str> = waiting.iter().map(|(id, _)| *id).collect();
+    let shorts = short_ids(&ids);
+    let named = |which: &dyn Fn(&str) -> bool| -> String {
+        let listed: Vec<String> = waiting
+            .iter()
+            .zip(&shorts)
+            .filter(|((id, _), _)| which(id))
+            .map(|((_, capability), short)| format!("{short} ({capability})"))
+            .collect();
+        listed.join(", ")
+    };
+    let hex = typed
+        .bytes()
+        .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if hex && typed.len() == 32 {
+        // A whole id: the desk itself answers whether it waits.
+        return Ok(typed.to_string());
+    }
+    if !hex || typed.len() < SHORT_ID || typed.len() > 32 {
+        return Err(CapabilityError::invalid_input(format!(
+            "`{typed}` is not a pending approval's id: its first {SHORT_ID} or more of 32 \
+             lowercase hex digits, as `seneschal approvals list` shows them"
+        ))
+        .at("/id"));
+    }
+    let matching: Vec<&str> = ids
+        .iter()
+        .copied()
+        .filter(|id| id.starts_with(typed))
+        .collect();
+    match matching.as_slice() {
+        [one] => Ok(one.to_string()),
+        [] if waiting.is_empty() => Err(CapabilityError::not_found(format!(
+            "no approval waits under `{typed}`: none waits at all"
+        ))),
+        [] => Err(CapabilityError::not_found(format!(
+            "no approval waits under `{typed}`; those that wait: {}",
+            named(&|_| true)
+        ))),
+        _ => Err(CapabilityError::invalid_input(format!(
+            "`{typed}` begins {} pending approvals' ids: {}; type more of the one you mean",
+            matching.len(),
+            named(&|id| id.starts_with(typed))
+        ))
+        .at("/id")),
+    }
+}
+
+/// `seneschal approvals list|approve|decline`: the person's desk in a terminal, JSON
+/// elsewhere (`--json`, or standard output not a terminal), as every command answers.
 fn approvals(root: &std::path::Path, m: &ArgMatches, json: bool) -> ExitCode {
     use crate::interact::{decide, pending_approvals, DecidedAt};
     let (verb, sub) = m.subcommand().expect("a subcommand is required");
+    let pending = or_fail!(pending_approvals(root));
     if verb == "list" {
-        let pending = or_fail!(pending_approvals(root));
         if json {
-            return print_stdout(&format!("{}\n", serde_json::json!({ "pending": pending })));
+            let text = serde_json::to_string_pretty(&serde_json::json!({ "pending": pending }))
+                .expect("JSON values serialize");
+            return print_stdout(&format!("{text}\n"));
         }
         if pending.is_empty() {
             return print_stdout("no approval waits\n");
         }
+        let ids: Vec<&str> = pending
+            .iter()
+            .map(|p| p["id"].as_str().unwrap_or_default())
+            .collect();
         let mut text = String::new();
-        for p in &pending {
+        for (p, short) in pending.iter().zip(short_ids(&ids)) {
             text.push_str(&format!(
                 "{}  {}  over {} (pid {}), since {}\n  {}\n",
-                p["id"].as_str().unwrap_or_default(),
+                short,
                 p["capability"].as_str().unwrap_or_default(),
                 p["transport"].as_str().unwrap_or("unknown"),
                 p["pid"],
@@ -537,14 +633,9 @@ fn approvals(root: &std::path::Path, m: &ArgMatches, json: bool) -> ExitCode {
         );
         return print_stdout(&text);
     }
-    let id = sub.get_one::<String>("id").expect("required");
-    let decided = or_fail!(decide(
-        root,
-        id,
-        verb == "approve",
-        DecidedAt::Terminal,
-        None
-    ));
+    let typed = sub.get_one::<String>("id").expect("required");
+    let id = or_fail!(resolve_approval(&pending, typed));
+    let decided = or_fail!(decide(root, &id, verb == "approve", DecidedAt::Terminal, None));
     if json {
         return print_stdout(&format!("{decided}\n"));
     }
@@ -555,7 +646,7 @@ fn approvals(root: &std::path::Path, m: &ArgMatches, json: bool) -> ExitCode {
         } else {
             "declined"
         },
-        id,
+        &id[..SHORT_ID],
         decided["review"].as_str().unwrap_or_default()
     ))
 }
@@ -847,8 +938,7 @@ pub fn main() -> ExitCode {
         }
         Some(("approvals", m)) => {
             let root = or_fail!(repo_root(&matches));
-            // A person's desk: text unless --json asks (as `contract`).
-            approvals(&root, m, matches.get_flag("json"))
+            approvals(&root, m, out.json)
         }
         Some(("man", _)) => {
             let mut buf = Vec::new();
@@ -924,6 +1014,73 @@ mod tests {
                 s
             }
         }
+    }
+
+    #[test]
+    fn approvals_are_shown_by_eight_digits_or_as_many_as_tell_them_apart() {
+        let a = "6f1c09a2aaaaaaaaaaaaaaaaaaaaaaaa";
+        let b = "6f1c09a2abbbbbbbbbbbbbbbbbbbbbbb";
+        let c = "0123456789abcdef0123456789abcdef";
+        assert_eq!(short_ids(&[a, c]), vec!["6f1c09a2", "01234567"]);
+        assert_eq!(
+            short_ids(&[a, b, c]),
+            vec!["6f1c09a2aa", "6f1c09a2ab", "01234567"]
+        );
+        assert_eq!(short_ids(&[]), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn a_typed_approval_id_is_a_whole_id_or_a_unique_prefix_of_eight_digits_or_more() {
+        let pending: Vec<Value> = [
+            ("6f1c09a2aaaaaaaaaaaaaaaaaaaaaaaa", "files.edit"),
+            ("6f1c09a2abbbbbbbbbbbbbbbbbbbbbbb", "repo.commit"),
+            ("0123456789abcdef0123456789abcdef", "files.write"),
+        ]
+        .iter()
+        .map(|(id, c)| serde_json::json!({"id": id, "capability": c}))
+        .collect();
+        let ok = |typed: &str| resolve_approval(&pending, typed).unwrap();
+        assert_eq!(ok("01234567"), "0123456789abcdef0123456789abcdef");
+        assert_eq!(ok("6f1c09a2ab"), "6f1c09a2abbbbbbbbbbbbbbbbbbbbbbb");
+        // A whole id passes as typed: the desk answers whether it waits.
+        assert_eq!(
+            ok("ffffffffffffffffffffffffffffffff"),
+            "ffffffffffffffffffffffffffffffff"
+        );
+        let err = |typed: &str| resolve_approval(&pending, typed).unwrap_err();
+        let e = err("6f1c09a2");
+        assert_eq!(e.code, ErrorCode::InvalidInput, "{}", e.message);
+        assert!(
+            e.message
+                .contains("6f1c09a2aa (files.edit), 6f1c09a2ab (repo.commit)")
+                && !e.message.contains("files.write"),
+            "{}",
+            e.message
+        );
+        let e = err("deadbeef");
+        assert_eq!(e.code, ErrorCode::NotFound, "{}", e.message);
+        assert!(
+            e.message.contains(
+                "6f1c09a2aa (files.edit), 6f1c09a2ab (repo.commit), 01234567 (files.write)"
+            ),
+            "{}",
+            e.message
+        );
+        for bad in [
+            "6f1c",
+            "6f1c09a",
+            "6F1C09A2",
+            "../../x",
+            "6f1c09a2-",
+            &"0".repeat(33),
+        ] {
+            let e = err(bad);
+            assert_eq!(e.code, ErrorCode::InvalidInput, "{bad}: {}", e.message);
+            assert!(e.message.contains("first 8 or more"), "{}", e.message);
+        }
+        let e = resolve_approval(&[], "deadbeef").unwrap_err();
+        assert_eq!(e.code, ErrorCode::NotFound);
+        assert!(e.message.contains("none waits"), "{}", e.message);
     }
 
     #[test]

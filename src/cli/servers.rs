@@ -272,6 +272,7 @@ pub fn serve_options(m: &ArgMatches) -> Result<crate::http::Options, CapabilityE
             None => crate::http::default_workers(),
         },
         max_connections: *m.get_one::<u64>("max-connections").expect("defaulted") as usize,
+        desk_secret: crate::http::DeskSecret::from_env()?,
     };
     options.check()?;
     Ok(options)

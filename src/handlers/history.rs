@@ -413,20 +413,28 @@ fn log_revs(root: &std::path::Path, rev: &str) -> Result<String, CapabilityError
     Ok(format!("{}{dots}{}", ids[0], ids[1]))
 }
 
-/// A client's `since` or `until` as git reads it exactly ([`git::log_date`]), or
-/// `invalid_input`.
+/// A client's `since` or `until` as git reads it exactly ([`git::log_date_at`]: an ISO date,
+/// or a form people type read against the clock now, in UTC), or `invalid_input` naming the
+/// forms it reads.
 fn log_bound(
     text: Option<&str>,
     end_of_day: bool,
     field: &str,
 ) -> Result<Option<String>, CapabilityError> {
     let Some(text) = text else { return Ok(None) };
-    git::log_date(text, end_of_day).map(Some).ok_or_else(|| {
-        CapabilityError::invalid_input(format!(
-            "`{text}` is not an ISO 8601 date (`2024-05-01`) or date-time (`2024-05-01T12:00:00Z`)"
-        ))
-        .at(field)
-    })
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    git::log_date_at(text, end_of_day, now)
+        .map(Some)
+        .ok_or_else(|| {
+            CapabilityError::invalid_input(format!(
+                "`{text}` is not a date seneschal reads: it takes {}",
+                git::LOG_DATE_FORMS
+            ))
+            .at(field)
+        })
 }
 
 /// `repo.log`: the last commits of HEAD, of a revision or of a range, optionally of one

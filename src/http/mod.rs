@@ -34,6 +34,7 @@ use std::time::Duration;
 use crate::context::Context;
 use crate::error::CapabilityError;
 use crate::policy::Effect;
+pub use routes::DeskSecret;
 
 /// The default address: loopback only.
 pub const DEFAULT_BIND: &str = "127.0.0.1:7878";
@@ -68,6 +69,9 @@ pub struct Options {
     pub workers: usize,
     /// Connections open at once.
     pub max_connections: usize,
+    /// The desk secret the person set (`$SENESCHAL_DESK_SECRET`, checked by
+    /// [`DeskSecret::from_env`]); random per process when `None`.
+    pub desk_secret: Option<DeskSecret>,
 }
 
 impl Options {

@@ -2,7 +2,7 @@
 //!
 //! The routes are the registry's `expose.http` entries plus the fixed pages: `/` (the
 //! cockpit: the person's desk) and `/capabilities` (its capability tables),
-//! `/openapi.json`, `/docs` (Swagger UI, offline), `/desk/approvals` (the approval desk), `/desk/running` (the calls running now), the MCP server card at
+//! `/openapi.json`, `/docs` (Swagger UI, offline), the icon (`/favicon.ico`, `/favicon.svg`), `/desk/approvals` (the approval desk), `/desk/running` (the calls running now), the MCP server card at
 //! `/.well-known/mcp/server-card.json` and `/mcp/server-card`, and `/mcp` (Streamable HTTP,
 //! answered by `crate::mcp`). Every byte served for a fixed page is computed once at start-up.
 //!
@@ -27,7 +27,9 @@ use super::Options;
 use crate::context::Context;
 use crate::error::{CapabilityError, ErrorCode};
 use crate::execute::{execute_index, Transport};
-use crate::policy::{Approval, APPROVAL_HEADER, APPROVAL_TOKEN_HEADER, DESK_SECRET_HEADER};
+use crate::policy::{
+    Approval, APPROVAL_HEADER, APPROVAL_TOKEN_HEADER, DESK_SECRET_HEADER, DESK_SECRET_MIN_CHARS,
+};
 use crate::registry::{self, projections, CAPABILITIES};
 use crate::versions::MCP_HTTP_PATH;
 
@@ -36,6 +38,13 @@ use crate::versions::MCP_HTTP_PATH;
 const COCKPIT_HTML: &str = include_str!("../../share/cockpit/index.html");
 /// Where the cockpit template takes the surface (codegen's `project::cockpit::MARKER`).
 const COCKPIT_MARKER: &str = "<!-- seneschal:surface -->";
+/// The icon of the cockpit (and of every page a browser shows from this server): an SVG the
+/// cockpit links, and the same drawing as an ICO where browsers look unasked
+/// (`scripts/favicon.py` writes both).
+const FAVICON_SVG: &str = include_str!("../../share/cockpit/favicon.svg");
+const FAVICON_ICO: &[u8] = include_bytes!("../../share/cockpit/favicon.ico");
+/// The cache policy of the icon and Swagger UI's assets: public, a day.
+const ASSET_CACHE: &str = "public, max-age=86400";
 /// The media type of the server card.
 pub const CARD_MEDIA_TYPE: &str = "application/mcp-server-card+json";
 /// The cache policy of the server card: public, five minutes.
@@ -119,7 +128,7 @@ impl State {
             openapi_etag: etag(openapi.as_bytes()),
             cockpit_html,
             docs_html,
-            desk_secret: desk_secret(),
+            desk_secret: desk_secret(options.desk_secret.as_ref()),
         }
     }
 
@@ -143,16 +152,59 @@ impl State {
     }
 }
 
-/// The environment variable that sets the desk secret of `serve` (at least 32 characters),
-/// for a person who scripts approvals; otherwise it is random, per process.
+/// The environment variable that sets the desk secret of `serve` (at least
+/// [`DESK_SECRET_MIN_CHARS`] characters), for a person who scripts approvals; otherwise it is
+/// random, per process.
 pub const DESK_SECRET_ENV: &str = "SENESCHAL_DESK_SECRET";
 
-/// The desk secret: `$SENESCHAL_DESK_SECRET` when it is set and long enough, else 32 random
-/// bytes in hex.
-fn desk_secret() -> String {
-    match std::env::var(DESK_SECRET_ENV) {
-        Ok(s) if s.trim().len() >= 32 => s.trim().to_string(),
-        _ => crate::text::hex(&crate::text::random::<32>()),
+/// A desk secret the person set; its `Debug` shows no byte of it.
+#[derive(Clone)]
+pub struct DeskSecret(String);
+
+impl std::fmt::Debug for DeskSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DeskSecret(..)")
+    }
+}
+
+impl DeskSecret {
+    /// The secret `value` sets (blanks around it ignored): `None` when it is empty, refused
+    /// `invalid_input` naming [`DESK_SECRET_ENV`] and the minimum when it has fewer than
+    /// [`DESK_SECRET_MIN_CHARS`] characters — never replaced silently.
+    pub fn parse(value: &str) -> Result<Option<DeskSecret>, CapabilityError> {
+        if value.is_empty() {
+            return Ok(None);
+        }
+        let secret = value.trim();
+        let n = secret.chars().count();
+        if n < DESK_SECRET_MIN_CHARS {
+            return Err(CapabilityError::invalid_input(format!(
+                "${DESK_SECRET_ENV} is too short: {n} character(s), and a desk secret has at \
+                 least {DESK_SECRET_MIN_CHARS} (it lets a request decide the person's \
+                 approvals). Set a longer one, or unset it for a random secret per process"
+            )));
+        }
+        Ok(Some(DeskSecret(secret.to_string())))
+    }
+
+    /// The secret `$SENESCHAL_DESK_SECRET` sets ([`DeskSecret::parse`]); `None` when it is
+    /// unset or empty. A value that is not Unicode is refused.
+    pub fn from_env() -> Result<Option<DeskSecret>, CapabilityError> {
+        match std::env::var(DESK_SECRET_ENV) {
+            Ok(value) => DeskSecret::parse(&value),
+            Err(std::env::VarError::NotPresent) => Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => Err(CapabilityError::invalid_input(format!(
+                "${DESK_SECRET_ENV} is not Unicode text"
+            ))),
+        }
+    }
+}
+
+/// The desk secret of a server: the one the person set, else 32 random bytes in hex.
+fn desk_secret(set: Option<&DeskSecret>) -> String {
+    match set {
+        Some(DeskSecret(s)) => s.clone(),
+        None => crate::text::hex(&crate::text::random::<32>()),
     }
 }
 
@@ -405,6 +457,13 @@ fn route(
                 state.openapi.as_bytes(),
             )
         }),
+        "/favicon.ico" => page(&|| {
+            Reply::new(200, "image/x-icon", FAVICON_ICO).header("Cache-Control", ASSET_CACHE)
+        }),
+        "/favicon.svg" => page(&|| {
+            Reply::new(200, "image/svg+xml", FAVICON_SVG.as_bytes())
+                .header("Cache-Control", ASSET_CACHE)
+        }),
         "/docs" | "/docs/" => {
             page(&|| Reply::new(200, "text/html; charset=utf-8", state.docs_html.as_bytes()))
         }
@@ -469,7 +528,7 @@ fn route(
             {
                 Some((f, bytes)) => page(&|| {
                     Reply::new(200, asset_type(f.file_name()), *bytes)
-                        .header("Cache-Control", "public, max-age=86400")
+                        .header("Cache-Control", ASSET_CACHE)
                 }),
                 None => not_found(path),
             }

@@ -494,7 +494,7 @@ fn no_write_of_the_registry_runs_unapproved_on_any_transport() {
 
 /// `seneschal ARGS` on a pseudo-terminal (util-linux `script`), with `answer` typed on it:
 /// (exit code, everything the terminal showed).
-fn on_a_terminal(dir: &Path, args: &str, answer: &str) -> (Option<i32>, String) {
+pub(crate) fn on_a_terminal(dir: &Path, args: &str, answer: &str) -> (Option<i32>, String) {
     use std::io::Write;
     let mut child = std::process::Command::new("script")
         .args([

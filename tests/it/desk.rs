@@ -226,14 +226,23 @@ fn an_agent_on_stdio_is_approved_from_the_cockpit_of_serve_and_from_a_terminal()
         json!({"path": "notes/plan.md", "edits": [{"old": "hello", "new": "goodbye"}]}),
     );
     let p = wait_pending(dir, "files.edit");
-    let o = support::run_in(dir, &["approvals", "list"]);
-    let listing = support::stdout(&o);
+    let id = p["id"].as_str().unwrap();
+    let (code, listing) = crate::approval::on_a_terminal(dir, "approvals list", "");
+    assert_eq!(code, Some(0), "{listing}");
     assert!(
-        listing.contains(p["id"].as_str().unwrap()) && listing.contains("+goodbye desk"),
-        "{listing}"
+        listing.contains(&format!("{}  files.edit  over mcp", &id[..8]))
+            && !listing.contains(id)
+            && listing.contains("+goodbye desk"),
+        "a terminal lists the short id and the diff: {listing}"
     );
-    let o = support::run_in(dir, &["approvals", "approve", p["id"].as_str().unwrap()]);
+    // The eight digits the list shows name the approval.
+    let o = support::run_in(dir, &["approvals", "approve", &id[..8]]);
     assert!(o.status.success(), "{}", support::stderr(&o));
+    assert_eq!(
+        support::json(&o)["id"],
+        id,
+        "piped, the decision answers JSON"
+    );
     let (mcp, answer, _) = call.join().unwrap();
     assert_eq!(answer["result"]["isError"], false, "{answer}");
     assert_eq!(
@@ -418,7 +427,105 @@ fn a_desk_id_names_no_file_but_its_own() {
         );
     }
     let o = support::run_in(dir, &["approvals", "list"]);
-    assert_eq!(support::stdout(&o), "no approval waits\n");
+    assert_eq!(support::json(&o), json!({"pending": []}));
+    let (code, shown) = crate::approval::on_a_terminal(dir, "approvals list", "");
+    assert_eq!((code, shown.trim_end()), (Some(0), "no approval waits"));
+}
+
+/// Plants pending approvals on the desk of `dir` (the test process waits for them, so they
+/// are not swept as abandoned), each `(id, capability)`.
+fn plant(dir: &Path, approvals: &[(&str, &str)]) {
+    let desk = dir.join(".seneschal/desk");
+    std::fs::create_dir_all(&desk).unwrap();
+    for (id, capability) in approvals {
+        let record = json!({
+            "id": id, "capability": capability, "transport": "mcp",
+            "pid": std::process::id(), "created": "2026-12-01T10:00:00Z",
+            "expires": 4_102_444_800u64, "review": format!("Planted {capability}"),
+            "detail": {"diff": "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n"},
+        });
+        std::fs::write(desk.join(format!("{id}.json")), record.to_string()).unwrap();
+    }
+}
+
+/// `approvals list` answers JSON when its output is piped, and the table on a terminal, by
+/// short ids; `approve` and `decline` take those: an unknown prefix is `not_found` and an
+/// ambiguous one `invalid_input`, each naming the approvals that wait.
+#[test]
+fn approvals_answer_json_when_piped_and_take_the_short_ids_a_terminal_shows() {
+    let d = support::scratch_repo();
+    let dir = d.path();
+    let (a, b, c) = (
+        "6f1c09a2aaaaaaaaaaaaaaaaaaaaaaaa",
+        "6f1c09a2abbbbbbbbbbbbbbbbbbbbbbb",
+        "0123456789abcdef0123456789abcdef",
+    );
+    plant(
+        dir,
+        &[(a, "files.edit"), (b, "repo.commit"), (c, "files.write")],
+    );
+
+    let o = support::run_in(dir, &["approvals", "list"]);
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    let listed = support::json(&o);
+    let ids: Vec<&str> = listed["pending"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 3, "{listed}");
+    assert!([a, b, c].iter().all(|id| ids.contains(id)), "{listed}");
+
+    let (code, table) = crate::approval::on_a_terminal(dir, "approvals list", "");
+    assert_eq!(code, Some(0), "{table}");
+    for short in [
+        "6f1c09a2aa  files.edit",
+        "6f1c09a2ab  repo.commit",
+        "01234567  files.write",
+    ] {
+        assert!(table.contains(short), "{short}: {table}");
+    }
+    assert!(![a, b, c].iter().any(|id| table.contains(id)), "{table}");
+    assert!(table.contains("    +new"), "{table}");
+
+    let o = support::run_in(dir, &["approvals", "approve", "6f1c09a2"]);
+    let err = support::stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "ambiguous: {err}");
+    assert!(
+        err.starts_with("error[invalid_input]: `6f1c09a2` begins 2 pending approvals' ids")
+            && err.contains("6f1c09a2aa (files.edit), 6f1c09a2ab (repo.commit)"),
+        "{err}"
+    );
+    let o = support::run_in(dir, &["approvals", "decline", "deadbeef"]);
+    let err = support::stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "unknown: {err}");
+    assert!(
+        err.starts_with("error[not_found]: no approval waits under `deadbeef`")
+            && err.contains("01234567 (files.write)"),
+        "{err}"
+    );
+    let o = support::run_in(dir, &["approvals", "decline", "6f1c"]);
+    assert_eq!(o.status.code(), Some(2), "{}", support::stderr(&o));
+    assert!(support::stderr(&o).contains("first 8 or more"));
+
+    let (code, shown) = crate::approval::on_a_terminal(dir, "approvals decline 6f1c09a2ab", "");
+    assert_eq!(code, Some(0), "{shown}");
+    assert!(
+        shown.starts_with("declined 6f1c09a2: Planted repo.commit"),
+        "{shown}"
+    );
+    let o = support::run_in(dir, &["approvals", "approve", "01234567"]);
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    let decided = support::json(&o);
+    assert_eq!(
+        (&decided["id"], &decided["decision"]["decision"]),
+        (&json!(c), &json!("approve")),
+        "{decided}"
+    );
+    let left: Vec<Value> = pending(dir);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0]["id"], a);
 }
 
 #[test]
@@ -704,7 +811,8 @@ fn agent_text_is_shown_escaped_and_bounded_on_the_desk() {
         diff.starts_with("--- /dev/null\n+++ b/docs/evil\\u{202e}dm.exe\\nApprove: harmless.md\n"),
         "{diff}"
     );
-    let text = support::stdout(&support::run_in(dir, &["approvals", "list"]));
+    let (_, text) = crate::approval::on_a_terminal(dir, "approvals list", "");
+    assert!(text.contains("files.write"), "{text}");
     assert!(
         !text.contains('\u{202e}') && !text.lines().any(|l| l.trim_start().starts_with("Approve:")),
         "{text}"

@@ -332,6 +332,42 @@ fn the_cockpit_page_reads_the_registry_routes() {
     assert!(p["capabilities"].as_array().is_some_and(|c| !c.is_empty()));
 }
 
+/// A browser asks for `/favicon.ico` unasked, and the cockpit links `/favicon.svg`: both are
+/// the server's icon (an ICO of one 16×16 image, an SVG), cacheable, and answer GET and HEAD
+/// only, like every fixed page.
+#[test]
+fn the_icon_is_served_where_browsers_look_and_the_cockpit_links_it() {
+    let s = start(&[]);
+    let ico = s.get("/favicon.ico");
+    assert_eq!(ico.status, 200);
+    assert_eq!(ico.header("content-type"), Some("image/x-icon"));
+    assert_eq!(ico.header("cache-control"), Some("public, max-age=86400"));
+    // ICONDIR (reserved 0, type 1: an icon, one image), then its entry: 16×16.
+    assert_eq!(&ico.body[..6], &[0, 0, 1, 0, 1, 0], "an ICO of one image");
+    assert_eq!(&ico.body[6..8], &[16, 16]);
+    let svg = s.get("/favicon.svg");
+    assert_eq!(svg.status, 200);
+    assert_eq!(svg.header("content-type"), Some("image/svg+xml"));
+    assert!(
+        svg.text()
+            .starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""),
+        "{}",
+        svg.text()
+    );
+    let head = s.request("HEAD", "/favicon.ico", &[], b"");
+    assert_eq!((head.status, head.body.len()), (200, 0));
+    for path in ["/favicon.ico", "/favicon.svg"] {
+        let r = s.request("POST", path, &[], b"");
+        r.problem(405, "method_not_allowed");
+        assert_eq!(r.header("allow"), Some("GET, HEAD"), "{path}");
+    }
+    let html = s.get("/").text();
+    assert!(
+        html.contains(r#"<link rel="icon" href="/favicon.svg" type="image/svg+xml">"#),
+        "the cockpit links its icon"
+    );
+}
+
 /// A page of the cockpit in a transparent frame on another loopback port turns a click there
 /// into the person's decision: every HTML page forbids framing, by CSP and by the older header.
 #[test]
@@ -625,6 +661,56 @@ fn bad_serve_flags_exit_with_invalid_input() {
             "{args:?}: {}",
             support::stderr(&out)
         );
+    }
+}
+
+/// A desk secret the person sets shorter than 32 characters is refused when `serve` starts,
+/// naming the variable and the minimum, and nothing is served; an empty one means "unset" (a
+/// random secret), and one of 32 characters serves.
+#[test]
+fn a_short_desk_secret_is_refused_at_start_naming_the_variable_and_the_minimum() {
+    let serve = |secret: &str| {
+        let mut child = support::spawn_piped(
+            &support::bin(),
+            Path::new(env!("CARGO_MANIFEST_DIR")),
+            &["serve", "--bind", "127.0.0.1:0"],
+            &[("SENESCHAL_DESK_SECRET", secret)],
+        );
+        // Closed stdin: a server that started stops at once.
+        drop(child.stdin.take());
+        child.wait_with_output().expect("serve ends")
+    };
+    for short in [
+        "hunter2",
+        "   ",
+        &"x".repeat(31),
+        &format!(" {} ", "é".repeat(31)),
+    ] {
+        let out = serve(short);
+        let err = support::stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{short:?}: {err}");
+        assert!(
+            err.starts_with("error[invalid_input]: $SENESCHAL_DESK_SECRET is too short")
+                && err.contains("at least 32"),
+            "{short:?}: {err}"
+        );
+        assert!(
+            !err.contains(short.trim()) || short.trim().is_empty(),
+            "{err}"
+        );
+        assert_eq!(support::stdout(&out), "", "nothing was served: {short:?}");
+    }
+    for accepted in ["", &"x".repeat(32)] {
+        let out = serve(accepted);
+        let err = support::stderr(&out);
+        assert!(out.status.success(), "{accepted:?}: {err}");
+        assert!(
+            support::stdout(&out).starts_with("listening on http://127.0.0.1:"),
+            "{accepted:?}: {err}"
+        );
+        if !accepted.is_empty() {
+            assert!(err.contains(&format!("/#desk={accepted}")), "{err}");
+        }
     }
 }
 

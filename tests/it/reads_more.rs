@@ -389,7 +389,7 @@ fn repo_log_takes_ranges_and_dates_and_refuses_options() {
         assert!(m.contains("cannot begin with `-`"), "{rev}: {m}");
     }
     for bad in [
-        "yesterday",
+        "yesterday-ish",
         "2024-02-30",
         "2024-03-01T25:00:00Z",
         "-2024-03-01",
@@ -405,4 +405,96 @@ fn repo_log_takes_ranges_and_dates_and_refuses_options() {
         "{mcp}"
     );
     t.finish();
+}
+
+/// `since` and `until` read the dates people type — `today`, `yesterday`, `N UNITS ago` —
+/// against the clock, in UTC, on every transport and as `repo log --since` flags; anything else
+/// is `invalid_input` naming the forms it reads.
+#[test]
+fn repo_log_reads_the_dates_people_type_against_now_in_utc() {
+    let repo = scratch_repo();
+    let dir = repo.path();
+    // The history's dates, as far from every boundary the test asks about as a day: each a
+    // number of days before the wall clock now (the fixture's dates, not a timing).
+    let wall = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    };
+    let now = wall();
+    let days_ago = |d: u64| format!("@{} +0000", now - d * 86_400);
+    let o = std::process::Command::new("git")
+        .args(["commit", "-q", "--amend", "--no-edit", "--reset-author"])
+        .env("GIT_AUTHOR_DATE", days_ago(50))
+        .env("GIT_COMMITTER_DATE", days_ago(50))
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(o.status.success());
+    commit_at(dir, "forty days ago", &days_ago(40));
+    commit_at(dir, "ten days ago", &days_ago(10));
+    commit_at(dir, "two days ago", &days_ago(2));
+    commit_at(dir, "now", &days_ago(0));
+    let mut t = Three::new(dir);
+    let subjects = |v: &Value| -> Vec<String> {
+        v["commits"]
+            .as_array()
+            .expect("commits")
+            .iter()
+            .map(|c| c["subject"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for (input, expected) in [
+        (
+            json!({"since": "2 weeks ago"}),
+            &["now", "two days ago", "ten days ago"][..],
+        ),
+        (
+            json!({"since": "2.weeks.ago"}),
+            &["now", "two days ago", "ten days ago"],
+        ),
+        (json!({"since": "3 days ago"}), &["now", "two days ago"]),
+        (
+            json!({"since": "1 month ago"}),
+            &["now", "two days ago", "ten days ago"],
+        ),
+        (
+            json!({"since": "6 weeks ago", "until": "a week ago"}),
+            &["ten days ago", "forty days ago"],
+        ),
+    ] {
+        let v = t.ok("repo.log", input.clone());
+        assert_eq!(subjects(&v), expected, "{input}: {v}");
+    }
+    // The days are UTC days: the commit made now is today's, the one of two days ago is
+    // yesterday's or before (unless the UTC day turned while the test ran).
+    let today = t.ok("repo.log", json!({"since": "Today"}));
+    let until_yesterday = t.ok("repo.log", json!({"until": "yesterday"}));
+    if wall() / 86_400 == now / 86_400 {
+        assert_eq!(subjects(&today), ["now"], "{today}");
+        assert_eq!(
+            subjects(&until_yesterday),
+            ["two days ago", "ten days ago", "forty days ago", "initial"],
+            "{until_yesterday}"
+        );
+    }
+    for bad in ["last tuesday", "2 weeks", "tomorrow", "yesterday-ish"] {
+        let m = t.err("repo.log", json!({ "since": bad }), "invalid_input");
+        assert!(
+            m.contains(&format!("`{bad}` is not a date seneschal reads"))
+                && m.contains("`2024-05-01`")
+                && m.contains("`yesterday`")
+                && m.contains("`N UNITS ago`"),
+            "{bad}: {m}"
+        );
+    }
+    t.finish();
+    // The command line's flags take the same words.
+    let o = crate::support::run_in(dir, &["repo", "log", "--since", "3 days ago"]);
+    assert!(o.status.success(), "{}", crate::support::stderr(&o));
+    assert_eq!(subjects(&crate::support::json(&o)), ["now", "two days ago"]);
+    let o = crate::support::run_in(dir, &["repo", "log", "--until", "last week"]);
+    assert_eq!(o.status.code(), Some(2), "{}", crate::support::stderr(&o));
+    assert!(crate::support::stderr(&o).contains("at: /until"));
 }

@@ -395,3 +395,34 @@ fn search_is_deterministic_and_honours_every_ignore_file() {
         );
     }
 }
+
+/// The refusal of a secret-bearing file says why in the project's own words, whole, on every
+/// transport: the errors of `files.read` pass redaction, which once took `secret_file:
+/// secret-bearing` for an assignment and put its marker over the reason.
+#[test]
+fn a_secret_file_refusal_says_why_unredacted_on_every_transport() {
+    let repo = scratch_repo();
+    write(repo.path(), ".env", "API_TOKEN=abcdef0123456789abcdef\n");
+    write(repo.path(), "keys/private.txt", private_key_block());
+    let mut three = crate::support::Three::new(repo.path());
+    for (path, why) in [
+        (
+            ".env",
+            "`.env` is refused: secret-bearing files are never served (rule secret_file)",
+        ),
+        (
+            "keys/private.txt",
+            "`keys/private.txt` is refused: it holds a private key block (rule secret_content)",
+        ),
+    ] {
+        let input = json!({ "path": path });
+        let cli = three.err("files.read", input.clone(), "refused");
+        let mcp = three.mcp_error("files.read", &input);
+        let http = three.http_error("files.read", &input);
+        for (transport, text) in [("cli", &cli), ("mcp", &mcp), ("http", &http)] {
+            assert!(text.contains(why), "{transport}: {text}");
+            assert!(!text.contains("[REDACTED]"), "{transport}: {text}");
+        }
+    }
+    three.finish();
+}
