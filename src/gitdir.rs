@@ -15,6 +15,25 @@
 //!   `logs`, `shallow`, `reftable` and `info/exclude` are links to the repository's own. The
 //!   per-worktree files (`HEAD`, `index`) are read from `<root>/.git` itself. There are no
 //!   hooks and no `info/attributes` in the private folder, so none is read;
+//! * a **linked worktree** (`git worktree add`: `<root>/.git` a file `gitdir: <main>/.git/
+//!   worktrees/<name>`) is served only when [`locate`] proves git's own two-way link: the
+//!   gitfile names a folder `<common>/worktrees/<name>` whose `gitdir` names `<root>/.git`
+//!   back and whose `commondir` names `<common>`, every one of those paths free of symbolic
+//!   links, and `<common>` a git folder of its own (no `commondir`). Git is then pinned to
+//!   exactly those two places: `GIT_DIR` the worktree's folder (its `HEAD` and index), the
+//!   private folder's links to `<common>`'s shared entries, the configuration derived from
+//!   `<common>/config`; links inside either may lead only into the main repository (the
+//!   common folder's parent, or the common folder itself when it is bare). The store writes
+//!   `.git/HEAD` and `.git/index` into the worktree's folder and `.git/refs/…` into the common
+//!   one, each opened by its proven path without following a link and checked to be the same
+//!   folder (device and inode) the proof saw (`store/fs.rs` `git_folder`). Anything else a
+//!   gitfile names is refused: another repository's `.git` (no `worktrees/<name>`), a folder
+//!   whose `gitdir` names another checkout, a `commondir` that leads elsewhere, a path through
+//!   a link. A **submodule's checkout** (`gitdir: <super>/.git/modules/<name>`) is refused
+//!   too: its only back-link is `core.worktree` in the module's own `config`, a key of
+//!   repository content with no second witness (git's worktree proof has two files git
+//!   writes, the submodule's one setting anyone can write), so a submodule is served from a
+//!   clone of its own;
 //! * that `config` holds an **allow-list** of the repository's keys, copied by value
 //!   ([`HONOURED`]: object format, file-system traits, line-ending conversion, remotes and
 //!   branch upstreams), then seneschal's own settings ([`OURS`]): no fsmonitor, no submodule
@@ -26,9 +45,10 @@
 //!   `GIT_CONFIG_GLOBAL=/dev/null`), no system attributes, no lazy fetch, no replace refs, no
 //!   prompt, `HOME` the private folder;
 //! * before every run, [`pin`] checks the layout and refuses (code `refused`, rule
-//!   `git_pinned`) a `.git` that is not a folder (a gitfile), a `commondir`, a
-//!   `core.worktree` or an `include.path` that leads outside the root, alternates outside the
-//!   root, and any of the linked entries that is a symbolic link out of the root.
+//!   `git_pinned`) a `.git` that is a link or a gitfile the two-way link does not prove, a
+//!   `commondir` in a main git folder, a `core.worktree` or an `include.path` that leads
+//!   outside the root, alternates outside the root, and any of the linked entries that is a
+//!   symbolic link out of the root (for a linked worktree: out of the main repository).
 //!
 //! What is left: git still follows a symbolic link planted deeper in `.git` (a loose object or
 //! a ref file); such a file is only ever parsed as an object or a ref, and git's messages about
@@ -112,7 +132,7 @@ const CHECKED: &[&str] = &[
 pub const CONFIG_CAP: u64 = 1 << 20;
 
 /// The largest `.git` file, `gitdir` or `commondir` read: each holds one path.
-const POINTER_CAP: u64 = 4096;
+pub const POINTER_CAP: u64 = 4096;
 
 /// Where a checkout's git state lives, as [`locate`] proved it.
 #[derive(Debug, Clone, PartialEq, Eq)]
