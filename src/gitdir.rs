@@ -15,6 +15,25 @@
 //!   `logs`, `shallow`, `reftable` and `info/exclude` are links to the repository's own. The
 //!   per-worktree files (`HEAD`, `index`) are read from `<root>/.git` itself. There are no
 //!   hooks and no `info/attributes` in the private folder, so none is read;
+//! * a **linked worktree** (`git worktree add`: `<root>/.git` a file `gitdir: <main>/.git/
+//!   worktrees/<name>`) is served only when [`locate`] proves git's own two-way link: the
+//!   gitfile names a folder `<common>/worktrees/<name>` whose `gitdir` names `<root>/.git`
+//!   back and whose `commondir` names `<common>`, every one of those paths free of symbolic
+//!   links, and `<common>` a git folder of its own (no `commondir`). Git is then pinned to
+//!   exactly those two places: `GIT_DIR` the worktree's folder (its `HEAD` and index), the
+//!   private folder's links to `<common>`'s shared entries, the configuration derived from
+//!   `<common>/config`; links inside either may lead only into the main repository (the
+//!   common folder's parent, or the common folder itself when it is bare). The store writes
+//!   `.git/HEAD` and `.git/index` into the worktree's folder and `.git/refs/…` into the common
+//!   one, each opened by its proven path without following a link and checked to be the same
+//!   folder (device and inode) the proof saw (`store/fs.rs` `git_folder`). Anything else a
+//!   gitfile names is refused: another repository's `.git` (no `worktrees/<name>`), a folder
+//!   whose `gitdir` names another checkout, a `commondir` that leads elsewhere, a path through
+//!   a link. A **submodule's checkout** (`gitdir: <super>/.git/modules/<name>`) is refused
+//!   too: its only back-link is `core.worktree` in the module's own `config`, a key of
+//!   repository content with no second witness (git's worktree proof has two files git
+//!   writes, the submodule's one setting anyone can write), so a submodule is served from a
+//!   clone of its own;
 //! * that `config` holds an **allow-list** of the repository's keys, copied by value
 //!   ([`HONOURED`]: object format, file-system traits, line-ending conversion, remotes and
 //!   branch upstreams), then seneschal's own settings ([`OURS`]): no fsmonitor, no submodule
@@ -26,9 +45,10 @@
 //!   `GIT_CONFIG_GLOBAL=/dev/null`), no system attributes, no lazy fetch, no replace refs, no
 //!   prompt, `HOME` the private folder;
 //! * before every run, [`pin`] checks the layout and refuses (code `refused`, rule
-//!   `git_pinned`) a `.git` that is not a folder (a gitfile), a `commondir`, a
-//!   `core.worktree` or an `include.path` that leads outside the root, alternates outside the
-//!   root, and any of the linked entries that is a symbolic link out of the root.
+//!   `git_pinned`) a `.git` that is a link or a gitfile the two-way link does not prove, a
+//!   `commondir` in a main git folder, a `core.worktree` or an `include.path` that leads
+//!   outside the root, alternates outside the root, and any of the linked entries that is a
+//!   symbolic link out of the root (for a linked worktree: out of the main repository).
 //!
 //! What is left: git still follows a symbolic link planted deeper in `.git` (a loose object or
 //! a ref file); such a file is only ever parsed as an object or a ref, and git's messages about
@@ -111,11 +131,274 @@ const CHECKED: &[&str] = &[
 /// The largest `.git/config` (or alternates file) read: a real one is a few KiB.
 pub const CONFIG_CAP: u64 = 1 << 20;
 
+/// The largest `.git` file, `gitdir` or `commondir` read: each holds one path.
+pub const POINTER_CAP: u64 = 4096;
+
+/// Where a checkout's git state lives, as [`locate`] proved it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    /// The per-worktree git folder (`HEAD`, `index`): `<root>/.git`, or for a linked worktree
+    /// `<common>/worktrees/<name>`.
+    pub private: PathBuf,
+    /// The shared git folder (objects, refs, `config`, `info/exclude`): `<root>/.git`, or for
+    /// a linked worktree the main repository's git folder.
+    pub common: PathBuf,
+    /// The folder the links inside those two may lead into: the root, or for a linked
+    /// worktree the main repository (the common folder's parent when it is a `.git`, else
+    /// the common folder itself: a bare repository).
+    pub bound: PathBuf,
+    /// The root, resolved.
+    pub real_root: PathBuf,
+    /// Whether this is a linked worktree (a gitfile proven by the two-way link).
+    pub linked: bool,
+    /// The `(device, inode)` of `private` and `common` when they were proven (linked only):
+    /// a folder opened later by path is checked to be the same one.
+    pub ids: [(u64, u64); 2],
+}
+
+/// Whether `.git/<name>` is per-worktree state (in [`Located::private`]) rather than shared
+/// (in [`Located::common`]), as git splits them: `HEAD`, the index (and its lock), `HEAD`'s
+/// reflog and the per-worktree ref folders.
+pub fn per_worktree(name: &str) -> bool {
+    matches!(name, "HEAD" | "index" | "index.lock" | "logs/HEAD")
+        || ["refs/bisect/", "refs/worktree/", "refs/rewritten/"]
+            .iter()
+            .any(|p| name.starts_with(p))
+}
+
+/// Where `.git/<name>` lives for `root`, to look at (a lock, the reftable, the index's time);
+/// `<root>/.git/<name>` when the layout is not proven (every writer has pinned it first).
+pub fn git_path(root: &Path, name: &str) -> PathBuf {
+    match locate(root) {
+        Ok(l) if per_worktree(name) => l.private.join(name),
+        Ok(l) => l.common.join(name),
+        Err(_) => root.join(".git").join(name),
+    }
+}
+
+/// Finds where `root`'s git state lives, or says why it is not served.
+///
+/// `<root>/.git` a folder (not a link) is the whole answer. `<root>/.git` a regular file (a
+/// gitfile, `gitdir: <path>`) is served only as git's own linked worktree, proven both ways:
+/// it names a folder `<common>/worktrees/<name>` by a path with no symbolic link on it, whose
+/// `gitdir` names `<root>/.git` back and whose `commondir` names `<common>`, again with no
+/// link on the way, and `<common>` is a git folder of its own (no `commondir`). Anything else
+/// a gitfile names (another repository's `.git`, a submodule's `modules/<name>`, a folder
+/// whose back-link names another checkout) is refused.
+pub fn locate(root: &Path) -> Result<Located, Unpinned> {
+    let dot_git = root.join(".git");
+    let meta = match std::fs::symlink_metadata(&dot_git) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unpinned::NoRepository),
+        Err(e) => return Err(Unpinned::Internal(format!(".git cannot be read: {e}"))),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(Unpinned::Refused(
+            ".git is a symbolic link; seneschal serves only a repository whose git folder is \
+             <root>/.git itself, or a linked worktree whose .git file git wrote"
+                .into(),
+        ));
+    }
+    let real_root = root
+        .canonicalize()
+        .map_err(|e| Unpinned::Internal(format!("the root cannot be resolved: {e}")))?;
+    if meta.is_dir() {
+        return Ok(Located {
+            private: dot_git.clone(),
+            common: dot_git,
+            bound: real_root.clone(),
+            real_root,
+            linked: false,
+            ids: [(0, 0); 2],
+        });
+    }
+    let refused = |why: &str| Err(Unpinned::Refused(format!(".git is a file that {why}")));
+    if !meta.is_file() {
+        return refused("is neither a folder nor a regular file");
+    }
+    let text = read_pointer(&dot_git)?;
+    let Some(named) = text.strip_prefix("gitdir:").map(str::trim) else {
+        return refused("does not start with `gitdir:`");
+    };
+    let Some(private) = unlinked(&real_root, named) else {
+        return refused(
+            "names a git folder that does not exist or is reached through a symbolic link",
+        );
+    };
+    let (Some(worktrees), Some(_)) = (private.parent(), private.file_name()) else {
+        return refused("names no linked worktree's git folder");
+    };
+    let Some(common) = worktrees.parent().map(Path::to_path_buf) else {
+        return refused("names no linked worktree's git folder");
+    };
+    match worktrees.file_name().and_then(|n| n.to_str()) {
+        Some("worktrees") => {}
+        Some("modules") => {
+            return refused(
+                "points to a submodule's git folder (<super>/.git/modules/<name>); seneschal \
+                 serves a gitfile only for a linked worktree (<main>/.git/worktrees/<name>), \
+                 so a submodule is served from a clone of its own",
+            )
+        }
+        _ => {
+            return refused(
+                "points to a git folder elsewhere that is not a linked worktree's \
+                 (<main>/.git/worktrees/<name>); seneschal serves only <root>/.git or a linked \
+                 worktree git made",
+            )
+        }
+    }
+    // The back-link: `gitdir` in the worktree's folder names this checkout's `.git`.
+    let back = private.join("gitdir");
+    if !std::fs::symlink_metadata(&back).is_ok_and(|m| m.is_file()) {
+        return refused("names a worktree folder with no `gitdir` file naming this checkout");
+    }
+    let back_text = read_pointer(&back)?;
+    if unlinked(&private, back_text.trim()).as_deref() != Some(dot_git_real(&real_root).as_path()) {
+        return refused(
+            "names a worktree folder whose `gitdir` does not name this checkout back (git's \
+             two-way link is broken or forged)",
+        );
+    }
+    // `commondir` names the main git folder, the one `worktrees/` is in.
+    let cd = private.join("commondir");
+    if !std::fs::symlink_metadata(&cd).is_ok_and(|m| m.is_file()) {
+        return refused("names a worktree folder with no `commondir` file");
+    }
+    let cd_text = read_pointer(&cd)?;
+    if unlinked(&private, cd_text.trim()).as_deref() != Some(common.as_path()) {
+        return refused(
+            "names a worktree folder whose `commondir` leads elsewhere than the folder it is in",
+        );
+    }
+    if std::fs::symlink_metadata(common.join("commondir")).is_ok() {
+        return refused("leads to a main git folder that has a `commondir` of its own");
+    }
+    let id = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .ok()
+            .filter(|m| m.is_dir())
+            .map(|m| (m.dev(), m.ino()))
+    };
+    let (Some(private_id), Some(common_id)) = (id(&private), id(&common)) else {
+        return refused("names a git folder that is not a folder");
+    };
+    let bound = if common.file_name().is_some_and(|n| n == ".git") {
+        common.parent().map(Path::to_path_buf).unwrap_or_default()
+    } else {
+        common.clone()
+    };
+    Ok(Located {
+        private,
+        common,
+        bound,
+        real_root,
+        linked: true,
+        ids: [private_id, common_id],
+    })
+}
+
+/// Whether the branch `refs/heads/<branch>` is checked out by another worktree of `root`'s
+/// repository (the main checkout's `HEAD`, or a `worktrees/<name>/HEAD` other than `root`'s
+/// own): git refuses to switch a second worktree to it, and so does seneschal.
+pub fn checked_out_elsewhere(root: &Path, branch: &str) -> bool {
+    let Ok(located) = locate(root) else {
+        return false;
+    };
+    let wanted = format!("ref: refs/heads/{branch}");
+    let names = |p: &Path| read_pointer(p).is_ok_and(|t| t.trim() == wanted);
+    if located.linked
+        && located.common.file_name().is_some_and(|n| n == ".git")
+        && names(&located.common.join("HEAD"))
+    {
+        return true;
+    }
+    let Ok(entries) = std::fs::read_dir(located.common.join("worktrees")) else {
+        return false;
+    };
+    entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| *p != located.private)
+        .any(|p| names(&p.join("HEAD")))
+}
+
+/// `<real_root>/.git`.
+fn dot_git_real(real_root: &Path) -> PathBuf {
+    real_root.join(".git")
+}
+
+/// One path read from a pointer file (`.git`, `gitdir`, `commondir`): a regular file, not a
+/// link, at most [`POINTER_CAP`] bytes, its one line.
+fn read_pointer(path: &Path) -> Result<String, Unpinned> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|_| {
+            Unpinned::Refused(format!("{} cannot be read as a file", pointer_name(path)))
+        })?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(Unpinned::Refused(format!(
+            "{} is not a regular file",
+            pointer_name(path)
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(POINTER_CAP + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Unpinned::Internal(format!("a git file cannot be read: {e}")))?;
+    if bytes.len() as u64 > POINTER_CAP {
+        return Err(Unpinned::Refused(format!(
+            "{} is larger than {POINTER_CAP} bytes",
+            pointer_name(path)
+        )));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Unpinned::Refused(format!("{} is not UTF-8", pointer_name(path))))?;
+    Ok(text.lines().next().unwrap_or_default().to_string())
+}
+
+/// The name of a pointer file for messages (no machine path leaves).
+fn pointer_name(path: &Path) -> String {
+    match path.file_name().and_then(|n| n.to_str()) {
+        Some(".git") => ".git".into(),
+        Some(n) => format!("the worktree's `{n}` file"),
+        None => "a git file".into(),
+    }
+}
+
+/// `named` (absolute, or relative to `base`) when it exists and no symbolic link is on its
+/// way: its lexical form is its resolved form.
+fn unlinked(base: &Path, named: &str) -> Option<PathBuf> {
+    if named.is_empty() || named.contains('\0') {
+        return None;
+    }
+    let joined = base.join(named);
+    let mut lexical = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                lexical.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => lexical.push(other),
+        }
+    }
+    let real = lexical.canonicalize().ok()?;
+    (real == lexical).then_some(real)
+}
+
 /// A repository's git directory as git will be run on it.
 #[derive(Debug)]
 pub struct Pinned {
-    /// `<root>/.git`.
+    /// The per-worktree git folder: `<root>/.git`, or a linked worktree's
+    /// `<main>/.git/worktrees/<name>` ([`Located::private`]).
     pub git_dir: PathBuf,
+    /// The repository's shared git folder ([`Located::common`]): its objects, refs, `config`.
+    pub shared: PathBuf,
     /// The root.
     pub work_tree: PathBuf,
     /// The private common folder (its `config` is seneschal's).
@@ -155,6 +438,7 @@ impl Unpinned {
 struct Kept {
     root: PathBuf,
     stamp: Stamp,
+    located: Located,
     pinned: Arc<Pinned>,
 }
 
@@ -190,57 +474,44 @@ static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
 /// The most roots whose private folder is remembered at once.
 const KEPT_ROOTS: usize = 8;
 
-/// Checks the layout of `root`'s git directory and returns how git is to be run on it: the
-/// private common folder, its `config` derived afresh when `.git/config` changed.
+/// Checks the layout of `root`'s git directory ([`locate`], then every entry git reads) and
+/// returns how git is to be run on it: the private common folder, its `config` derived afresh
+/// when the repository's `config` changed.
 pub fn pin(root: &Path) -> Result<Arc<Pinned>, Unpinned> {
-    let git_dir = root.join(".git");
-    let meta = match std::fs::symlink_metadata(&git_dir) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Unpinned::NoRepository),
-        Err(e) => return Err(Unpinned::Internal(format!(".git cannot be read: {e}"))),
-    };
-    if meta.file_type().is_symlink() {
-        return Err(Unpinned::Refused(
-            ".git is a symbolic link; seneschal serves only a repository whose git folder is \
-             <root>/.git itself"
-                .into(),
-        ));
-    }
-    if !meta.is_dir() {
-        return Err(Unpinned::Refused(
-            ".git is a file that points to a git folder elsewhere (a linked worktree or a \
-             submodule's checkout); seneschal serves only a repository whose git folder is \
-             <root>/.git itself"
-                .into(),
-        ));
-    }
-    if std::fs::symlink_metadata(git_dir.join("commondir")).is_ok() {
+    let located = locate(root)?;
+    if !located.linked && std::fs::symlink_metadata(located.common.join("commondir")).is_ok() {
         return Err(Unpinned::Refused(
             ".git/commondir points to a git folder elsewhere; seneschal serves only \
-             <root>/.git"
+             <root>/.git or a linked worktree git made"
                 .into(),
         ));
     }
-    let real_root = root
-        .canonicalize()
-        .map_err(|e| Unpinned::Internal(format!("the root cannot be resolved: {e}")))?;
     for name in CHECKED {
-        check_inside(&git_dir.join(name), &real_root, name)?;
+        let base = if per_worktree(name) {
+            &located.private
+        } else {
+            &located.common
+        };
+        check_inside(&base.join(name), &located.bound, name)?;
     }
-    check_alternates(&git_dir, &real_root)?;
-    let config_meta = std::fs::metadata(git_dir.join("config")).ok();
+    check_alternates(&located.common, &located.bound)?;
+    let config_meta = std::fs::metadata(located.common.join("config")).ok();
     let stamp = Stamp::of(config_meta.as_ref());
     let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(k) = kept.iter().find(|k| k.root == root && k.stamp == stamp) {
+    if let Some(k) = kept
+        .iter()
+        .find(|k| k.root == root && k.stamp == stamp && k.located == located)
+    {
         return Ok(Arc::clone(&k.pinned));
     }
-    let text = read_capped(&git_dir.join("config"))?;
+    let text = read_capped(&located.common.join("config"))?;
     let entries = parse_config(&text);
-    check_config(&entries, &git_dir, &real_root)?;
-    let common = private_folder(&real_root)?;
-    write_private(&common, &git_dir, &derived_config(&entries))?;
+    check_config(&entries, &located.common, &located.bound)?;
+    let common = private_folder(&located.real_root)?;
+    write_private(&common, &located.common, &derived_config(&entries))?;
     let pinned = Arc::new(Pinned {
-        git_dir,
+        git_dir: located.private.clone(),
+        shared: located.common.clone(),
         work_tree: root.to_path_buf(),
         common,
     });
@@ -251,6 +522,7 @@ pub fn pin(root: &Path) -> Result<Arc<Pinned>, Unpinned> {
     kept.push(Kept {
         root: root.to_path_buf(),
         stamp,
+        located,
         pinned: Arc::clone(&pinned),
     });
     Ok(pinned)

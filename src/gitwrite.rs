@@ -110,7 +110,7 @@ impl Work {
             ));
             env.push((
                 "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-                self.repo.join(".git/objects").into_os_string(),
+                crate::gitdir::git_path(&self.repo, "objects").into_os_string(),
             ));
         }
         env.extend(extra.iter().cloned());
@@ -146,7 +146,7 @@ impl Work {
     /// second the index was written) by comparing entry and index times, so a copy stamped
     /// "now" would hide such a change. The bytes, `None` when the repository has no index yet.
     pub fn copy_index(&self) -> Result<Option<Vec<u8>>, CapabilityError> {
-        let modified = std::fs::symlink_metadata(self.repo.join(".git/index"))
+        let modified = std::fs::symlink_metadata(crate::gitdir::git_path(&self.repo, "index"))
             .and_then(|m| m.modified())
             .ok();
         let bytes = store::read(&self.repo, ".git/index")?;
@@ -243,7 +243,7 @@ pub fn changed(
 
 /// Refuses a write while a git process holds the index (`.git/index.lock`).
 pub fn index_unlocked(repo: &Path) -> Result<(), CapabilityError> {
-    if std::fs::symlink_metadata(repo.join(".git/index.lock")).is_ok() {
+    if std::fs::symlink_metadata(crate::gitdir::git_path(repo, "index.lock")).is_ok() {
         return Err(CapabilityError::conflict(
             ".git/index.lock exists: a git process is changing the index; retry when it is done \
              (or remove the lock if no git process is running)",
@@ -254,7 +254,7 @@ pub fn index_unlocked(repo: &Path) -> Result<(), CapabilityError> {
 
 /// Refuses a repository whose refs live in a reftable (the store writes loose ref files).
 pub fn loose_refs(repo: &Path) -> Result<(), CapabilityError> {
-    if std::fs::symlink_metadata(repo.join(".git/reftable")).is_ok() {
+    if std::fs::symlink_metadata(crate::gitdir::git_path(repo, "reftable")).is_ok() {
         return Err(CapabilityError::refused(
             "this repository stores its refs in a reftable (extensions.refStorage=reftable); \
              seneschal writes refs only as loose ref files, so it changes no ref here",

@@ -318,6 +318,15 @@ pub const TABLE: &[Limit] = &[
         cli: "exit 4 `error[refused]`",
     },
     Limit {
+        what: "a linked worktree's pointer files (`.git`, `gitdir`, `commondir`: one path each)",
+        value: "4 KiB",
+        amount: Some(crate::gitdir::POINTER_CAP),
+        enforced: "src/gitdir.rs `read_pointer`",
+        mcp: "tool result `isError`, code `refused`, `data.rule` `git_pinned`",
+        http: "403 problem `refused`",
+        cli: "exit 4 `error[refused]`",
+    },
+    Limit {
         what: "MCP sessions over Streamable HTTP",
         value: "128 live beside one per connection (`serve --max-connections`); one unused for 1 hour expires",
         amount: Some(MCP_SESSIONS as u64),

@@ -356,6 +356,24 @@ impl Root {
         checked_file(fd)
     }
 
+    /// [`Root::open_git_file`] for a file of the shared git folder, which in a linked worktree
+    /// is the main repository's ([`crate::gitdir::locate`]): opened there by the proven path,
+    /// the last component not followed.
+    pub fn open_shared_git_file(&self, root_path: &Path, rel: &str) -> Result<File, Denied> {
+        use std::os::unix::fs::OpenOptionsExt;
+        match crate::gitdir::locate(root_path) {
+            Ok(l) if l.linked => {
+                let f = std::fs::File::options()
+                    .read(true)
+                    .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                    .open(l.common.join(rel))
+                    .map_err(|_| Denied::NotFound)?;
+                checked_file(OwnedFd::from(f))
+            }
+            _ => self.open_git_file(rel),
+        }
+    }
+
     /// Opens the folder at `rel` (`""`: the root itself) for listing.
     pub fn open_dir(&self, rel: &str, follow: Follow) -> Result<Dir, Denied> {
         let fd = self.walk(&names_of(rel), Want::Dir, follow, false)?;

@@ -422,7 +422,10 @@ pub(crate) struct IgnoreRules {
 
 impl IgnoreRules {
     pub(crate) fn new(root: Arc<Root>, root_path: std::path::PathBuf) -> IgnoreRules {
-        let exclude = read_rules(&root_path, root.open_git_file("info/exclude"));
+        let exclude = read_rules(
+            &root_path,
+            root.open_shared_git_file(&root_path, "info/exclude"),
+        );
         IgnoreRules {
             root,
             root_path,

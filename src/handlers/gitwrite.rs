@@ -537,6 +537,15 @@ pub fn switch(
                 .at("/branch")
             })?
         };
+        if previous.as_deref() != Some(name.as_str())
+            && crate::gitdir::checked_out_elsewhere(&ctx.repo, &name)
+        {
+            return Err(CapabilityError::conflict(format!(
+                "the branch `{name}` is checked out in another worktree of this repository; \
+                 a branch is checked out in one worktree at a time (as git keeps it)"
+            ))
+            .at("/branch"));
+        }
         let status = crate::git::status(&ctx.repo)?;
         let mut dirty: BTreeSet<String> = BTreeSet::new();
         for c in status.staged.iter().chain(&status.unstaged) {

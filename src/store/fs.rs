@@ -88,9 +88,12 @@ pub(super) fn parent_dir(
             "",
         ));
     }
-    let mut parts: Vec<&str> = rel.split('/').collect();
+    let (mut dir, walk) = match rel.strip_prefix(".git/") {
+        Some(rest) => (git_folder(root, rest, rel)?, rest),
+        None => (open_root(root)?, rel),
+    };
+    let mut parts: Vec<&str> = walk.split('/').collect();
     let name = parts.pop().unwrap_or_default().to_string();
-    let mut dir = open_root(root)?;
     for part in parts {
         cstr(part)?;
         let next = if create {
@@ -101,6 +104,45 @@ pub(super) fn parent_dir(
         dir = next.map_err(|e| link_refusal(rel, e))?;
     }
     Ok((dir, name))
+}
+
+/// The git folder `.git/<rest>` lives in, opened without following a link: `<root>/.git`, or
+/// in a linked worktree the worktree's own git folder for its `HEAD` and index and the main
+/// repository's for the rest ([`crate::gitdir::per_worktree`]), each checked to be the very
+/// folder [`crate::gitdir::locate`] proved (same device and inode). These two are the only
+/// places outside the root the store writes.
+fn git_folder(root: &Path, rest: &str, rel: &str) -> Result<OwnedFd, CapabilityError> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let located = match crate::gitdir::locate(root) {
+        Ok(l) => l,
+        Err(crate::gitdir::Unpinned::NoRepository) => {
+            return Err(CapabilityError::not_found(format!(
+                "`{rel}` does not exist"
+            )))
+        }
+        Err(u) => return Err(u.into_error("the repository")),
+    };
+    if !located.linked {
+        return open_dir_at(&open_root(root)?, ".git").map_err(|e| link_refusal(rel, e));
+    }
+    let (path, id) = if crate::gitdir::per_worktree(rest) {
+        (&located.private, located.ids[0])
+    } else {
+        (&located.common, located.ids[1])
+    };
+    let f = File::options()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| link_refusal(rel, e))?;
+    let same = f.metadata().is_ok_and(|m| (m.dev(), m.ino()) == id);
+    if !same {
+        return Err(crate::gitdir::Unpinned::Refused(
+            "the git folder changed between its check and its use".into(),
+        )
+        .into_error("the repository"));
+    }
+    Ok(OwnedFd::from(f))
 }
 
 fn link_refusal(rel: &str, e: std::io::Error) -> CapabilityError {

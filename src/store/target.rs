@@ -13,6 +13,9 @@
 //! listed by `git ls-tree` from a crafted commit or by `git read-tree` into an index reaches
 //! the disk only through here. `.git/index`, `.git/HEAD` and a branch's loose ref are
 //! [`GitFile`]s: their paths are spelled by this module alone, a branch name checked first.
+//! Those names are logical, as git spells them: in a linked worktree the store opens
+//! `.git/HEAD` and `.git/index` in the worktree's own git folder and `.git/refs/…` in the
+//! main repository's, both proven by [`crate::gitdir::locate`] (`fs.rs` `git_folder`).
 
 use std::ffi::OsStr;
 

@@ -52,5 +52,6 @@ mod repo_secrets;
 mod repo_session;
 mod rich_content;
 mod toolsets;
+mod worktrees;
 mod writes_cli;
 mod writes_transports;

@@ -483,3 +483,131 @@ fn no_repository_no_root() {
         assert!(stderr(&out).contains("never served"), "{}", stderr(&out));
     }
 }
+
+/// A real linked worktree (`git worktree add`) of a repository whose files hold outside bytes:
+/// the repository (kept alive), and the worktree's folder.
+fn worktree_of(other: &Path) -> tempfile::TempDir {
+    std::fs::write(other.join("README.md"), "OUTSIDE-BYTES-7f3a\n").unwrap();
+    git(other, &["commit", "-q", "-am", "outside"]);
+    let holder = tempfile::tempdir().unwrap();
+    let wt = holder.path().join("wt");
+    git(
+        other,
+        &["worktree", "add", "-q", "-b", "wt", wt.to_str().unwrap()],
+    );
+    holder
+}
+
+/// A git write in `dir` is refused with `git_pinned` too, and writes nothing there.
+fn write_refused(dir: &Path) {
+    std::fs::write(dir.join("README.md"), "changed\n").unwrap();
+    let o = crate::support::call(dir, "repo.stage", json!({"paths": ["README.md"]}));
+    let text = crate::support::stderr(&o);
+    assert!(
+        text.contains("error[refused]") && text.contains("git_pinned"),
+        "{text}"
+    );
+    assert!(!text.contains("OUTSIDE-BYTES"), "{text}");
+}
+
+#[test]
+fn a_gitfile_whose_worktree_folder_does_not_name_this_checkout_back_is_refused() {
+    // The `.git` file of another repository's real worktree, copied into this folder: the
+    // worktree folder's `gitdir` names that checkout, not this one.
+    let other = scratch_repo();
+    let holder = worktree_of(other.path());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("README.md"), "# here\n").unwrap();
+    std::fs::copy(holder.path().join("wt/.git"), dir.path().join(".git")).unwrap();
+    every_reader_refused(dir.path());
+    write_refused(dir.path());
+    // The real worktree itself is served.
+    let wt = holder.path().join("wt");
+    let mut three = Three::new(&wt);
+    let status = three.ok("repo.status", json!({}));
+    assert_eq!(status["branch"], "wt", "{status}");
+    three.finish();
+}
+
+#[test]
+fn a_worktree_whose_commondir_leads_elsewhere_is_refused() {
+    let other = scratch_repo();
+    let third = scratch_repo();
+    let holder = worktree_of(other.path());
+    let wt = holder.path().join("wt");
+    std::fs::write(wt.join("README.md"), "# here\n").unwrap();
+    let cd = other.path().join(".git/worktrees/wt/commondir");
+    assert_eq!(std::fs::read_to_string(&cd).unwrap().trim(), "../..");
+    std::fs::write(&cd, format!("{}\n", third.path().join(".git").display())).unwrap();
+    every_reader_refused(&wt);
+    write_refused(&wt);
+}
+
+#[test]
+fn a_worktree_reached_through_a_symbolic_link_is_refused() {
+    let other = scratch_repo();
+    let holder = worktree_of(other.path());
+    let wt = holder.path().join("wt");
+    let private = other.path().join(".git/worktrees/wt");
+    let links = tempfile::tempdir().unwrap();
+    // The `.git` file names a link to the worktree's folder.
+    std::os::unix::fs::symlink(&private, links.path().join("private")).unwrap();
+    let gitfile = std::fs::read_to_string(wt.join(".git")).unwrap();
+    std::fs::write(
+        wt.join(".git"),
+        format!("gitdir: {}\n", links.path().join("private").display()),
+    )
+    .unwrap();
+    every_reader_refused(&wt);
+    std::fs::write(wt.join(".git"), &gitfile).unwrap();
+    // The back-link and the common-folder pointer as links to files saying the right thing.
+    for name in ["gitdir", "commondir"] {
+        let file = private.join(name);
+        let kept = links.path().join(name);
+        std::fs::rename(&file, &kept).unwrap();
+        std::os::unix::fs::symlink(&kept, &file).unwrap();
+        every_reader_refused(&wt);
+        std::fs::remove_file(&file).unwrap();
+        std::fs::rename(&kept, &file).unwrap();
+    }
+    // Put back as git made it, the worktree is served.
+    let mut three = Three::new(&wt);
+    three.ok("repo.log", json!({"limit": 1}));
+    three.finish();
+    write_refused_not(&wt);
+}
+
+/// Staging in a served worktree works (the counterpart of [`write_refused`]).
+fn write_refused_not(dir: &Path) {
+    std::fs::write(dir.join("README.md"), "changed\n").unwrap();
+    let o = crate::support::call(dir, "repo.stage", json!({"paths": ["README.md"]}));
+    assert!(o.status.success(), "{}", crate::support::stderr(&o));
+}
+
+#[test]
+fn a_submodule_checkout_is_refused() {
+    // The layout `git submodule add` makes: `<super>/sub/.git` a gitfile naming
+    // `<super>/.git/modules/sub`, whose `core.worktree` names the checkout back.
+    let sup = scratch_repo();
+    let module = scratch_repo();
+    std::fs::write(module.path().join("README.md"), "OUTSIDE-BYTES-7f3a\n").unwrap();
+    git(module.path(), &["commit", "-q", "-am", "outside"]);
+    let modules = sup.path().join(".git/modules/sub");
+    std::fs::create_dir_all(&modules).unwrap();
+    crate::support::copy_tree(&module.path().join(".git"), &modules);
+    let sub = sup.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(sub.join("README.md"), "# sub\n").unwrap();
+    std::fs::write(sub.join(".git"), "gitdir: ../.git/modules/sub\n").unwrap();
+    git(&sub, &["config", "core.worktree", "../../../sub"]);
+    // Plain git takes it as a checkout of the module.
+    assert_eq!(
+        git(&sub, &["rev-parse", "--show-toplevel"]).trim(),
+        sub.canonicalize().unwrap().to_str().unwrap()
+    );
+    every_reader_refused(&sub);
+    let mut three = Three::new(&sub);
+    let text = three.err("repo.status", json!({}), "refused");
+    three.finish();
+    assert!(text.contains("submodule"), "{text}");
+}
