@@ -535,7 +535,7 @@ fn allow_effects_read_lists_and_runs_only_reads() {
     let tools = list["result"]["tools"].as_array().expect("tools");
     assert!(!tools.is_empty());
     for t in tools {
-        assert_eq!(t["_meta"]["seneschal/effect"], "read", "{t}");
+        assert_eq!(t["annotations"]["readOnlyHint"], true, "{t}");
     }
     let expected: Vec<&str> = seneschal::registry::CAPABILITIES
         .iter()
