@@ -354,7 +354,11 @@ mod tests {
                     let h = ExecutionPolicy::hints(effect, additive, determinism);
                     let stated = h.stated();
                     let get = |k: &str| stated.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
-                    assert_eq!(Hints::as_read(get), h, "{effect:?} {additive} {determinism:?}");
+                    assert_eq!(
+                        Hints::as_read(get),
+                        h,
+                        "{effect:?} {additive} {determinism:?}"
+                    );
                 }
             }
         }

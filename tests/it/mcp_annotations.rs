@@ -72,7 +72,11 @@ fn every_listed_tool_carries_the_policy_of_its_manifest() {
         // What a client reads: MCP's default for each hint the entry leaves out.
         let read = Hints::as_read(|k| a.get(k).and_then(Value::as_bool));
         assert_eq!(read, h, "{name}: {a}");
-        assert_eq!(a.as_object().map(|o| o.len()), Some(h.stated().len()), "{name}: {a}");
+        assert_eq!(
+            a.as_object().map(|o| o.len()),
+            Some(h.stated().len()),
+            "{name}: {a}"
+        );
         // The effect and approval are the instructions' to say, once (ADR 0007): the lists of
         // writes and process-state tools name it under its effect, and a read that needs no
         // approval is named as such.

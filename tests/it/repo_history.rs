@@ -243,13 +243,25 @@ fn blame_names_the_author_of_each_line_in_a_range() {
     let commits = v["commits"].as_array().unwrap();
     assert_eq!(commits.len(), 2, "{v}");
     let author_of = |l: &Value| -> String {
-        let c = commits.iter().find(|c| c["commit"] == l["commit"]).expect("described");
+        let c = commits
+            .iter()
+            .find(|c| c["commit"] == l["commit"])
+            .expect("described");
         c["author"].as_str().unwrap().to_string()
     };
-    let authors: Vec<String> = v["lines"].as_array().unwrap().iter().map(author_of).collect();
+    let authors: Vec<String> = v["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(author_of)
+        .collect();
     assert_eq!(authors, ["Ann", "Bob", "Ann", "Bob"], "{v}");
     assert_eq!(v["lines"][1]["text"], "TWO");
-    assert_eq!(v["lines"][1].as_object().unwrap().len(), 3, "line, commit, text: {v}");
+    assert_eq!(
+        v["lines"][1].as_object().unwrap().len(),
+        3,
+        "line, commit, text: {v}"
+    );
     assert_eq!(commits[0]["summary"], "first lines");
     assert_eq!(commits[1]["summary"], "second lines");
     assert_eq!(commits[1]["author_email"], "bob@example.invalid");

@@ -18,9 +18,9 @@ use serde_json::{json, Value};
 
 use super::{json_text, part_text, template, Part, Seg, GENERATED_BY};
 use crate::model::{Capability, Registry};
+use crate::policy::Effect;
 use crate::policy::Hints;
 use crate::toolset::SHARED_INPUTS;
-use crate::policy::Effect;
 use crate::versions::{MCP_TTL_STATIC_MS, META_SERVER_INFO, SERVER_NAME, SERVER_TITLE};
 
 /// The most bytes one tool entry may cost in the compact `tools/list` (what the server
@@ -54,10 +54,7 @@ pub fn tool(c: &Capability, tool_name: &str) -> Value {
 /// [`SHARED_INPUTS`], which the server's `instructions` give once.
 fn input_schema(c: &Capability) -> Value {
     let mut schema = super::openapi::published_schema(&c.input);
-    if let Some(props) = schema
-        .get_mut("properties")
-        .and_then(Value::as_object_mut)
-    {
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
         for (name, _) in SHARED_INPUTS {
             if let Some(p) = props.get_mut(name).and_then(Value::as_object_mut) {
                 p.remove("description");
@@ -97,7 +94,9 @@ pub fn top_level(schema: &Value) -> Value {
                         branches.iter().map(|b| b.get("type").cloned()).collect();
                     types.map_or_else(|| json!({}), |t| json!({ "type": t }))
                 }
-                _ => p.get("type").map_or_else(|| json!({}), |t| json!({ "type": t })),
+                _ => p
+                    .get("type")
+                    .map_or_else(|| json!({}), |t| json!({ "type": t })),
             };
             (name.clone(), field)
         })

@@ -10,8 +10,8 @@ use super::super::model::{
     parse, Body, DigestMeta, DiscoverResult, EmptyResult, Era, InitializeParams, InitializeResult,
     RpcError, ServerInfo, TTL_STATIC_MS,
 };
-use crate::policy::Effect;
 use crate::policy::Approval;
+use crate::policy::Effect;
 use crate::registry::{projections, served_in, served_tools};
 use crate::toolset::{Profile, Toolset, SHARED_INPUTS};
 use crate::versions::MCP_LEGACY_VERSIONS;
@@ -142,7 +142,8 @@ fn instructions_text(profile: Profile) -> String {
                 "Tools that write to the repository (confirm each call)",
             ));
         }
-        if max_effect >= Effect::RepositoryWrite && !tools_with(Effect::RepositoryWrite).is_empty() {
+        if max_effect >= Effect::RepositoryWrite && !tools_with(Effect::RepositoryWrite).is_empty()
+        {
             // Said once here, not in every tool entry (`SHARED_INPUTS`).
             let each: Vec<String> = SHARED_INPUTS
                 .iter()

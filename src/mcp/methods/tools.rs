@@ -17,6 +17,7 @@ use crate::mcp::mrtr::Round;
 use crate::mcp::peer::McpPeer;
 use crate::registry::{self, projections};
 use crate::transport::Transport;
+use seneschal_model::dialect::Dialect;
 
 /// Tools: the list is fixed for the binary, so no change is announced.
 pub const FEATURE: Feature = Feature {
@@ -42,10 +43,36 @@ fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let params = ListParams::of(call.params);
     // Every tool fits on one page, so no cursor of ours exists.
     no_cursor(params.cursor.as_ref(), "tools/list")?;
-    Ok(Body::Raw(match call.era {
-        Era::Legacy => projections::mcp_tools_legacy(call.ctx.profile()),
-        Era::Modern => projections::mcp_tools_modern(call.ctx.profile()),
+    let profile = call.ctx.profile();
+    let bytes = match call.era {
+        Era::Legacy => projections::mcp_tools_legacy(profile),
+        Era::Modern => projections::mcp_tools_modern(profile),
+    };
+    Ok(Body::Raw(match call.ctx.schema_dialect {
+        None => bytes,
+        Some(dialect) => in_dialect(bytes, dialect),
     }))
+}
+
+/// A `tools/list` result with each input schema rendered in `dialect` (ADR 0008), made once
+/// a process from the build's bytes and kept for the process's life, like those bytes.
+fn in_dialect(bytes: &'static str, dialect: Dialect) -> &'static str {
+    type Rendered = Vec<(usize, Dialect, &'static str)>;
+    static DONE: std::sync::Mutex<Rendered> = std::sync::Mutex::new(Vec::new());
+    let mut done = DONE.lock().unwrap_or_else(|e| e.into_inner());
+    // The build's bytes of a profile and era are one static string each: its address names it.
+    let key = bytes.as_ptr() as usize;
+    if let Some((_, _, text)) = done.iter().find(|(k, d, _)| *k == key && *d == dialect) {
+        return text;
+    }
+    let mut list: Value = serde_json::from_str(bytes).expect("the build's tools/list is JSON");
+    for tool in list["tools"].as_array_mut().into_iter().flatten() {
+        let schema = dialect.render(&tool["inputSchema"]);
+        tool["inputSchema"] = schema;
+    }
+    let text: &'static str = Box::leak(list.to_string().into_boxed_str());
+    done.push((key, dialect, text));
+    text
 }
 
 /// `tools/call`: an unknown tool is a protocol error; every capability error is a tool result.
@@ -60,9 +87,23 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
                 .with_data(serde_json::json!({"name": params.name})),
         );
     };
-    let args = params
+    let mut args = params
         .arguments
         .unwrap_or_else(|| Value::Object(Default::default()));
+    // Arguments given in a dialect's rendering, read back in the published schema's terms.
+    if let Some(dialect) = call.ctx.schema_dialect {
+        let schema: Value = serde_json::from_str(d.input_schema).expect("schemas are JSON");
+        args = match dialect.arguments(&schema, args) {
+            Ok(a) => a,
+            Err((pointer, what)) => {
+                let e = crate::error::CapabilityError::invalid_input(format!(
+                    "the argument at {pointer} {what}"
+                ))
+                .at(&pointer);
+                return Ok(Body::of(&error_result(e)));
+            }
+        };
+    }
     if let Some(answer) = super::tasks::intercept(call, index, d, &args) {
         return answer;
     }
