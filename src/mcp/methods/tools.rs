@@ -219,7 +219,6 @@ mod tests {
 
     use super::super::super::feature::modern_result;
     use super::super::super::model::META_SERVER_INFO;
-    use super::super::tool_result::push_json_text_as_string;
     use super::*;
     use crate::error::CapabilityError;
     use crate::error::ErrorCode;
@@ -230,7 +229,7 @@ mod tests {
     fn byte_assembled_success_equals_the_value_form() {
         let v = json!({"a": "quote \" and \\ and \n", "b": [1, 2, {"c": null}]});
         let value_form = json!({
-            "content": [{"type": "text", "text": serde_json::to_string(&v).unwrap()}],
+            "content": [{"type": "text", "text": super::super::tool_result::text_of(&v)}],
             "structuredContent": v,
             "isError": false,
         });
@@ -256,20 +255,6 @@ mod tests {
     }
 
     #[test]
-    fn a_json_text_is_escaped_as_serde_json_escapes_it() {
-        let v = json!({
-            "quote": "a \" b", "backslash": "c \\ d", "controls": "\n\t\r\u{1}\u{1f}\u{7f}",
-            "unicode": "é \u{2028} 😀", "nested": {"\"key\\": ["\\\"", "", null, 1.5, true]},
-        });
-        for value in [v, json!({}), json!("\"\\"), json!(["\\\\", "\"\""])] {
-            let text = serde_json::to_string(&value).unwrap();
-            let mut out = String::new();
-            push_json_text_as_string(&mut out, &text);
-            assert_eq!(out, serde_json::to_string(&text).unwrap());
-        }
-    }
-
-    #[test]
     fn declared_blocks_that_open_with_text_stand_for_the_json_text_block() {
         let v = json!({"content": [{"type": "text", "text": "Hello, World!"}], "n": 1});
         let r: Value =
@@ -290,7 +275,7 @@ mod tests {
             serde_json::from_str(&success_bytes(&v, v.get("content"), Era::Legacy)).unwrap();
         assert_eq!(
             r["content"],
-            json!([{"type": "text", "text": serde_json::to_string(&v).unwrap()}, image, resource])
+            json!([{"type": "text", "text": super::super::tool_result::text_of(&v)}, image, resource])
         );
         assert_eq!(r["structuredContent"], v);
     }
