@@ -940,6 +940,22 @@ def bench_peers(quick: bool) -> None:
         fig(sec, "default `tools/list`, bytes a tool", f"seneschal {ours_per:,.0f}, server-filesystem {fs_per:,.0f}, "
             f"mcp-server-git {per_tool['mcp-server-git']:,.0f}; ratio {ours_per / fs_per:.2f}",
             "≤ server-filesystem's", ours_per <= fs_per)
+        # The bytes of an ordinary agent session (benches/session_bytes.py), and with
+        # BENCH_BEFORE=BINARY those of an earlier build beside them, in this run.
+        sys.path.insert(0, str(ROOT / "benches"))
+        import session_bytes  # noqa: E402
+        before = os.environ.get("BENCH_BEFORE")
+        runs = ([("before", before)] if before else []) + [("seneschal", str(BIN))]
+        got = {name: session_bytes.session(b) for name, b in runs}
+        said = "; ".join(f"{name}: initialize {g['initialize']:,}, tools/list {g['tools/list']:,}, "
+                         f"{session_bytes.CALLS} calls {g['calls']:,}, total {sum(g.values()):,} bytes"
+                         for name, g in got.items())
+        note(sec, "An ordinary agent session over stdio (the calls of tests/python/agent_session.py and a "
+             f"blame, default toolsets), bytes of every answer: {said}.")
+        if before:
+            a, b = sum(got["before"].values()), sum(got["seneschal"].values())
+            fig(sec, "agent session, bytes of every answer: before → after", f"{a:,} → {b:,}; ratio {b / a:.2f}",
+                "fewer", b < a)
         # A change in the working tree, so both diffs have something to say.
         target = repo / "README.md"
         target.write_text(target.read_text() + "\nA line the benchmark added.\n")

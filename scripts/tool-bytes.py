@@ -4,11 +4,11 @@
 The entry estimated is the compact tool shape:
 
     {"name", "title", "description",
-     "inputSchema": the manifest's input schema, in its published form,
+     "inputSchema": the manifest's input schema, in its published form, the shared write
+                    inputs without their description,
      "outputSchema": {"type": "object", "properties": {<top-level property>: {"type": <its type>}},
                       "required": [...]},
-     "annotations": {readOnlyHint, destructiveHint, idempotentHint, openWorldHint},
-     "_meta": {"seneschal/effect", "seneschal/approval"}}
+     "annotations": the hints that differ from MCP's defaults (ADR 0007)}
 
 serialized as compact JSON (no spaces, UTF-8 unescaped, as serde_json writes it). Only
 manifests that expose an `mcp_tool` are tools. The average is taken over the default toolset:
@@ -90,32 +90,41 @@ def published_schema(schema):
 def shallow_output(output):
     out = {"type": "object", "properties": {}}
     for name, prop in (output or {}).get("properties", {}).items():
+        # A union keeps its type list (["string", "null"]), as model/src and codegen write it.
         out["properties"][name] = {"type": prop["type"]} if "type" in prop else {}
     if "required" in (output or {}):
         out["required"] = output["required"]
     return out
 
 
+# What MCP tells a client to assume for a hint left out (ToolAnnotations).
+MCP_DEFAULTS = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
+                "openWorldHint": True}
+# The write inputs the server's instructions describe once (SHARED_INPUTS in model/src/toolset.rs).
+SHARED_INPUTS = ("dry_run", "idempotency_key", "expected_digest")
+
+
 def hints(m):
+    """The hints a tool entry states: those that differ from MCP's defaults, and for a
+    read-only tool not destructiveHint and idempotentHint (meaningful only when it writes)."""
     effect = m["effect"]
     open_world = m.get("determinism") == "client"
     if effect == "read":
-        return {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
-                "openWorldHint": open_world}
-    if effect == "process_state":
-        return {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
-                "openWorldHint": open_world}
-    return {"readOnlyHint": False, "destructiveHint": not m.get("additive", False),
-            "idempotentHint": False, "openWorldHint": open_world}
+        h = {"readOnlyHint": True, "openWorldHint": open_world}
+    elif effect == "process_state":
+        h = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
+             "openWorldHint": open_world}
+    else:
+        h = {"readOnlyHint": False, "destructiveHint": not m.get("additive", False),
+             "idempotentHint": False, "openWorldHint": open_world}
+    return {k: v for k, v in h.items() if MCP_DEFAULTS[k] != v}
 
 
-def approval(m):
-    effect, disclosure = m["effect"], m["disclosure"]
-    if effect == "repository_write":
-        return "per_call"
-    if effect == "process_state":
-        return "session"
-    return "session" if disclosure == "repository" else "none"
+def input_schema(m):
+    schema = published_schema(m.get("input") or {"type": "object"})
+    for name in SHARED_INPUTS:
+        schema.get("properties", {}).get(name, {}).pop("description", None)
+    return schema
 
 
 def tool_entry(m):
@@ -123,10 +132,9 @@ def tool_entry(m):
         "name": m["expose"]["mcp_tool"],
         "title": m["title"],
         "description": m["description"],
-        "inputSchema": published_schema(m.get("input") or {"type": "object"}),
+        "inputSchema": input_schema(m),
         "outputSchema": shallow_output(m.get("output")),
         "annotations": hints(m),
-        "_meta": {"seneschal/effect": m["effect"], "seneschal/approval": approval(m)},
     }
 
 

@@ -35,6 +35,9 @@ pub struct Context {
     /// for every server and command, where the commit is refused instead; set by the
     /// conformance harness alone, for its scratch repositories ([`Context::scratch`]).
     pub stand_in_identity: Option<(String, String)>,
+    /// The schema dialect `tools/list` renders input schemas in, and a call's arguments are
+    /// read back from (`--schema-dialect` of `mcp`; ADR 0008); `None`: the published schemas.
+    pub schema_dialect: Option<seneschal_model::dialect::Dialect>,
 }
 
 /// One session note.
@@ -61,6 +64,7 @@ impl Context {
             approval: crate::interact::ApprovalPolicy::default(),
             desk_wait: None,
             stand_in_identity: None,
+            schema_dialect: None,
         }
     }
 
@@ -91,12 +95,14 @@ impl Context {
             approval,
             desk_wait,
             stand_in_identity,
+            schema_dialect,
         } = self;
         let mut c = Context::new(repo.clone(), *max_effect)
             .with_toolsets(*toolsets)
             .with_approval(*approval);
         c.desk_wait = *desk_wait;
         c.stand_in_identity = stand_in_identity.clone();
+        c.schema_dialect = *schema_dialect;
         c
     }
 
@@ -107,6 +113,7 @@ impl Context {
             && self.approval == other.approval
             && self.desk_wait == other.desk_wait
             && self.stand_in_identity == other.stand_in_identity
+            && self.schema_dialect == other.schema_dialect
     }
 
     /// The same context serving only `toolsets`.

@@ -94,6 +94,54 @@ pub struct Hints {
     pub open_world: bool,
 }
 
+impl Hints {
+    /// What MCP says a client assumes for a hint the tool leaves out (`ToolAnnotations`:
+    /// `readOnlyHint` false, `destructiveHint` true, `idempotentHint` false, `openWorldHint`
+    /// true).
+    pub const MCP_DEFAULTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: true,
+    };
+
+    /// The hints a tool entry states, by their MCP names: each one that differs from
+    /// [`Hints::MCP_DEFAULTS`], and for a read-only tool not `destructiveHint` and
+    /// `idempotentHint`, which MCP calls meaningful only when `readOnlyHint` is false.
+    /// [`Hints::as_read`] turns them back into these hints.
+    pub fn stated(self) -> Vec<(&'static str, bool)> {
+        let d = Hints::MCP_DEFAULTS;
+        let mut out = Vec::new();
+        if self.read_only != d.read_only {
+            out.push(("readOnlyHint", self.read_only));
+        }
+        if !self.read_only && self.destructive != d.destructive {
+            out.push(("destructiveHint", self.destructive));
+        }
+        if !self.read_only && self.idempotent != d.idempotent {
+            out.push(("idempotentHint", self.idempotent));
+        }
+        if self.open_world != d.open_world {
+            out.push(("openWorldHint", self.open_world));
+        }
+        out
+    }
+
+    /// The hints a client reads from a tool entry's annotations (`get` gives a stated one):
+    /// MCP's default for each one left out, and for a read-only tool what a read is (not
+    /// destructive, idempotent).
+    pub fn as_read(get: impl Fn(&str) -> Option<bool>) -> Hints {
+        let d = Hints::MCP_DEFAULTS;
+        let read_only = get("readOnlyHint").unwrap_or(d.read_only);
+        Hints {
+            read_only,
+            destructive: get("destructiveHint").unwrap_or(!read_only && d.destructive),
+            idempotent: get("idempotentHint").unwrap_or(read_only || d.idempotent),
+            open_world: get("openWorldHint").unwrap_or(d.open_world),
+        }
+    }
+}
+
 /// The one classification every surface consults.
 pub struct ExecutionPolicy;
 
@@ -287,6 +335,35 @@ impl Approval {
             Approval::None => "none",
             Approval::Session => "session",
             Approval::PerCall => "per_call",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stated_hints_read_back_as_the_policy_s_hints() {
+        let determinisms = [
+            Determinism::Input,
+            Determinism::Repository,
+            Determinism::Process,
+            Determinism::Client,
+        ];
+        for effect in Effect::ALL {
+            for additive in [false, true] {
+                for determinism in determinisms {
+                    let h = ExecutionPolicy::hints(effect, additive, determinism);
+                    let stated = h.stated();
+                    let get = |k: &str| stated.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
+                    assert_eq!(
+                        Hints::as_read(get),
+                        h,
+                        "{effect:?} {additive} {determinism:?}"
+                    );
+                }
+            }
         }
     }
 }

@@ -12,6 +12,22 @@
 
 use crate::policy::Effect;
 
+/// The inputs the writes take alike, each with the sentence that explains it: the MCP server
+/// says them once, in its `instructions`, and a tool entry publishes their schemas, every
+/// bound kept, without a description of their own (OpenAPI, the reference and `--help` keep
+/// the manifest's).
+pub const SHARED_INPUTS: [(&str, &str); 3] = [
+    ("dry_run", "plans (and diffs) the write and changes nothing"),
+    (
+        "idempotency_key",
+        "is a retry key: a repeat within 24 h returns the first answer",
+    ),
+    (
+        "expected_digest",
+        "is the `digest` a read answered (files.read, knowledge.get); a stale one is a conflict",
+    ),
+];
+
 /// The group of capabilities a client can be given or spared, as a whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Toolset {

@@ -144,6 +144,13 @@ pub fn mcp() -> Command {
         .arg(approval_arg())
         .arg(approval_timeout_arg())
         .arg(
+            Arg::new("schema-dialect")
+                .long("schema-dialect")
+                .value_name("DIALECT")
+                .value_parser(["openai", "gemini"])
+                .help("List input schemas as this function-calling API accepts them (openai: strict function calling; gemini: function declarations), and read calls' arguments back from that form (ADR 0008)"),
+        )
+        .arg(
             Arg::new("inspect")
                 .long("inspect")
                 .action(ArgAction::SetTrue)
@@ -240,6 +247,9 @@ pub fn mcp_options(m: &ArgMatches) -> crate::mcp::Options {
         toolsets: toolsets(m),
         approval: approval(m),
         approval_timeout: approval_timeout(m),
+        schema_dialect: m
+            .get_one::<String>("schema-dialect")
+            .and_then(|d| seneschal_model::dialect::Dialect::parse(d)),
     }
 }
 

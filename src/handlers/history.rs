@@ -338,22 +338,33 @@ pub fn blame(
             }
         }
     }
+    // Each commit once, in the order of its first line; a line names its commit alone.
+    let mut commits: Vec<repo_blame::OutputCommitsItem> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut items = Vec::with_capacity(lines.len());
+    for l in lines {
+        let Some(line) = std::num::NonZeroU64::new(l.line) else {
+            continue;
+        };
+        if seen.insert(l.commit.clone()) {
+            commits.push(repo_blame::OutputCommitsItem {
+                commit: l.commit.clone(),
+                author: l.author,
+                author_email: l.author_email,
+                authored_at: crate::store::rfc3339(l.author_time),
+                summary: l.summary,
+            });
+        }
+        items.push(repo_blame::OutputLinesItem {
+            line,
+            commit: l.commit,
+            text: l.text,
+        });
+    }
     Ok(repo_blame::Output {
         path: rel,
-        lines: lines
-            .into_iter()
-            .filter_map(|l| {
-                Some(repo_blame::OutputLinesItem {
-                    line: std::num::NonZeroU64::new(l.line)?,
-                    commit: l.commit,
-                    author: l.author,
-                    author_email: l.author_email,
-                    authored_at: crate::store::rfc3339(l.author_time),
-                    summary: l.summary,
-                    text: l.text,
-                })
-            })
-            .collect(),
+        lines: items,
+        commits,
         truncated,
     })
 }

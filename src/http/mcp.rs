@@ -1089,7 +1089,7 @@ mod tests {
         );
         let v = body(&r);
         for t in v["result"]["tools"].as_array().unwrap() {
-            assert_eq!(t["_meta"]["seneschal/effect"], "read");
+            assert_eq!(t["annotations"]["readOnlyHint"], true, "{t}");
         }
     }
 }

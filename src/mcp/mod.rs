@@ -39,15 +39,18 @@ pub struct Options {
     pub approval: crate::interact::ApprovalPolicy,
     /// How long a write waits on the approval desk under `ask` (`--approval-timeout`).
     pub approval_timeout: std::time::Duration,
+    /// The schema dialect of `tools/list` and of the arguments of calls (`--schema-dialect`).
+    pub schema_dialect: Option<seneschal_model::dialect::Dialect>,
 }
 
 /// Serves MCP over this process's stdin and stdout for `repo` until end of input; the exit
 /// code is success at end of input or a closed output, `internal` when stdio fails.
 pub fn serve_stdio(repo: PathBuf, options: &Options) -> ExitCode {
-    let ctx = Context::new(repo, options.max_effect)
+    let mut ctx = Context::new(repo, options.max_effect)
         .with_toolsets(options.toolsets)
         .with_approval(options.approval)
         .with_desk(options.approval_timeout);
+    ctx.schema_dialect = options.schema_dialect;
     eprintln!(
         "seneschal mcp: serving {} over stdio (--allow-effects {}, --toolsets {}, --approval {})",
         ctx.repo.display(),

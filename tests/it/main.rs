@@ -14,6 +14,7 @@ mod cli;
 mod conformance;
 mod contract;
 mod desk;
+mod dialects;
 mod examples;
 mod files_list;
 mod files_writes;

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::support::mcp::Mcp;
-use seneschal::policy::{Disclosure, Effect, ExecutionPolicy};
+use seneschal::policy::{Approval, Disclosure, Effect, ExecutionPolicy, Hints};
 use serde_json::{json, Value};
 
 /// A top-level scalar of a manifest, read from the YAML text itself (not from the registry
@@ -36,7 +36,11 @@ fn manifest_field(id: &str, field: &str) -> String {
 #[test]
 fn every_listed_tool_carries_the_policy_of_its_manifest() {
     let mut mcp = Mcp::start(&[]);
-    mcp.initialize("2025-11-25");
+    let init = mcp.initialize("2025-11-25");
+    let instructions = init["result"]["instructions"]
+        .as_str()
+        .expect("instructions")
+        .to_string();
     let list = mcp.request("tools/list", json!({}));
     let tools = list["result"]["tools"].as_array().expect("tools");
     let exposed = seneschal::registry::CAPABILITIES
@@ -65,23 +69,39 @@ fn every_listed_tool_carries_the_policy_of_its_manifest() {
             .expect("a known determinism");
         let h = ExecutionPolicy::hints(effect, additive, determinism);
         let a = &t["annotations"];
-        assert_eq!(a["readOnlyHint"], h.read_only, "{name}");
-        assert_eq!(a["destructiveHint"], h.destructive, "{name}");
-        assert_eq!(a["idempotentHint"], h.idempotent, "{name}");
-        assert_eq!(a["openWorldHint"], h.open_world, "{name}");
-        let meta = &t["_meta"];
-        assert_eq!(meta["seneschal/effect"], effect.as_str(), "{name}");
-        // Present only when the manifest declares it, like the manifest field.
-        let declared = meta.get("seneschal/additive").cloned();
-        assert_eq!(declared, additive.then_some(json!(true)), "{name}");
+        // What a client reads: MCP's default for each hint the entry leaves out.
+        let read = Hints::as_read(|k| a.get(k).and_then(Value::as_bool));
+        assert_eq!(read, h, "{name}: {a}");
         assert_eq!(
-            meta["seneschal/approval"],
-            ExecutionPolicy::approval(effect, disclosure).as_str(),
-            "{name}"
+            a.as_object().map(|o| o.len()),
+            Some(h.stated().len()),
+            "{name}: {a}"
         );
+        // The effect and approval are the instructions' to say, once (ADR 0007): the lists of
+        // writes and process-state tools name it under its effect, and a read that needs no
+        // approval is named as such.
+        assert!(t.get("_meta").is_none(), "{name}: {t}");
+        let approval = ExecutionPolicy::approval(effect, disclosure);
+        let listed_under = |label: &str| {
+            instructions
+                .split(label)
+                .nth(1)
+                .and_then(|rest| rest.split('.').next())
+                .is_some_and(|list| list.split(", ").any(|n| n.trim_start_matches(": ") == name))
+        };
+        match effect {
+            Effect::RepositoryWrite => assert!(listed_under("(confirm each call)"), "{name}"),
+            Effect::ProcessState => assert!(listed_under("(approved once a session)"), "{name}"),
+            Effect::Read => {
+                let free = instructions
+                    .split("approved once a session (")
+                    .nth(1)
+                    .and_then(|rest| rest.split(" need no approval").next())
+                    .is_some_and(|list| list.split(", ").any(|n| n == name));
+                assert_eq!(free, approval == Approval::None, "{name}");
+            }
+        }
         let (_, d) = seneschal::registry::find(id).expect("in the registry");
-        // The lean entry (ADR 0006): the review sentence is the question's, not the listing's.
-        assert!(meta.get("seneschal/review").is_none(), "{name}");
         assert_eq!(d.mcp_tool, Some(name));
         assert_eq!(t["title"], d.title);
         assert_eq!(t["description"], d.description);
@@ -89,7 +109,15 @@ fn every_listed_tool_carries_the_policy_of_its_manifest() {
         let output: Value = serde_json::from_str(d.output_schema).expect("schema");
         // The manifest's schemas, in the portable form every surface publishes.
         let published = seneschal_codegen::project::openapi::published_schema;
-        assert_eq!(t["inputSchema"], published(&input), "{name}");
+        let mut shared_bare = published(&input);
+        for (shared, _) in seneschal::toolset::SHARED_INPUTS {
+            if let Some(p) = shared_bare["properties"].get_mut(shared) {
+                let p = p.as_object_mut().expect("a property is a schema");
+                assert!(p.remove("description").is_some(), "{name}: {shared}");
+                assert!(instructions.contains(shared), "{shared}");
+            }
+        }
+        assert_eq!(t["inputSchema"], shared_bare, "{name}");
         // The output's top-level fields (ADR 0006): the whole schema is the capability's.
         let top = seneschal_codegen::project::mcp_tools::top_level;
         assert_eq!(t["outputSchema"], top(&published(&output)), "{name}");

@@ -98,11 +98,23 @@ fn legacy_era_serves_every_method() {
     );
     let r = &call["result"];
     assert_eq!(r["isError"], false, "{call}");
-    let text: Value =
-        serde_json::from_str(r["content"][0]["text"].as_str().expect("text")).expect("JSON text");
-    assert_eq!(
-        text, r["structuredContent"],
-        "the text block carries the same JSON"
+    // The text block is the answer as compact text, not a second copy of the JSON (ADR 0007):
+    // every capability's id is in it, as it is.
+    let text = r["content"][0]["text"].as_str().expect("text");
+    assert!(serde_json::from_str::<Value>(text).is_err(), "{text}");
+    let caps = r["structuredContent"]["capabilities"]
+        .as_array()
+        .expect("capabilities");
+    for c in caps {
+        let id = c["id"].as_str().expect("id");
+        assert!(text.contains(id), "{id}: {text}");
+    }
+    assert!(
+        text.len()
+            < serde_json::to_string(&r["structuredContent"])
+                .unwrap()
+                .len(),
+        "the text block is shorter than the JSON"
     );
     assert!(r["structuredContent"]["capabilities"]
         .as_array()
@@ -535,7 +547,7 @@ fn allow_effects_read_lists_and_runs_only_reads() {
     let tools = list["result"]["tools"].as_array().expect("tools");
     assert!(!tools.is_empty());
     for t in tools {
-        assert_eq!(t["_meta"]["seneschal/effect"], "read", "{t}");
+        assert_eq!(t["annotations"]["readOnlyHint"], true, "{t}");
     }
     let expected: Vec<&str> = seneschal::registry::CAPABILITIES
         .iter()

@@ -239,16 +239,33 @@ fn blame_names_the_author_of_each_line_in_a_range() {
     );
     let mut t = Three::new(dir);
     let v = t.ok("repo.blame", json!({"path": "poem.txt"}));
-    let authors: Vec<&str> = v["lines"]
+    // A line names its commit; each commit is described once, in the order of its first line.
+    let commits = v["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), 2, "{v}");
+    let author_of = |l: &Value| -> String {
+        let c = commits
+            .iter()
+            .find(|c| c["commit"] == l["commit"])
+            .expect("described");
+        c["author"].as_str().unwrap().to_string()
+    };
+    let authors: Vec<String> = v["lines"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|l| l["author"].as_str().unwrap())
+        .map(author_of)
         .collect();
     assert_eq!(authors, ["Ann", "Bob", "Ann", "Bob"], "{v}");
     assert_eq!(v["lines"][1]["text"], "TWO");
-    assert_eq!(v["lines"][1]["summary"], "second lines");
-    assert_eq!(v["lines"][1]["author_email"], "bob@example.invalid");
+    assert_eq!(
+        v["lines"][1].as_object().unwrap().len(),
+        3,
+        "line, commit, text: {v}"
+    );
+    assert_eq!(commits[0]["summary"], "first lines");
+    assert_eq!(commits[1]["summary"], "second lines");
+    assert_eq!(commits[1]["author_email"], "bob@example.invalid");
+    assert_eq!(commits[1]["commit"], v["lines"][1]["commit"]);
     assert_eq!(v["truncated"], false);
     let range = t.ok(
         "repo.blame",
@@ -267,11 +284,8 @@ fn blame_names_the_author_of_each_line_in_a_range() {
     // At an older revision: three lines, all Ann's.
     let old = t.ok("repo.blame", json!({"path": "poem.txt", "rev": "HEAD~1"}));
     assert_eq!(old["lines"].as_array().unwrap().len(), 3);
-    assert!(old["lines"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|l| l["author"] == "Ann"));
+    assert_eq!(old["commits"].as_array().unwrap().len(), 1, "{old}");
+    assert_eq!(old["commits"][0]["author"], "Ann");
     t.err(
         "repo.blame",
         json!({"path": "poem.txt", "start": 9}),

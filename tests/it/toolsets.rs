@@ -70,11 +70,20 @@ fn the_default_lists_every_toolset_but_introspection_within_the_context_budget()
             "{}",
             t["name"]
         );
-        // The lean entry: top-level output fields, effect and approval in _meta.
+        // The lean entry: top-level output fields; the effect and approval are the
+        // instructions' (ADR 0007).
         assert!(t["outputSchema"]["properties"].is_object(), "{}", t["name"]);
-        assert!(t["_meta"]["seneschal/effect"].is_string(), "{}", t["name"]);
+        assert!(t.get("_meta").is_none(), "{}", t["name"]);
     }
     assert!(bytes < all_bytes);
+    // The default list costs no more a tool than the reference filesystem server's (930 bytes
+    // a tool, docs/PERFORMANCE.md, "Reference servers"; ADR 0007).
+    assert!(
+        bytes <= 930 * tools.len(),
+        "the default tools/list costs {bytes} bytes for {} tools ({} a tool), over 930 a tool",
+        tools.len(),
+        bytes / tools.len()
+    );
     println!(
         "tools/list: default {} tools, {bytes} bytes ({} a tool); all {} tools, {all_bytes} bytes",
         tools.len(),

@@ -6,16 +6,21 @@
 //! A tool entry is what an agent pays for in context on every session, so it carries what a
 //! client needs to choose and call the tool and no more: the description, the whole input
 //! schema, an output schema of the answer's top-level fields (every answer conforms; the full
-//! schema is in OpenAPI, the reference and `capabilities_show`), the annotations, and the
-//! effect and approval in `_meta`. Its size is held to [`TOOL_BUDGET_BYTES`].
+//! schema is in OpenAPI, the reference and `capabilities_show`) and the annotations that
+//! differ from MCP's defaults. What the server's `instructions` say once is not repeated in
+//! every entry: the tools of each effect and the approval each deserves (no `_meta` on a tool),
+//! and the inputs every write takes alike ([`SHARED_INPUTS`], published without their
+//! description). Its size is held to [`TOOL_BUDGET_BYTES`].
 
 use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
 use super::{json_text, part_text, template, Part, Seg, GENERATED_BY};
-use crate::model::{hints_json, Capability, Registry};
+use crate::model::{Capability, Registry};
 use crate::policy::Effect;
+use crate::policy::Hints;
+use crate::toolset::SHARED_INPUTS;
 use crate::versions::{MCP_TTL_STATIC_MS, META_SERVER_INFO, SERVER_NAME, SERVER_TITLE};
 
 /// The most bytes one tool entry may cost in the compact `tools/list` (what the server
@@ -34,19 +39,40 @@ pub fn tool(c: &Capability, tool_name: &str) -> Value {
         "name": tool_name,
         "title": c.title,
         "description": c.description,
-        "inputSchema": super::openapi::published_schema(&c.input),
+        "inputSchema": input_schema(c),
         "outputSchema": top_level(&super::openapi::published_schema(&c.output)),
-        "annotations": hints_json(c.hints()),
-        "_meta": {
-            "seneschal/effect": c.effect.as_str(),
-            "seneschal/approval": c.approval().as_str(),
-        }
+        "annotations": stated_hints(c.hints()),
     });
-    c.mark_additive(&mut tool["_meta"], "seneschal/additive");
     if let Some(t) = &c.task {
         tool["execution"] = json!({ "taskSupport": t });
     }
     tool
+}
+
+/// The input schema a tool entry carries: the portable form of
+/// [`super::openapi::published_schema`], with every bound, less the descriptions of the
+/// [`SHARED_INPUTS`], which the server's `instructions` give once.
+fn input_schema(c: &Capability) -> Value {
+    let mut schema = super::openapi::published_schema(&c.input);
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        for (name, _) in SHARED_INPUTS {
+            if let Some(p) = props.get_mut(name).and_then(Value::as_object_mut) {
+                p.remove("description");
+            }
+        }
+    }
+    schema
+}
+
+/// The annotations a tool entry carries: the hints that differ from what MCP tells a client
+/// to assume ([`Hints::stated`]); a client that applies MCP's defaults reads the policy's.
+pub fn stated_hints(h: Hints) -> Value {
+    Value::Object(
+        h.stated()
+            .into_iter()
+            .map(|(name, v)| (name.to_string(), Value::Bool(v)))
+            .collect(),
+    )
 }
 
 /// The output schema a tool entry carries: the object's top-level fields with their types and
@@ -58,21 +84,19 @@ pub fn top_level(schema: &Value) -> Value {
     let fields: serde_json::Map<String, Value> = props
         .iter()
         .map(|(name, p)| {
-            // The portable form of `published_schema`: a union is one branch per type, an
-            // object whose fields are not listed says it is free-form.
-            let shallow = |b: &Value| match b.get("type") {
-                Some(t) if t == "object" => {
-                    Some(json!({"type": "object", "additionalProperties": true}))
-                }
-                Some(t) => Some(json!({ "type": t })),
-                None => None,
-            };
+            // Each field's type alone, a union as a list of types (`["string", "null"]`):
+            // the shortest JSON Schema 2020-12 form, which MCP takes for an output schema (an
+            // input schema keeps the portable `anyOf` of `published_schema`, for the
+            // function-calling dialects that lack type lists).
             let field = match p["anyOf"].as_array() {
                 Some(branches) if p.get("type").is_none() => {
-                    let types: Option<Vec<Value>> = branches.iter().map(shallow).collect();
-                    types.map_or_else(|| json!({}), |t| json!({ "anyOf": t }))
+                    let types: Option<Vec<Value>> =
+                        branches.iter().map(|b| b.get("type").cloned()).collect();
+                    types.map_or_else(|| json!({}), |t| json!({ "type": t }))
                 }
-                _ => shallow(p).unwrap_or_else(|| json!({})),
+                _ => p
+                    .get("type")
+                    .map_or_else(|| json!({}), |t| json!({ "type": t })),
             };
             (name.clone(), field)
         })

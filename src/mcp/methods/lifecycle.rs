@@ -10,9 +10,10 @@ use super::super::model::{
     parse, Body, DigestMeta, DiscoverResult, EmptyResult, Era, InitializeParams, InitializeResult,
     RpcError, ServerInfo, TTL_STATIC_MS,
 };
+use crate::policy::Approval;
 use crate::policy::Effect;
-use crate::registry::{projections, served_tools};
-use crate::toolset::{Profile, Toolset};
+use crate::registry::{projections, served_in, served_tools};
+use crate::toolset::{Profile, Toolset, SHARED_INPUTS};
 use crate::versions::MCP_LEGACY_VERSIONS;
 
 /// The lifecycle: no capability of its own; the handshake, `ping` and `server/discover`.
@@ -117,9 +118,8 @@ fn instructions_text(profile: Profile) -> String {
         };
         let mut s = String::from(
             "seneschal stewards one git repository: its knowledge, queries about it and writes to it. \
-             Each tool states what it changes in _meta[\"seneschal/effect\"] and the approval it deserves in \
-             _meta[\"seneschal/approval\"]. \
-             A failed call is a tool result with isError and a stable code in _meta[\"seneschal/error\"].code.",
+             Paths are repository-relative; a revision is a commit id, branch, tag or an expression \
+             such as HEAD~2. A failed call is a tool result with isError and a stable code in _meta[\"seneschal/error\"].code.",
         );
         // The tools of an effect: disabled above the profile, listed otherwise.
         let sentence = |effect: Effect, what: &str, disabled_where: &str, enabled: &str| {
@@ -143,15 +143,33 @@ fn instructions_text(profile: Profile) -> String {
                 "Tools that write to the repository (confirm each call)",
             ));
         }
+        if max_effect >= Effect::RepositoryWrite && !tools_with(Effect::RepositoryWrite).is_empty()
+        {
+            // Said once here, not in every tool entry (`SHARED_INPUTS`).
+            let each: Vec<String> = SHARED_INPUTS
+                .iter()
+                .map(|(name, what)| format!("{name} {what}"))
+                .collect();
+            s.push_str(&format!(" In every write, {}.", each.join("; ")));
+        }
         if !tools_with(Effect::ProcessState).is_empty() {
             s.push_str(&sentence(
                 Effect::ProcessState,
                 "change this process's memory",
                 "",
-                "Tools that change only this process's memory",
+                "Tools that change only this process's memory (approved once a session)",
             ));
         }
-        s.push_str(" Every other tool only reads. The repository's skills are its prompts.");
+        // The approval of a read: once a session for one that shows repository content.
+        let free: Vec<&str> = served_in(profile)
+            .filter(|(_, d)| d.effect == Effect::Read && d.approval() == Approval::None)
+            .filter_map(|(_, d)| d.mcp_tool)
+            .collect();
+        s.push_str(" Every other tool only reads, approved once a session");
+        if !free.is_empty() {
+            s.push_str(&format!(" ({} need no approval)", free.join(", ")));
+        }
+        s.push_str(". The repository's skills are its prompts.");
         let off: Vec<&str> = Toolset::ALL
             .iter()
             .filter(|t| !profile.toolsets.contains(**t))

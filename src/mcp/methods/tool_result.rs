@@ -11,9 +11,9 @@ use super::super::model::{
 };
 use crate::error::CapabilityError;
 
-/// A successful `CallToolResult` assembled by bytes: the answer is serialized once and used
-/// both as `structuredContent` and, escaped, as the first text block (the modern era's fields
-/// in front, as the dispatcher would add them). The content blocks a capability declares
+/// A successful `CallToolResult` assembled by bytes: the answer serialized once as
+/// `structuredContent`, and its compact text rendering ([`text_of`]) as the first text block
+/// (the modern era's fields in front, as the dispatcher would add them). The content blocks a capability declares
 /// (its answer's `content` array, each item in MCP's wire shape) follow that text block.
 pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> String {
     let text = serde_json::to_string(v).expect("values serialize");
@@ -44,7 +44,7 @@ pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> Stri
     out.push_str("\"content\":[");
     if !own_text {
         out.push_str("{\"type\":\"text\",\"text\":");
-        push_json_text_as_string(&mut out, &text);
+        out.push_str(&serde_json::to_string(&text_of(v)).expect("strings serialize"));
         out.push('}');
     }
     for (i, block) in blocks.iter().enumerate() {
@@ -69,26 +69,6 @@ fn server_info() -> &'static str {
     JSON.get_or_init(|| serde_json::to_string(&ServerInfo::THIS).expect("serializes"))
 }
 
-/// Appends `text`, compact JSON as serde_json writes it, as a JSON string: the bytes
-/// `serde_json::to_string(text)` gives, in one search for the two bytes to escape. Such a
-/// text holds no control character (serde_json writes each inside a string as an escape, and
-/// compact JSON has no whitespace between tokens), so `"` and `\` are all there is to escape.
-pub(super) fn push_json_text_as_string(out: &mut String, text: &str) {
-    debug_assert!(
-        !text.bytes().any(|b| b < 0x20),
-        "compact JSON has no control byte"
-    );
-    out.push('"');
-    let mut from = 0;
-    for at in memchr::memchr2_iter(b'"', b'\\', text.as_bytes()) {
-        out.push_str(&text[from..at]);
-        out.push('\\');
-        from = at;
-    }
-    out.push_str(&text[from..]);
-    out.push('"');
-}
-
 /// A failed `CallToolResult`: the message as its text, and in `_meta["seneschal/error"]` the
 /// error's JSON ([`CapabilityError::to_json`]) without the message it already shows.
 pub(super) fn error_result(e: CapabilityError) -> CallToolError {
@@ -105,5 +85,168 @@ pub(super) fn error_result(e: CapabilityError) -> CallToolError {
         meta: [(META_ERROR.to_string(), Value::Object(error))]
             .into_iter()
             .collect(),
+    }
+}
+
+/// The text block of an answer (ADR 0007): its structured content in a compact text an agent
+/// reads, not a second copy of the JSON. One `key: value` line a field, nested fields indented
+/// two spaces; a string as it is (quoted as JSON only where it would read as something else),
+/// a multi-line one as an indented block after `key: |` (`|-` when it has no final newline);
+/// an array of scalars as JSON; an array of records with the same fields and one-line values
+/// as a table: `key: N × a | b | c`, then one indented row a record.
+pub(super) fn text_of(v: &Value) -> String {
+    let mut out = String::new();
+    match v {
+        Value::Object(map) => fields(map, 0, &mut out),
+        other => field("", other, 0, &mut out),
+    }
+    while out.ends_with('\n') {
+        out.pop();
+    }
+    out
+}
+
+fn fields(map: &serde_json::Map<String, Value>, indent: usize, out: &mut String) {
+    for (k, v) in map {
+        field(k, v, indent, out);
+    }
+}
+
+fn field(key: &str, v: &Value, indent: usize, out: &mut String) {
+    let pad = " ".repeat(indent);
+    let head = |out: &mut String| {
+        out.push_str(&pad);
+        if !key.is_empty() {
+            out.push_str(key);
+            out.push(':');
+        }
+    };
+    match v {
+        Value::String(s) if s.contains('\n') => {
+            head(out);
+            out.push_str(if s.ends_with('\n') { " |\n" } else { " |-\n" });
+            for line in s.strip_suffix('\n').unwrap_or(s).split('\n') {
+                out.push_str(&pad);
+                out.push_str("  ");
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        Value::Object(map) if !map.is_empty() => {
+            head(out);
+            out.push('\n');
+            fields(map, indent + 2, out);
+        }
+        Value::Array(items) if !items.is_empty() && items.iter().any(|i| !is_scalar(i)) => {
+            head(out);
+            if let Some(cols) = table_columns(items) {
+                out.push_str(&format!(" {} × {}\n", items.len(), cols.join(" | ")));
+                for item in items {
+                    out.push_str(&pad);
+                    out.push_str("  ");
+                    let cells: Vec<String> =
+                        cols.iter().map(|c| scalar(&item[c.as_str()])).collect();
+                    out.push_str(&cells.join(" | "));
+                    out.push('\n');
+                }
+            } else {
+                out.push('\n');
+                for item in items {
+                    out.push_str(&pad);
+                    out.push_str("  -\n");
+                    match item {
+                        Value::Object(map) => fields(map, indent + 4, out),
+                        other => field("", other, indent + 4, out),
+                    }
+                }
+            }
+        }
+        other => {
+            head(out);
+            if !key.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(&scalar(other));
+            out.push('\n');
+        }
+    }
+}
+
+fn is_scalar(v: &Value) -> bool {
+    !matches!(v, Value::Array(_) | Value::Object(_))
+        && !v.as_str().is_some_and(|s| s.contains('\n'))
+}
+
+/// A value that fits a table's cell: a one-line scalar, or an array of them (as JSON).
+fn is_cell(v: &Value) -> bool {
+    is_scalar(v) || v.as_array().is_some_and(|a| a.iter().all(is_scalar))
+}
+
+/// The columns of an array of records that reads as a table: every item an object with the
+/// same fields, each a cell.
+fn table_columns(items: &[Value]) -> Option<Vec<String>> {
+    let first = items.first()?.as_object()?;
+    let cols: Vec<String> = first.keys().cloned().collect();
+    let same = items.iter().all(|i| {
+        i.as_object().is_some_and(|o| {
+            o.len() == cols.len() && o.iter().all(|(k, v)| cols.contains(k) && is_cell(v))
+        })
+    });
+    same.then_some(cols)
+}
+
+/// A scalar (or an empty or all-scalar array or object) on one line: a string as it is when
+/// it cannot be read as anything else, JSON otherwise.
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s)
+            if !s.is_empty()
+                && s.trim() == s
+                && !s.contains(" | ")
+                && !s.starts_with(['"', '[', '{', '|', '-'])
+                && serde_json::from_str::<Value>(s).is_err() =>
+        {
+            s.clone()
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::text_of;
+
+    #[test]
+    fn an_answer_reads_as_fields_tables_and_blocks() {
+        let v = json!({
+            "path": "src/a.rs", "truncated": false, "next": null, "tags": ["x", "y"],
+            "lines": [{"line": 1, "text": "fn main() {"}, {"line": 2, "text": "}"}],
+            "patch": "@@ -1 +1 @@\n-a\n+b\n", "tail": "no newline\nat end",
+            "nested": {"count": 2, "empty": {}}, "looks": "true", "quote": "\"q\"", "blank": "",
+        });
+        let text = text_of(&v);
+        let expected = "blank: \"\"\n\
+                        lines: 2 × line | text\n  1 | fn main() {\n  2 | }\n\
+                        looks: \"true\"\n\
+                        nested:\n  count: 2\n  empty: {}\n\
+                        next: null\n\
+                        patch: |\n  @@ -1 +1 @@\n  -a\n  +b\n\
+                        path: src/a.rs\n\
+                        quote: \"\\\"q\\\"\"\n\
+                        tags: [\"x\",\"y\"]\n\
+                        tail: |-\n  no newline\n  at end\n\
+                        truncated: false";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn records_that_differ_are_items_not_a_table() {
+        let v = json!({"files": [{"path": "a", "error": {"code": "not_found"}}, {"path": "b"}]});
+        assert_eq!(
+            text_of(&v),
+            "files:\n  -\n    error:\n      code: not_found\n    path: a\n  -\n    path: b"
+        );
     }
 }

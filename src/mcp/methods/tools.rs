@@ -17,6 +17,7 @@ use crate::mcp::mrtr::Round;
 use crate::mcp::peer::McpPeer;
 use crate::registry::{self, projections};
 use crate::transport::Transport;
+use seneschal_model::dialect::Dialect;
 
 /// Tools: the list is fixed for the binary, so no change is announced.
 pub const FEATURE: Feature = Feature {
@@ -42,10 +43,36 @@ fn list(call: &mut Call<'_>) -> Result<Body, RpcError> {
     let params = ListParams::of(call.params);
     // Every tool fits on one page, so no cursor of ours exists.
     no_cursor(params.cursor.as_ref(), "tools/list")?;
-    Ok(Body::Raw(match call.era {
-        Era::Legacy => projections::mcp_tools_legacy(call.ctx.profile()),
-        Era::Modern => projections::mcp_tools_modern(call.ctx.profile()),
+    let profile = call.ctx.profile();
+    let bytes = match call.era {
+        Era::Legacy => projections::mcp_tools_legacy(profile),
+        Era::Modern => projections::mcp_tools_modern(profile),
+    };
+    Ok(Body::Raw(match call.ctx.schema_dialect {
+        None => bytes,
+        Some(dialect) => in_dialect(bytes, dialect),
     }))
+}
+
+/// A `tools/list` result with each input schema rendered in `dialect` (ADR 0008), made once
+/// a process from the build's bytes and kept for the process's life, like those bytes.
+fn in_dialect(bytes: &'static str, dialect: Dialect) -> &'static str {
+    type Rendered = Vec<(usize, Dialect, &'static str)>;
+    static DONE: std::sync::Mutex<Rendered> = std::sync::Mutex::new(Vec::new());
+    let mut done = DONE.lock().unwrap_or_else(|e| e.into_inner());
+    // The build's bytes of a profile and era are one static string each: its address names it.
+    let key = bytes.as_ptr() as usize;
+    if let Some((_, _, text)) = done.iter().find(|(k, d, _)| *k == key && *d == dialect) {
+        return text;
+    }
+    let mut list: Value = serde_json::from_str(bytes).expect("the build's tools/list is JSON");
+    for tool in list["tools"].as_array_mut().into_iter().flatten() {
+        let schema = dialect.render(&tool["inputSchema"]);
+        tool["inputSchema"] = schema;
+    }
+    let text: &'static str = Box::leak(list.to_string().into_boxed_str());
+    done.push((key, dialect, text));
+    text
 }
 
 /// `tools/call`: an unknown tool is a protocol error; every capability error is a tool result.
@@ -60,9 +87,23 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
                 .with_data(serde_json::json!({"name": params.name})),
         );
     };
-    let args = params
+    let mut args = params
         .arguments
         .unwrap_or_else(|| Value::Object(Default::default()));
+    // Arguments given in a dialect's rendering, read back in the published schema's terms.
+    if let Some(dialect) = call.ctx.schema_dialect {
+        let schema: Value = serde_json::from_str(d.input_schema).expect("schemas are JSON");
+        args = match dialect.arguments(&schema, args) {
+            Ok(a) => a,
+            Err((pointer, what)) => {
+                let e = crate::error::CapabilityError::invalid_input(format!(
+                    "the argument at {pointer} {what}"
+                ))
+                .at(&pointer);
+                return Ok(Body::of(&error_result(e)));
+            }
+        };
+    }
     if let Some(answer) = super::tasks::intercept(call, index, d, &args) {
         return answer;
     }
@@ -178,7 +219,6 @@ mod tests {
 
     use super::super::super::feature::modern_result;
     use super::super::super::model::META_SERVER_INFO;
-    use super::super::tool_result::push_json_text_as_string;
     use super::*;
     use crate::error::CapabilityError;
     use crate::error::ErrorCode;
@@ -189,7 +229,7 @@ mod tests {
     fn byte_assembled_success_equals_the_value_form() {
         let v = json!({"a": "quote \" and \\ and \n", "b": [1, 2, {"c": null}]});
         let value_form = json!({
-            "content": [{"type": "text", "text": serde_json::to_string(&v).unwrap()}],
+            "content": [{"type": "text", "text": super::super::tool_result::text_of(&v)}],
             "structuredContent": v,
             "isError": false,
         });
@@ -215,20 +255,6 @@ mod tests {
     }
 
     #[test]
-    fn a_json_text_is_escaped_as_serde_json_escapes_it() {
-        let v = json!({
-            "quote": "a \" b", "backslash": "c \\ d", "controls": "\n\t\r\u{1}\u{1f}\u{7f}",
-            "unicode": "é \u{2028} 😀", "nested": {"\"key\\": ["\\\"", "", null, 1.5, true]},
-        });
-        for value in [v, json!({}), json!("\"\\"), json!(["\\\\", "\"\""])] {
-            let text = serde_json::to_string(&value).unwrap();
-            let mut out = String::new();
-            push_json_text_as_string(&mut out, &text);
-            assert_eq!(out, serde_json::to_string(&text).unwrap());
-        }
-    }
-
-    #[test]
     fn declared_blocks_that_open_with_text_stand_for_the_json_text_block() {
         let v = json!({"content": [{"type": "text", "text": "Hello, World!"}], "n": 1});
         let r: Value =
@@ -249,7 +275,7 @@ mod tests {
             serde_json::from_str(&success_bytes(&v, v.get("content"), Era::Legacy)).unwrap();
         assert_eq!(
             r["content"],
-            json!([{"type": "text", "text": serde_json::to_string(&v).unwrap()}, image, resource])
+            json!([{"type": "text", "text": super::super::tool_result::text_of(&v)}, image, resource])
         );
         assert_eq!(r["structuredContent"], v);
     }
