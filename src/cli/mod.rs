@@ -635,7 +635,13 @@ fn approvals(root: &std::path::Path, m: &ArgMatches, json: bool) -> ExitCode {
     }
     let typed = sub.get_one::<String>("id").expect("required");
     let id = or_fail!(resolve_approval(&pending, typed));
-    let decided = or_fail!(decide(root, &id, verb == "approve", DecidedAt::Terminal, None));
+    let decided = or_fail!(decide(
+        root,
+        &id,
+        verb == "approve",
+        DecidedAt::Terminal,
+        None
+    ));
     if json {
         return print_stdout(&format!("{decided}\n"));
     }

@@ -150,16 +150,23 @@ fn the_stdin_listener_starts_with_the_first_request_that_asks_the_client() {
 /// A knowledge resource is confirmed as `knowledge_get` is: in the initialize
 /// era, with a client that declares elicitation, `resources/read` of an ADR asks (the
 /// question names `knowledge.get`), a decline answers an error carrying `not_approved` and no
-/// byte of the ADR, an accept reads it, and the session does not ask again — not for the
-/// resource, not for `knowledge_get`.
+/// byte of the ADR, and the decline is kept for the session (not asked again); in a new session
+/// an accept reads it, and the session does not ask again — not for the resource, not for
+/// `knowledge_get`.
 #[test]
 fn a_knowledge_resource_is_confirmed_like_knowledge_get() {
     use std::io::{BufRead, BufReader, Write};
     let repo = support::adr_repo();
-    let mut child = support::spawn_piped(&support::bin(), repo.path(), &["mcp"], &[]);
-    let mut stdin = child.stdin.take().expect("piped");
-    let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
-    let mut exchange = |line: Value| -> Value {
+    let session = || {
+        let mut child = support::spawn_piped(&support::bin(), repo.path(), &["mcp"], &[]);
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        (child, stdin, stdout)
+    };
+    let exchange = |stdin: &mut std::process::ChildStdin,
+                    stdout: &mut BufReader<std::process::ChildStdout>,
+                    line: Value|
+     -> Value {
         writeln!(stdin, "{line}").expect("write");
         stdin.flush().expect("flush");
         let mut answer = String::new();
@@ -169,38 +176,71 @@ fn a_knowledge_resource_is_confirmed_like_knowledge_get() {
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
         "clientInfo": {"name": "t", "version": "0"}}});
-    assert!(exchange(init)["result"].is_object());
     let read = |id: u64| {
         json!({"jsonrpc": "2.0", "id": id, "method": "resources/read",
             "params": {"uri": "seneschal://knowledge/adr/0001"}})
     };
-    let ask = exchange(read(1));
+
+    let (mut child, mut stdin, mut stdout) = session();
+    assert!(exchange(&mut stdin, &mut stdout, init.clone())["result"].is_object());
+    let ask = exchange(&mut stdin, &mut stdout, read(1));
     assert_eq!(ask["method"], "elicitation/create", "{ask}");
     assert_eq!(
         ask["params"]["_meta"]["seneschal/capability"], "knowledge.get",
         "{ask}"
     );
-    let refused =
-        exchange(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}}));
+    let refused = exchange(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}}),
+    );
     assert_eq!(refused["id"], 1, "{refused}");
     assert_eq!(
         refused["error"]["data"]["seneschal/error"]["code"], "not_approved",
         "{refused}"
     );
     assert!(!refused.to_string().contains("# First"), "{refused}");
-    let ask = exchange(read(2));
+    // The decline is kept for the session: the next read is refused without a question.
+    let kept = exchange(&mut stdin, &mut stdout, read(2));
+    assert_eq!(
+        kept["id"], 2,
+        "a declined consent is not asked again: {kept}"
+    );
+    assert_eq!(
+        kept["error"]["data"]["seneschal/error"]["code"], "not_approved",
+        "{kept}"
+    );
+    assert!(
+        kept.to_string().contains("declined") && !kept.to_string().contains("# First"),
+        "{kept}"
+    );
+    drop(stdin);
+    assert!(child.wait().expect("exits").success());
+
+    // A new session asks again; accepted, it asks no more.
+    let (mut child, mut stdin, mut stdout) = session();
+    assert!(exchange(&mut stdin, &mut stdout, init)["result"].is_object());
+    let ask = exchange(&mut stdin, &mut stdout, read(1));
     assert_eq!(
         ask["method"], "elicitation/create",
-        "a decline is not remembered: {ask}"
+        "a new session asks: {ask}"
     );
-    let done = exchange(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}));
-    assert_eq!(done["id"], 2, "{done}");
+    let done = exchange(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "accept"}}),
+    );
+    assert_eq!(done["id"], 1, "{done}");
     assert!(done["result"]["contents"][0]["text"].is_string(), "{done}");
     // Approved once for the session: the resource and the tool ask no more.
-    let again = exchange(read(3));
+    let again = exchange(&mut stdin, &mut stdout, read(3));
     assert_eq!(again["id"], 3, "{again}");
-    let tool = exchange(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-        "params": {"name": "knowledge_get", "arguments": {"uri": "seneschal://knowledge/adr/0001"}}}));
+    let tool = exchange(
+        &mut stdin,
+        &mut stdout,
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "knowledge_get", "arguments": {"uri": "seneschal://knowledge/adr/0001"}}}),
+    );
     assert_eq!(tool["id"], 4, "{tool}");
     assert_eq!(tool["result"]["isError"], false, "{tool}");
     drop(stdin);

@@ -76,7 +76,7 @@ fn assert_image_result(result: &Value) {
     assert_eq!(result["structuredContent"], json!({"content": [image]}));
     let text = text_block(result);
     assert!(
-        text.starts_with("content:\n") && text.contains("mimeType: image/png"),
+        text.starts_with("content: 1 × ") && text.contains("image/png"),
         "{text}"
     );
 }

@@ -75,7 +75,14 @@ fn every_git_reader_serves_a_linked_worktree() {
     assert_eq!(show["files"][0]["path"], "a.txt", "{show}");
     let blame = three.ok("repo.blame", json!({"path": "a.txt"}));
     // The worktree's own file: two committed lines and the one written here.
-    assert_eq!(blame["lines"][1]["summary"], "two", "{blame}");
+    let commit = blame["lines"][1]["commit"].clone();
+    let named = blame["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["commit"] == commit)
+        .unwrap_or_else(|| panic!("{blame}"));
+    assert_eq!(named["summary"], "two", "{blame}");
     assert_eq!(blame["lines"][2]["text"], "three", "{blame}");
     let branches = three.ok("repo.branches", json!({}));
     let text = branches.to_string();

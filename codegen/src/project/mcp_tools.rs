@@ -37,7 +37,6 @@ pub const BYTES_PER_TOKEN: usize = 4;
 pub fn tool(c: &Capability, tool_name: &str) -> Value {
     let mut tool = json!({
         "name": tool_name,
-        "title": c.title,
         "description": c.description,
         "inputSchema": input_schema(c),
         "outputSchema": top_level(&super::openapi::published_schema(&c.output)),
@@ -84,19 +83,22 @@ pub fn top_level(schema: &Value) -> Value {
     let fields: serde_json::Map<String, Value> = props
         .iter()
         .map(|(name, p)| {
-            // Each field's type alone, a union as a list of types (`["string", "null"]`):
-            // the shortest JSON Schema 2020-12 form, which MCP takes for an output schema (an
-            // input schema keeps the portable `anyOf` of `published_schema`, for the
-            // function-calling dialects that lack type lists).
+            // The portable form of `published_schema`: a union is one branch per type, an
+            // object whose fields are not listed says it is free-form (the MCP Inspector's
+            // portability rule, and single-type dialects, read no type list).
+            let shallow = |b: &Value| match b.get("type") {
+                Some(t) if t == "object" => {
+                    Some(json!({"type": "object", "additionalProperties": true}))
+                }
+                Some(t) => Some(json!({ "type": t })),
+                None => None,
+            };
             let field = match p["anyOf"].as_array() {
                 Some(branches) if p.get("type").is_none() => {
-                    let types: Option<Vec<Value>> =
-                        branches.iter().map(|b| b.get("type").cloned()).collect();
-                    types.map_or_else(|| json!({}), |t| json!({ "type": t }))
+                    let types: Option<Vec<Value>> = branches.iter().map(shallow).collect();
+                    types.map_or_else(|| json!({}), |t| json!({ "anyOf": t }))
                 }
-                _ => p
-                    .get("type")
-                    .map_or_else(|| json!({}), |t| json!({ "type": t })),
+                _ => shallow(p).unwrap_or_else(|| json!({})),
             };
             (name.clone(), field)
         })

@@ -167,7 +167,8 @@ fn instructions_text(profile: Profile) -> String {
             .collect();
         s.push_str(" Every other tool only reads, approved once a session");
         if !free.is_empty() {
-            s.push_str(&format!(" ({} need no approval)", free.join(", ")));
+            let need = if free.len() == 1 { "needs" } else { "need" };
+            s.push_str(&format!(" ({} {need} no approval)", free.join(", ")));
         }
         s.push_str(". The repository's skills are its prompts.");
         let off: Vec<&str> = Toolset::ALL

@@ -92,8 +92,9 @@ pub(super) fn error_result(e: CapabilityError) -> CallToolError {
 /// reads, not a second copy of the JSON. One `key: value` line a field, nested fields indented
 /// two spaces; a string as it is (quoted as JSON only where it would read as something else),
 /// a multi-line one as an indented block after `key: |` (`|-` when it has no final newline);
-/// an array of scalars as JSON; an array of records with the same fields and one-line values
-/// as a table: `key: N × a | b | c`, then one indented row a record.
+/// an array of scalars as JSON; an array of records with one-line values as a table:
+/// `key: N × a | b | c`, then one indented row a record (a field it lacks, an empty cell);
+/// other items each after `- `.
 pub(super) fn text_of(v: &Value) -> String {
     let mut out = String::new();
     match v {
@@ -144,20 +145,26 @@ fn field(key: &str, v: &Value, indent: usize, out: &mut String) {
                 for item in items {
                     out.push_str(&pad);
                     out.push_str("  ");
-                    let cells: Vec<String> =
-                        cols.iter().map(|c| scalar(&item[c.as_str()])).collect();
+                    // A field the record lacks is an empty cell (an empty string is `""`).
+                    let cells: Vec<String> = cols
+                        .iter()
+                        .map(|c| item.get(c.as_str()).map(scalar).unwrap_or_default())
+                        .collect();
                     out.push_str(&cells.join(" | "));
                     out.push('\n');
                 }
             } else {
                 out.push('\n');
                 for item in items {
-                    out.push_str(&pad);
-                    out.push_str("  -\n");
+                    // `- ` opens an item, its first line on the same line.
+                    let mut one = String::new();
                     match item {
-                        Value::Object(map) => fields(map, indent + 4, out),
-                        other => field("", other, indent + 4, out),
+                        Value::Object(map) => fields(map, indent + 4, &mut one),
+                        other => field("", other, indent + 4, &mut one),
                     }
+                    out.push_str(&pad);
+                    out.push_str("  - ");
+                    out.push_str(one.trim_start_matches(' '));
                 }
             }
         }
@@ -182,17 +189,21 @@ fn is_cell(v: &Value) -> bool {
     is_scalar(v) || v.as_array().is_some_and(|a| a.iter().all(is_scalar))
 }
 
-/// The columns of an array of records that reads as a table: every item an object with the
-/// same fields, each a cell.
+/// The columns of an array of records that reads as a table: every item an object whose
+/// fields are cells; the columns are every field any record has, in order.
 fn table_columns(items: &[Value]) -> Option<Vec<String>> {
-    let first = items.first()?.as_object()?;
-    let cols: Vec<String> = first.keys().cloned().collect();
-    let same = items.iter().all(|i| {
-        i.as_object().is_some_and(|o| {
-            o.len() == cols.len() && o.iter().all(|(k, v)| cols.contains(k) && is_cell(v))
-        })
-    });
-    same.then_some(cols)
+    let mut cols: Vec<String> = Vec::new();
+    for item in items {
+        for (k, v) in item.as_object()? {
+            if !is_cell(v) {
+                return None;
+            }
+            if !cols.contains(k) {
+                cols.push(k.clone());
+            }
+        }
+    }
+    Some(cols)
 }
 
 /// A scalar (or an empty or all-scalar array or object) on one line: a string as it is when
@@ -246,7 +257,9 @@ mod tests {
         let v = json!({"files": [{"path": "a", "error": {"code": "not_found"}}, {"path": "b"}]});
         assert_eq!(
             text_of(&v),
-            "files:\n  -\n    error:\n      code: not_found\n    path: a\n  -\n    path: b"
+            "files:\n  - error:\n      code: not_found\n    path: a\n  - path: b"
         );
+        let v = json!({"rows": [{"a": 1, "b": ""}, {"a": 2}]});
+        assert_eq!(text_of(&v), "rows: 2 × a | b\n  1 | \"\"\n  2 | ");
     }
 }
