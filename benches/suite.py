@@ -816,7 +816,7 @@ def bench_git(quick: bool) -> None:
     blamed = "src/git.rs"
     cases = [
         ("`repo.status` / `git status --porcelain=v2 -z`", ["git", "status", "--porcelain=v2", "-z", "--branch"],
-         "repo_status", {}, ["repo", "status", "--json"]),
+         "repo_status", {}, ["repo", "status", "--json"], 1.5),
         ("`repo.log` 20 commits / `git log -n20`", ["git", "--no-pager", "log", "-n20", "-z", "--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%s"],
          "repo_log", {"limit": 20}, ["repo", "log", "--limit", "20", "--json"], 1.5),
         ("`repo.log` 1000 commits / `git log -n1000`", ["git", "--no-pager", "log", "-n1000", "-z", "--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%s"],
