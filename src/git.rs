@@ -26,7 +26,7 @@ use crate::error::CapabilityError;
 /// leads outside the root is a [`Failure`] that never ran git.
 pub fn command(repo: &Path) -> Result<Command, Failure> {
     let pinned = crate::gitdir::pin(repo).map_err(Failure::unpinned)?;
-    let mut c = Command::new("git");
+    let mut c = Command::new(program());
     crate::gitdir::isolate(&mut c, &pinned);
     c.current_dir(repo)
         .args([
@@ -37,6 +37,27 @@ pub fn command(repo: &Path) -> Result<Command, Failure> {
         ])
         .stdin(Stdio::null());
     Ok(c)
+}
+
+/// The `git` the child would find on `PATH` (kept as is by [`crate::gitdir::isolate`]), as a
+/// path: the first `git` file with an execute bit in a folder of `PATH`, in order, as `execvp`
+/// searches; `git` itself when none is found (the run then fails as it would have). A command
+/// that sets `PATH` and names its program without a folder is started by the standard library
+/// with `fork`, which copies the whole server's page tables and makes every page it writes next
+/// fault once; a program named by its path is started with `posix_spawn` (`vfork`), whose cost
+/// does not grow with the server's memory.
+fn program() -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| dir.join("git"))
+            .find(|git| {
+                std::fs::metadata(git)
+                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            })
+    });
+    found.unwrap_or_else(|| "git".into())
 }
 
 /// A `git init` of a folder seneschal made itself (a scratch, which has no `.git` to pin yet),
@@ -1075,12 +1096,48 @@ pub enum Blob {
     Bytes(Vec<u8>),
 }
 
+/// The blobs one answer has read for its content gate, by id, each read once: the gate's
+/// judgement (a key anywhere in the file) and the whole-file redaction of a YAML or JSON
+/// file's hunks share them ([`withheld_by_content`], [`redact_by_whole_files`]).
+#[derive(Debug, Default)]
+pub struct BlobCache {
+    read: std::collections::HashMap<String, Blob>,
+}
+
+impl BlobCache {
+    /// Reads the blobs of `names` not read yet (at most [`crate::gate::WHOLE_CAP`] bytes
+    /// each), all in one [`blobs`] run.
+    pub fn fetch(&mut self, repo: &Path, names: &[String]) -> Result<(), CapabilityError> {
+        let mut missing: Vec<String> = names
+            .iter()
+            .filter(|n| !self.read.contains_key(*n))
+            .cloned()
+            .collect();
+        missing.sort_unstable();
+        missing.dedup();
+        let found = blobs(repo, &missing, crate::gate::WHOLE_CAP)?;
+        self.read.extend(missing.into_iter().zip(found));
+        Ok(())
+    }
+
+    /// The blob `name` names, once fetched.
+    pub fn get(&self, name: &str) -> Option<&Blob> {
+        self.read.get(name)
+    }
+}
+
 /// The blobs `names` name (`<id>`, or `<commit>:<path>`), each read whole when it is at most
-/// `cap` bytes: one `git cat-file --batch-command` run that asks each object's size first
-/// (`info`) and reads its bytes (`contents`) only under the cap, so a blob of any size costs
-/// at most `cap` bytes of memory. For the content gate ([`crate::gate`]).
+/// `cap` bytes: one `git cat-file --batch-command --buffer` run in two rounds, every object's
+/// size first (`info`, all asked at once), then the bytes (`contents`, all asked at once, by
+/// the id the first round found, so a name that moves between the rounds cannot change the
+/// answer's size) of those under the cap. A blob of any size costs at most `cap` bytes of
+/// memory and the whole set two round trips, not two a blob. The requests are written on a
+/// thread of their own while the answers are read, so neither pipe can fill and stall the
+/// other; a reader that fails stops git, so the writer is never left blocked. A name git
+/// cannot be asked whole (empty, holding a newline or a NUL, or ending in a carriage return,
+/// which git's line reader drops) is [`Blob::Missing`]. For the content gate
+/// ([`crate::gate`]).
 pub fn blobs(repo: &Path, names: &[String], cap: u64) -> Result<Vec<Blob>, CapabilityError> {
-    use std::io::{BufRead, Read, Write};
     if names.is_empty() {
         return Ok(Vec::new());
     }
@@ -1089,60 +1146,150 @@ pub fn blobs(repo: &Path, names: &[String], cap: u64) -> Result<Vec<Blob>, Capab
     };
     let mut child = command(repo)
         .map_err(|f| f.into_error("the blobs"))?
-        .args(["cat-file", "--batch-command"])
+        .args(["cat-file", "--batch-command", "--buffer"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .map_err(failed)?;
     let watch = Watch::over(&child);
-    let mut stdin = child.stdin.take().expect("piped");
-    let mut stdout = std::io::BufReader::new(child.stdout.take().expect("piped"));
-    let mut found = Vec::with_capacity(names.len());
-    let mut answer = || -> std::io::Result<()> {
-        for name in names {
-            if name.contains('\n') {
-                found.push(Blob::Missing);
-                continue;
-            }
-            writeln!(stdin, "info {name}")?;
-            stdin.flush()?;
-            let mut head = String::new();
-            if stdout.read_line(&mut head)? == 0 {
-                return Err(std::io::ErrorKind::UnexpectedEof.into());
-            }
-            let mut parts = head.trim_end().rsplitn(3, ' ');
-            let (size, kind) = (parts.next(), parts.next());
-            let size = match (kind, size.and_then(|s| s.parse::<u64>().ok())) {
-                (Some("blob"), Some(size)) => size,
-                _ => {
-                    found.push(Blob::Missing);
-                    continue;
-                }
-            };
-            if size > cap {
-                found.push(Blob::TooLarge(size));
-                continue;
-            }
-            writeln!(stdin, "contents {name}")?;
-            stdin.flush()?;
-            head.clear();
-            stdout.read_line(&mut head)?;
-            let mut bytes = vec![0u8; usize::try_from(size).unwrap_or(0) + 1];
-            stdout.read_exact(&mut bytes)?;
-            bytes.pop();
-            found.push(Blob::Bytes(bytes));
+    let stdin = child.stdin.take().expect("piped");
+    let stdout = std::io::BufReader::new(child.stdout.take().expect("piped"));
+    let result = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<String>>();
+        let asked: Vec<&str> = names
+            .iter()
+            .map(String::as_str)
+            .filter(|n| askable(n))
+            .collect();
+        let writer = scope.spawn(move || batch_requests(stdin, &asked, &rx));
+        let read = batch_answers(stdout, names, cap, &tx);
+        drop(tx);
+        if read.is_err() {
+            // The writer may be blocked on a pipe git no longer reads.
+            let _ = child.kill();
         }
-        Ok(())
-    };
-    let result = answer();
-    drop(stdin);
+        let wrote = writer
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the writer of the requests failed")));
+        let found = read?;
+        wrote?;
+        Ok(found)
+    });
     let _ = child.kill();
     let _ = child.wait();
     if Watch::fired(&watch) {
         return Err(stopped().into_error("the blobs"));
     }
-    result.map_err(failed)?;
+    result.map_err(failed)
+}
+
+/// Whether `name` reaches `git cat-file --batch-command` whole as one request line.
+fn askable(name: &str) -> bool {
+    !name.is_empty() && !name.contains(['\n', '\0']) && !name.ends_with('\r')
+}
+
+/// The requests of [`blobs`]: `info` of each of `asked` and a flush, then, once the reader
+/// sends the ids under the cap, `contents` of each and a flush; closing the pipe ends git.
+fn batch_requests(
+    stdin: std::process::ChildStdin,
+    asked: &[&str],
+    second: &std::sync::mpsc::Receiver<Vec<String>>,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut stdin = std::io::BufWriter::with_capacity(64 * 1024, stdin);
+    for name in asked {
+        writeln!(stdin, "info {name}")?;
+    }
+    writeln!(stdin, "flush")?;
+    stdin.flush()?;
+    if let Ok(ids) = second.recv() {
+        for id in ids {
+            writeln!(stdin, "contents {id}")?;
+        }
+        writeln!(stdin, "flush")?;
+        stdin.flush()?;
+    }
+    Ok(())
+}
+
+/// One `info` answer, `<id> <type> <size>`: the id and size of a blob, `None` for a name git
+/// reports missing or ambiguous, or an object of another kind.
+fn blob_info(line: &str) -> Option<(&str, u64)> {
+    let mut parts = line.split(' ');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some(id), Some("blob"), Some(size), None) if is_object_id(id) => {
+            Some((id, size.parse().ok()?))
+        }
+        _ => None,
+    }
+}
+
+/// The answers of [`blobs`] to the requests of [`batch_requests`], in the order of `names`.
+fn batch_answers(
+    mut stdout: impl std::io::BufRead,
+    names: &[String],
+    cap: u64,
+    second: &std::sync::mpsc::Sender<Vec<String>>,
+) -> std::io::Result<Vec<Blob>> {
+    fn next_line(stdout: &mut impl std::io::BufRead, line: &mut String) -> std::io::Result<()> {
+        line.clear();
+        if stdout.read_line(line)? == 0 || !line.ends_with('\n') {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        line.pop();
+        Ok(())
+    }
+    let mut line = String::new();
+    // The first round: a size (and id) per name asked.
+    let mut sizes: Vec<Option<(String, u64)>> = Vec::with_capacity(names.len());
+    for name in names {
+        if !askable(name) {
+            sizes.push(None);
+            continue;
+        }
+        next_line(&mut stdout, &mut line)?;
+        sizes.push(blob_info(&line).map(|(id, size)| (id.to_string(), size)));
+    }
+    let wanted: Vec<String> = sizes
+        .iter()
+        .flatten()
+        .filter(|(_, size)| *size <= cap)
+        .map(|(id, _)| id.clone())
+        .collect();
+    let _ = second.send(wanted);
+    // The second round: the bytes of each blob under the cap, in the same order.
+    let mut found = Vec::with_capacity(names.len());
+    for size in sizes {
+        found.push(match size {
+            None => Blob::Missing,
+            Some((_, size)) if size > cap => Blob::TooLarge(size),
+            Some((id, size)) => {
+                next_line(&mut stdout, &mut line)?;
+                if blob_info(&line) != Some((id.as_str(), size)) {
+                    // An object that vanished between the rounds (`<id> missing`, nothing
+                    // follows), or an answer out of step (then nothing after it is read).
+                    if line == format!("{id} missing") {
+                        found.push(Blob::Missing);
+                        continue;
+                    }
+                    return Err(std::io::Error::other(format!(
+                        "unexpected answer to `contents {id}`: {line}"
+                    )));
+                }
+                let mut bytes = vec![0u8; usize::try_from(size).map_err(std::io::Error::other)?];
+                stdout.read_exact(&mut bytes)?;
+                let mut end = [0u8; 1];
+                stdout.read_exact(&mut end)?;
+                if end != *b"\n" {
+                    return Err(std::io::Error::other(
+                        "a blob's bytes not ended by a newline",
+                    ));
+                }
+                Blob::Bytes(bytes)
+            }
+        });
+    }
     Ok(found)
 }
 
@@ -1448,11 +1595,15 @@ pub fn counts_from_patch(raw: Vec<FileDiff>, patch: &[u8]) -> Option<Vec<FileDif
 /// working-tree file through the confined root when `worktree` (the diff's new side) and git
 /// named no blob. A blob too large to judge is withheld. A flagged section no file claims
 /// (a path git quotes) makes every file judged.
+/// The blobs read go into `cache`, with those of `also` (ids the caller reads next, in the
+/// same git run).
 pub fn withheld_by_content(
     repo: &Path,
     files: &[FileDiff],
     patch: &[u8],
     worktree: bool,
+    cache: &mut BlobCache,
+    also: &[String],
 ) -> Result<Vec<usize>, CapabilityError> {
     let mut flagged: Vec<usize> = Vec::new();
     let mut starts: Vec<usize> = memchr::memmem::find_iter(patch, b"diff --git ")
@@ -1465,16 +1616,16 @@ pub fn withheld_by_content(
             continue;
         }
         let header = section.split(|b| *b == b'\n').next().unwrap_or_default();
-        let claimed = files
-            .iter()
-            .position(|f| header == f.patch_header().as_bytes());
-        match claimed {
-            Some(i) => flagged.push(i),
-            None => {
-                flagged = (0..files.len()).collect();
-                break;
-            }
+        // Every file with this header is judged: two renames can share one (`a/p b/q b/r`
+        // is `p` to `q b/r` and `p b/q` to `r`).
+        let claimed: Vec<usize> = (0..files.len())
+            .filter(|&i| header == files[i].patch_header().as_bytes())
+            .collect();
+        if claimed.is_empty() {
+            flagged = (0..files.len()).collect();
+            break;
         }
+        flagged.extend(claimed);
     }
     flagged.sort_unstable();
     flagged.dedup();
@@ -1491,14 +1642,13 @@ pub fn withheld_by_content(
         }
     }
     let mut withheld: Vec<usize> = Vec::new();
-    for (blob, &i) in blobs(repo, &names, crate::gate::WHOLE_CAP)?
-        .iter()
-        .zip(&owner)
-    {
-        let keyed = match blob {
-            Blob::Bytes(b) => crate::gate::content(b).is_some(),
-            Blob::TooLarge(_) => true,
-            Blob::Missing => false,
+    names.extend(also.iter().cloned());
+    cache.fetch(repo, &names)?;
+    for (name, &i) in names.iter().zip(&owner) {
+        let keyed = match cache.get(name) {
+            Some(Blob::Bytes(b)) => crate::gate::content(b).is_some(),
+            Some(Blob::TooLarge(_)) => true,
+            Some(Blob::Missing) | None => false,
         };
         if keyed {
             withheld.push(i);
@@ -1520,31 +1670,65 @@ pub fn withheld_by_content(
     Ok(withheld)
 }
 
+/// `patch` with only the sections whose `diff --git` line is in `kept`: the patch of the
+/// files shown, cut from the one git run that gave every file's (no second run of the whole
+/// diff for the files a gate left out). `None` when a section's line is not in `known` (the
+/// headers of every file of the diff: a path git quotes, a section no record claims) or text
+/// stands before the first section; the caller then asks git again, naming the files shown.
+/// No line of a section's body starts with `diff --git ` (hunk lines start with ` `, `+`, `-`
+/// or `\`), so the sections are cut exactly where git began them.
+pub fn keep_sections(
+    patch: &str,
+    kept: &std::collections::HashSet<String>,
+    known: &std::collections::HashSet<String>,
+) -> Option<String> {
+    let mut starts: Vec<usize> = memchr::memmem::find_iter(patch.as_bytes(), b"diff --git ")
+        .filter(|at| *at == 0 || patch.as_bytes()[at - 1] == b'\n')
+        .collect();
+    if starts.first().is_some_and(|s| *s != 0) || (starts.is_empty() && !patch.is_empty()) {
+        return None;
+    }
+    starts.push(patch.len());
+    let mut out = String::with_capacity(patch.len());
+    for pair in starts.windows(2) {
+        let section = &patch[pair[0]..pair[1]];
+        let header = section.split('\n').next().unwrap_or_default();
+        if !known.contains(header) {
+            return None;
+        }
+        if kept.contains(header) {
+            out.push_str(section);
+        }
+    }
+    Some(out)
+}
+
 /// `patch` with the hunks of `files` taken from their whole files' redaction
 /// ([`crate::gate::redacted_lines`], [`crate::gate::map_whole`]): both sides read whole (the
 /// blobs by id, the working-tree file when `worktree` and git named no new blob). How many
-/// lines changed, and the patch.
+/// lines changed, and the patch. A blob already in `cache` is not read again.
 pub fn redact_by_whole_files(
     repo: &Path,
     files: &[&FileDiff],
     patch: &str,
     worktree: bool,
+    cache: &mut BlobCache,
 ) -> Result<(String, usize), CapabilityError> {
     let names: Vec<String> = files
         .iter()
         .flat_map(|f| [f.ids.0.clone(), f.ids.1.clone()])
-        .map(|id| id.unwrap_or_else(|| "0".repeat(40)))
+        .flatten()
         .collect();
-    let mut read = blobs(repo, &names, crate::gate::WHOLE_CAP)?.into_iter();
+    cache.fetch(repo, &names)?;
     let mut text = patch.to_string();
     let mut changed = 0;
     for f in files {
-        let side = |b: Option<Blob>| match b {
-            Some(Blob::Bytes(bytes)) => crate::gate::redacted_lines(&bytes),
+        let side = |id: &Option<String>| match id.as_deref().and_then(|id| cache.get(id)) {
+            Some(Blob::Bytes(bytes)) => crate::gate::redacted_lines(bytes),
             _ => None,
         };
-        let old = side(read.next());
-        let mut new = side(read.next());
+        let old = side(&f.ids.0);
+        let mut new = side(&f.ids.1);
         if f.ids.1.is_none() && worktree && f.change != "deleted" {
             new = crate::gate::worktree_file(repo, &f.path, &f.path, "/paths")
                 .ok()
@@ -2201,6 +2385,130 @@ mod tests {
     }
 
     use super::*;
+
+    /// The second round's answers are checked against the first's: a blob gone between them
+    /// is missing, an answer out of step (another size, no newline after the bytes) is an
+    /// error, never bytes read across two answers.
+    #[test]
+    fn batch_answers_hold_to_the_first_round() {
+        let id = "a".repeat(40);
+        let answers = |text: &str| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let read = batch_answers(text.as_bytes(), &[id.clone(), id.clone()], 10, &tx);
+            (read, rx.recv().unwrap())
+        };
+        let (read, asked) = answers(&format!("{id} blob 3\n{id} tree 5\n{id} blob 3\nabc\n"));
+        assert_eq!(asked, std::slice::from_ref(&id));
+        assert_eq!(read.unwrap(), [Blob::Bytes(b"abc".to_vec()), Blob::Missing]);
+        let (read, _) = answers(&format!("{id} blob 3\n{id} blob 30\n{id} missing\n"));
+        assert_eq!(read.unwrap(), [Blob::Missing, Blob::TooLarge(30)]);
+        for bad in [
+            format!("{id} blob 3\n{id} missing\n{id} blob 4\nabcd\n"),
+            format!("{id} blob 3\n{id} missing\n{id} blob 3\nabcd\n"),
+            format!("{id} blob 3\n{id} missing\n{id} blob 3\nab"),
+        ] {
+            assert!(answers(&bad).0.is_err(), "{bad:?}");
+        }
+    }
+
+    /// The sections of the files kept are cut from the patch as git wrote them; a section no
+    /// file claims, or text before the first, asks for git again.
+    #[test]
+    fn sections_are_kept_by_their_header_alone() {
+        let patch = "diff --git a/a b/a\nindex 1..2 100644\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-x\n+diff --git a/k b/k\n\
+                     diff --git a/.env b/.env\n--- a/.env\n+++ b/.env\n@@ -1 +1 @@\n-S=1\n+S=2\n\
+                     diff --git a/c b/d\nsimilarity index 90%\nrename from c\nrename to d\n";
+        let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+        let known = set(&[
+            "diff --git a/a b/a",
+            "diff --git a/.env b/.env",
+            "diff --git a/c b/d",
+        ]);
+        let kept = set(&["diff --git a/a b/a", "diff --git a/c b/d"]);
+        let cut = keep_sections(patch, &kept, &known).unwrap();
+        assert!(!cut.contains("S=") && !cut.contains(".env"), "{cut}");
+        assert!(
+            cut.contains("+diff --git a/k b/k\n") && cut.contains("rename to d\n"),
+            "{cut}"
+        );
+        assert_eq!(
+            cut.len(),
+            patch.len()
+                - patch
+                    .find("diff --git a/.env")
+                    .map(|s| { patch[s..].find("diff --git a/c").unwrap() })
+                    .unwrap()
+        );
+        let fewer = set(&["diff --git a/a b/a", "diff --git a/c b/d"]);
+        assert_eq!(keep_sections(patch, &kept, &fewer), None);
+        assert_eq!(
+            keep_sections(&format!("junk\n{patch}"), &kept, &known),
+            None
+        );
+        assert_eq!(keep_sections("", &kept, &known).as_deref(), Some(""));
+    }
+
+    /// One batched run answers every name in its order, whatever the mix: blobs under and
+    /// over the cap, names of no blob, a name with a newline, and more requests and answers
+    /// than a pipe holds (the requests are written beside the reads, so neither side stalls);
+    /// the cache reads a name once.
+    #[test]
+    fn blobs_are_read_in_one_batch_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join(".git")).unwrap();
+        let mut init = init_command(root);
+        init.env("GIT_DIR", root.join(".git")).args(["init", "-q"]);
+        assert!(init.output().unwrap().status.success());
+        let hash = |bytes: &[u8]| {
+            let mut c = command(root).unwrap();
+            c.args(["hash-object", "-w", "--stdin"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped());
+            let mut child = c.spawn().unwrap();
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(bytes).unwrap();
+            let out = child.wait_with_output().unwrap();
+            String::from_utf8(out.stdout).unwrap().trim().to_string()
+        };
+        let small = hash(b"small\n");
+        let large = hash(&vec![b'x'; 200_000]);
+        let mut names = Vec::new();
+        for i in 0..3000 {
+            names.push(match i % 4 {
+                0 => small.clone(),
+                1 => large.clone(),
+                2 => format!("{:040x}", i),
+                _ => format!("{small}\ninfo {large}"),
+            });
+        }
+        let found = blobs(root, &names, 100_000).unwrap();
+        assert_eq!(found.len(), names.len());
+        for (i, b) in found.iter().enumerate() {
+            let want = match i % 4 {
+                0 => Blob::Bytes(b"small\n".to_vec()),
+                1 => Blob::TooLarge(200_000),
+                _ => Blob::Missing,
+            };
+            assert_eq!(*b, want, "name {i}");
+        }
+        // Names git would read otherwise than written, or not at all: missing, never another
+        // object (a trailing carriage return is dropped by git's line reader).
+        let odd = [
+            String::new(),
+            format!("{small}\r"),
+            format!("{small}\0"),
+            "4b825dc642cb6eb9a060e54bf8d69288fbe4904c".to_string(),
+        ];
+        let found = blobs(root, &odd, 100_000).unwrap();
+        assert!(found.iter().all(|b| *b == Blob::Missing), "{found:?}");
+        let everything = blobs(root, &[large.clone(), small.clone()], u64::MAX).unwrap();
+        assert_eq!(everything[0], Blob::Bytes(vec![b'x'; 200_000]));
+        let mut cache = BlobCache::default();
+        cache.fetch(root, &[small.clone(), small.clone()]).unwrap();
+        assert_eq!(cache.read.len(), 1);
+        assert_eq!(cache.get(&small), Some(&Blob::Bytes(b"small\n".to_vec())));
+    }
 
     /// On a repository with every kind of change the counts read from the patch are those of
     /// `--numstat`, file by file (a touched file, changed in its stat data alone, is in

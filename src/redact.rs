@@ -1201,22 +1201,53 @@ fn line_around(bytes: &[u8], at: usize, rules: u32) -> (usize, usize, u32) {
 /// string passes [`redact_lines`] (the answer of [`redact`]): a string without a gate costs
 /// one vectorised search of a lowered copy, and a long one (a patch, a file) the lines that
 /// hold a gate.
+///
+/// A short string met again in the same value (an object's keys, a blame's commit, author and
+/// summary on every line, a log's author on every commit) is looked up among those already
+/// found clean instead of searched again: [`redact_lines`] reads nothing but the string and
+/// the process's environment, so the same string has the same answer.
 pub fn redact_value(value: &mut Value) -> usize {
+    redact_value_with(value, &mut Clean::default())
+}
+
+/// The short strings of one value found clean so far, for [`redact_value`].
+#[derive(Default)]
+struct Clean(std::collections::HashSet<String>);
+
+impl Clean {
+    /// The longest string remembered, and how many at most.
+    const LONGEST: usize = 256;
+    const MOST: usize = 4096;
+
+    /// [`redact_lines`] of `text`, unless `text` is known clean.
+    fn redact<'t>(&mut self, text: &'t str) -> (Cow<'t, str>, usize) {
+        if self.0.contains(text) {
+            return (Cow::Borrowed(text), 0);
+        }
+        let (out, n) = redact_lines(text);
+        if n == 0 && text.len() <= Self::LONGEST && self.0.len() < Self::MOST {
+            self.0.insert(text.to_string());
+        }
+        (out, n)
+    }
+}
+
+fn redact_value_with(value: &mut Value, clean: &mut Clean) -> usize {
     match value {
         Value::String(s) => {
-            let (text, n) = redact_lines(s);
+            let (text, n) = clean.redact(s);
             if n > 0 {
                 *s = text.into_owned();
             }
             n
         }
-        Value::Array(items) => items.iter_mut().map(redact_value).sum(),
+        Value::Array(items) => items.iter_mut().map(|v| redact_value_with(v, clean)).sum(),
         Value::Object(map) => {
-            let mut n: usize = map.values_mut().map(redact_value).sum();
-            if map.keys().any(|k| redact_lines(k).1 > 0) {
+            let mut n: usize = map.values_mut().map(|v| redact_value_with(v, clean)).sum();
+            if map.keys().any(|k| clean.redact(k).1 > 0) {
                 let old = std::mem::take(map);
                 for (k, v) in old {
-                    let (key, m) = redact_lines(&k);
+                    let (key, m) = clean.redact(&k);
                     n += m;
                     map.insert(key.into_owned(), v);
                 }
@@ -1858,6 +1889,24 @@ mod tests {
         assert_eq!(n, 4, "{text}");
         assert_eq!(v["[REDACTED]"], "a key that is a secret");
         assert_eq!(redact_value(&mut v), 0);
+    }
+
+    /// A string met again in the same value is answered alike: a secret every time it comes
+    /// (each counted), a clean string kept as it is, in values, keys and arrays.
+    #[test]
+    fn strings_met_again_are_redacted_again() {
+        let token = format!("ghp_{}", "a1B2".repeat(9));
+        let line = |i: u32| {
+            serde_json::json!({"commit": "abc", "summary": token.clone(), "line": i,
+                               "text": "plain", token.clone(): "plain"})
+        };
+        let mut v = serde_json::Value::Array((0..5).map(line).collect());
+        let n = redact_value(&mut v);
+        let text = v.to_string();
+        assert!(!text.contains(&token), "{text}");
+        assert_eq!(n, 10, "{text}");
+        assert_eq!(v[4]["commit"], "abc");
+        assert_eq!(v[4]["text"], "plain");
     }
 
     /// One row per shape a rule holds, with its quoting, separator and line-break variants,

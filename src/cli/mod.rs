@@ -740,7 +740,25 @@ fn run(
 }
 
 /// Parses argv completely, then acts. Returns the process exit code.
+/// Tells glibc's malloc to keep what an answer frees for the next one: blocks up to 16 MiB
+/// come from the heap rather than a memory map of their own, and the heap is given back to
+/// the system only past 32 MiB free at its top. By default a large answer (a blame, a diff, a
+/// log as JSON, each held two or three times over) is mapped, written page by page (a fault
+/// each) and unmapped on every call, and the heap trimmed after it: about a sixth of a
+/// resident server's time on `repo.blame` of 2,000 lines. Nothing is allocated at start-up
+/// for it, so the memory at rest is the same.
+fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` sets two of malloc's parameters; it is called first thing in `main`,
+    // and malloc takes its own lock for it.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 16 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 32 << 20);
+    }
+}
+
 pub fn main() -> ExitCode {
+    keep_freed_memory();
     let args: Vec<OsString> = std::env::args_os().collect();
     let matches = match command_for_args(&args).try_get_matches_from(args) {
         Ok(m) => m,

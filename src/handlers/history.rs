@@ -73,11 +73,30 @@ fn diffed(
         .max(MIN_PATCH_CAP);
     let context = u64::try_from(context).unwrap_or(0);
     let (all, mut patch, mut truncated) = git::diff_with_patch(root, spec, paths, context, cap)?;
+    let known: std::collections::HashSet<String> = all.iter().map(FileDiff::patch_header).collect();
+    // Two files sharing a header (two renames can) leave no way to tell their sections apart.
+    let distinct = known.len() == all.len();
     let (mut files, mut skipped) = shown(all);
     // The content gate: a file whose whole blob (either side) holds a private key is left
     // out of the patch like a secret-bearing name, and counted with them.
     let worktree = !spec.cached && spec.to.is_none();
-    let withheld = git::withheld_by_content(root, &files, patch.as_bytes(), worktree)?;
+    // Every blob the gate reads is read once, in one git run: the judged files' and the
+    // YAML and JSON files' the hunks are redacted by.
+    let mut cache = git::BlobCache::default();
+    let whole_ids: Vec<String> = files
+        .iter()
+        .filter(|f| crate::gate::spans_lines(&f.path))
+        .flat_map(|f| [f.ids.0.clone(), f.ids.1.clone()])
+        .flatten()
+        .collect();
+    let withheld = git::withheld_by_content(
+        root,
+        &files,
+        patch.as_bytes(),
+        worktree,
+        &mut cache,
+        &whole_ids,
+    )?;
     if !withheld.is_empty() {
         skipped += withheld.len() as u64;
         let mut i = 0;
@@ -87,7 +106,19 @@ fn diffed(
         });
     }
     if skipped > 0 {
-        (patch, truncated) = if files.is_empty() {
+        // The files shown keep their sections of the patch already read; only a patch that
+        // was cut (the shown files' may go on past the cap) or a section no file claims asks
+        // git again, naming the files shown.
+        let kept: std::collections::HashSet<String> =
+            files.iter().map(FileDiff::patch_header).collect();
+        let cut = if truncated || !distinct {
+            None
+        } else {
+            git::keep_sections(&patch, &kept, &known)
+        };
+        (patch, truncated) = if let Some(cut) = cut {
+            (cut, false)
+        } else if files.is_empty() {
             (String::new(), false)
         } else {
             let named: Vec<String> = files
@@ -105,7 +136,7 @@ fn diffed(
         .filter(|f| crate::gate::spans_lines(&f.path))
         .collect();
     if !whole.is_empty() {
-        let (text, n) = git::redact_by_whole_files(root, &whole, &patch, worktree)?;
+        let (text, n) = git::redact_by_whole_files(root, &whole, &patch, worktree, &mut cache)?;
         patch = text;
         redactions += n as u64;
     }

@@ -88,6 +88,50 @@ fn a_key_file_is_refused_or_left_out_by_every_reader() {
     three.finish();
 }
 
+/// Two renames whose sections share one header (`p` to `q b/r` and `p b/q` to `r` both read
+/// `diff --git a/p b/q b/r`): the key file is judged and left out, whichever comes first, and
+/// the patch of the other is not cut from sections that cannot be told apart.
+#[test]
+fn renames_sharing_a_header_are_both_judged() {
+    let repo = scratch_repo();
+    let dir = repo.path();
+    let plain: String = (0..30).map(|i| format!("plain line {i}\n")).collect();
+    write(dir, "p", plain.as_bytes());
+    write(dir, "p b/q", key(30).as_bytes());
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "two files"]);
+    std::fs::remove_file(dir.join("p")).unwrap();
+    std::fs::remove_dir_all(dir.join("p b")).unwrap();
+    write(
+        dir,
+        "q b/r",
+        plain.replace("line 15", "line fifteen").as_bytes(),
+    );
+    let edited = key(30).replace(&material(15), &material(99));
+    write(dir, "r", edited.as_bytes());
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "both renamed"]);
+    let mut three = Three::new(dir);
+    let answer = three.ok("repo.diff", json!({"from": "HEAD~1", "to": "HEAD"}));
+    clean("repo.diff", &answer);
+    assert_eq!(answer["skipped_secret_files"], 1, "{answer}");
+    let files: Vec<&str> = answer["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["path"].as_str())
+        .collect();
+    assert_eq!(files, ["q b/r"], "{answer}");
+    assert!(
+        answer["patch"]
+            .as_str()
+            .unwrap()
+            .contains("+plain line fifteen"),
+        "{answer}"
+    );
+    three.finish();
+}
+
 #[test]
 fn a_blob_too_large_to_judge_is_refused_by_blame() {
     let repo = scratch_repo();
