@@ -184,11 +184,22 @@ pub fn stage(
     run(ctx, "repo.stage", &input, dry, |work| {
         gitwrite::index_unlocked(&ctx.repo)?;
         let before = work.copy_index()?;
-        let old = work.entries(&rels)?;
         let index = work.index();
         let mut args = vec!["ls-files", "-z", "-c", "-o", "--exclude-standard", "--"];
         args.extend(rels.iter().map(String::as_str));
-        let listed = work.git(&args, Some(&index), "the files to stage")?;
+        // The entries under the paths and the files to stage: two reads of the same index
+        // copy, at once.
+        let (old, listed) = std::thread::scope(|scope| {
+            let listed = scope.spawn(|| work.git(&args, Some(&index), "the files to stage"));
+            let old = work.entries(&rels);
+            let listed = listed.join().unwrap_or_else(|_| {
+                Err(CapabilityError::internal(
+                    "listing the files to stage panicked",
+                ))
+            });
+            (old, listed)
+        });
+        let (old, listed) = (old?, listed?);
         let mut files: BTreeSet<String> = crate::git::split_z(&listed)
             .into_iter()
             .filter(|f| !f.starts_with(".seneschal/"))

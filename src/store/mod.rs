@@ -731,6 +731,9 @@ pub fn transact(
     run(root, capability, input, None, prepare)
 }
 
+/// The size above which a target's two digests are computed at once, on two threads.
+const PARALLEL_DIGEST: usize = 1 << 20;
+
 /// [`transact`], with the digests every target must still have (`expected`, in the order of
 /// the plan's writes) when the plan was made before the lock.
 fn run(
@@ -776,9 +779,26 @@ fn run(
             Ok(b) => b,
             Err(e) => return refused(&mut s, e),
         };
-        let recorded = old
-            .as_deref()
-            .map_or_else(|| ABSENT.to_string(), |b| keyed_digest(&s.key, b));
+        let key = s.key;
+        let keyed =
+            |b: Option<&[u8]>| b.map_or_else(|| ABSENT.to_string(), |b| keyed_digest(&key, b));
+        // The two digests of a large file (an index of a big repository) on two threads.
+        let (recorded, after) = if old
+            .as_ref()
+            .zip(bytes.as_ref())
+            .is_some_and(|(o, n)| o.len().min(n.len()) > PARALLEL_DIGEST)
+        {
+            std::thread::scope(|scope| {
+                let after = scope.spawn(|| keyed(bytes.as_deref()));
+                let recorded = keyed(old.as_deref());
+                (
+                    recorded,
+                    after.join().unwrap_or_else(|_| keyed(bytes.as_deref())),
+                )
+            })
+        } else {
+            (keyed(old.as_deref()), keyed(bytes.as_deref()))
+        };
         if let Some(then) = expected.and_then(|e| e.get(targets.len())) {
             // The plain digest only where a planned write is checked against it.
             let before = old.as_deref().map_or_else(|| ABSENT.to_string(), digest);
@@ -794,9 +814,6 @@ fn run(
                 );
             }
         }
-        let after = bytes
-            .as_deref()
-            .map_or_else(|| ABSENT.to_string(), |b| keyed_digest(&s.key, b));
         shown.add(path, old.as_deref(), bytes.as_deref());
         targets.push(json!({ "path": path, "before": recorded, "after": after }));
     }
