@@ -267,7 +267,8 @@ pub fn execute_index(
 /// The approval gate: a call whose derived approval is `per_call`, or `session` and not yet
 /// approved in the session, is confirmed through the peer of the call before it runs
 /// ([`crate::interact::confirm`], under the process's `--approval` policy). A write called
-/// with `dry_run: true` changes nothing and passes. Any other write is **planned once, here**
+/// with `dry_run: true` changes nothing and passes. Under `trust-client` nobody is asked and a
+/// write is planned once by its own runner, under the lock. Any other write is **planned once, here**
 /// ([`plan`]): a write that cannot apply (invalid, refused, in conflict) is refused before
 /// anyone is asked; a keyed retry is answered from its key without a question; otherwise the
 /// person is shown that plan — its review sentence, its files, its diff — and the executor
@@ -284,6 +285,19 @@ fn gate(
     let level = d.approval();
     if level == crate::policy::Approval::None || plans_only(d, input) {
         return Ok((None, None));
+    }
+    // Under `trust-client` nobody is asked, so no plan is shown: the write is planned once,
+    // under the lock, by its own runner (`store::transact`), which refuses a write that
+    // cannot apply and answers a keyed retry from its key as the gate would.
+    if ctx.approval == crate::interact::ApprovalPolicy::TrustClient {
+        let by = crate::interact::confirm(ctx.approval, ctx.desk(), level, d.id, || {
+            crate::interact::Described {
+                binding: crate::interact::binding(d.id, input),
+                review: d.render_review(input),
+                detail: Value::Null,
+            }
+        })?;
+        return Ok((by, None));
     }
     // A write that cannot apply is answered its error at once, without a question — but
     // under `--approval deny` that error (a file that does not exist, a digest) is repository

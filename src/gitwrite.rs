@@ -174,12 +174,16 @@ impl Work {
         }
     }
 
-    /// The entries of the private index, by path.
-    pub fn entries(&self) -> Result<BTreeMap<String, Entry>, CapabilityError> {
+    /// The entries of the private index under the repository-relative paths `under` (`.` for
+    /// all), by path: a write reads only the entries its paths can change, so its memory and
+    /// time follow the paths, not the size of the index.
+    pub fn entries(&self, under: &[String]) -> Result<BTreeMap<String, Entry>, CapabilityError> {
         if !self.index().exists() {
             return Ok(BTreeMap::new());
         }
-        let out = self.git(&["ls-files", "-s", "-z"], Some(&self.index()), "the index")?;
+        let mut args = vec!["ls-files", "-s", "-z", "--"];
+        args.extend(under.iter().map(String::as_str));
+        let out = self.git(&args, Some(&self.index()), "the index")?;
         Ok(parse_entries(&out))
     }
 }

@@ -73,7 +73,7 @@ impl Prepared {
         bytes: Option<Vec<u8>>,
     ) -> Result<(), CapabilityError> {
         let path = target.rel();
-        let exists = store::read(&ctx.repo, &path)?.is_some();
+        let exists = store::exists(&ctx.repo, &path)?;
         match (&bytes, exists) {
             (None, _) => self.effects.delete.push(path),
             (Some(_), true) => self.effects.change.push(path),
@@ -184,16 +184,29 @@ pub fn stage(
     run(ctx, "repo.stage", &input, dry, |work| {
         gitwrite::index_unlocked(&ctx.repo)?;
         let before = work.copy_index()?;
-        let old = work.entries()?;
         let index = work.index();
         let mut args = vec!["ls-files", "-z", "-c", "-o", "--exclude-standard", "--"];
         args.extend(rels.iter().map(String::as_str));
-        let listed = work.git(&args, Some(&index), "the files to stage")?;
+        // The entries under the paths and the files to stage: two reads of the same index
+        // copy, at once.
+        let (old, listed) = std::thread::scope(|scope| {
+            let listed = scope.spawn(|| work.git(&args, Some(&index), "the files to stage"));
+            let old = work.entries(&rels);
+            let listed = listed.join().unwrap_or_else(|_| {
+                Err(CapabilityError::internal(
+                    "listing the files to stage panicked",
+                ))
+            });
+            (old, listed)
+        });
+        let (old, listed) = (old?, listed?);
         let mut files: BTreeSet<String> = crate::git::split_z(&listed)
             .into_iter()
             .filter(|f| !f.starts_with(".seneschal/"))
             .collect();
-        // A file the index still lists, deleted from the working tree, is staged as deleted.
+        // A file the index still lists, deleted from the working tree, is staged as deleted
+        // (`old` holds the entries its pathspecs match; a path with glob characters may match
+        // more than the files under it, which stay as they are).
         files.extend(
             old.keys()
                 .filter(|k| rels.iter().any(|r| under(k, r)))
@@ -221,7 +234,7 @@ pub fn stage(
             &spec,
         )
         .map_err(|f| f.into_error("git add"))?;
-        let new = work.entries()?;
+        let new = work.entries(&rels)?;
         let changes = gitwrite::changed(&old, &new);
         let mut blobs = Vec::new();
         for (path, change) in &changes {
@@ -295,7 +308,7 @@ pub fn unstage(
         let head = gitwrite::head(&ctx.repo)?;
         let commit = gitwrite::head_commit(&ctx.repo, &head)?;
         let before = work.copy_index()?;
-        let old = work.entries()?;
+        let old = work.entries(&rels)?;
         let index = work.index();
         let mut spec = Vec::new();
         for r in &rels {
@@ -324,7 +337,7 @@ pub fn unstage(
             work.try_git(&args, Some(&index), &[], &spec)
                 .map_err(|f| f.into_error("git reset"))?;
         }
-        let new = work.entries()?;
+        let new = work.entries(&rels)?;
         let changes = gitwrite::changed(&old, &new);
         let unstaged: Vec<Value> = changes
             .iter()

@@ -4,7 +4,8 @@
 //! * **Chain.** Each record is one line of canonical JSON; `prev` is the previous record's
 //!   `hash`, `hash` the sha256 of the record without `hash` and `mac`, `seq` its line number.
 //! * **Anchor.** After every append the anchor (`count`, `last` hash, and with a key an
-//!   `anchor_mac`) is rewritten atomically (temporary file, fsync, rename, folder fsync). A log
+//!   `anchor_mac`) is rewritten atomically: a temporary file synced at the same time as the log,
+//!   then renamed (its folder is not synced: a lost rename only lags). A log
 //!   shorter than its anchor, or absent while the anchor exists, fails [`verify`]. Before the
 //!   first record an anchor of zero records is written, so a missing anchor always means one
 //!   was removed.
@@ -12,7 +13,8 @@
 //!   `SENESCHAL_AUDIT_KEY`), each record also carries `mac` = HMAC-SHA256(key, previous mac ‖
 //!   `\n` ‖ hash), so a chain recomputed without the key fails `verify` with it.
 //! * **Torn tail.** A crash mid-append leaves a last line without its newline; it was never
-//!   acknowledged (the append returns after fsync), so the next append cuts it off.
+//!   acknowledged (nothing acts on a record before it is synced), so the next append cuts it
+//!   off.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -213,42 +215,85 @@ impl Log {
 
     /// Reads complete lines into the chain's state; answers the hash of the record numbered
     /// `anchored` (if met) and whether any record has a phase (written since anchors exist).
+    ///
+    /// Only the records it needs are parsed: the last one (the chain continues from it), the
+    /// anchored one, and the intents no outcome settles. The others are read by their
+    /// top-level fields in canonical JSON (`"phase":"intent"`, `"seq":N`, an outcome's
+    /// `"intent":N`), which a string value cannot imitate: its quotes are escaped.
     fn scan(&mut self, bytes: &[u8], anchored: Option<u64>) -> (Option<String>, bool) {
-        let (mut anchored_hash, mut phased) = (None, false);
-        for line in String::from_utf8_lossy(bytes).lines() {
-            let Ok(v) = serde_json::from_str::<Value>(line) else {
-                continue;
-            };
+        let text = String::from_utf8_lossy(bytes);
+        let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+        let mut phased = false;
+        let mut waiting: Vec<(u64, usize)> = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            if line.contains("\"phase\":\"") {
+                phased = true;
+            }
+            if line.contains("\"phase\":\"intent\"") {
+                if let Some(seq) = top_u64(line, "\"seq\":") {
+                    waiting.push((seq, i));
+                }
+            } else if line.contains("\"phase\":\"outcome\"") {
+                if let Some(n) = top_u64(line, "\"intent\":") {
+                    waiting.retain(|(seq, _)| *seq != n);
+                }
+            }
+        }
+        let parse = |line: &str| serde_json::from_str::<Value>(line).ok();
+        // The chain continues from the last record that has a hash.
+        for line in lines.iter().rev() {
+            let Some(v) = parse(line) else { continue };
             let Some(hash) = v["hash"].as_str() else {
                 continue;
             };
             self.prev = hash.to_string();
             self.prev_mac = v["mac"].as_str().unwrap_or(MAC_GENESIS).to_string();
             self.next_seq = v["seq"].as_u64().unwrap_or(0) + 1;
-            if v["seq"].as_u64().is_some() && v["seq"].as_u64() == anchored {
-                anchored_hash = Some(hash.to_string());
-            }
-            phased |= v["phase"].is_string();
-            match v["phase"].as_str() {
-                Some("intent") => self.pending.push(v),
-                Some("outcome") => {
-                    if let Some(i) = v["intent"].as_u64() {
-                        self.pending.retain(|p| p["seq"].as_u64() != Some(i));
-                    }
-                }
-                _ => {}
-            }
+            break;
         }
+        let anchored_hash = anchored.and_then(|n| {
+            lines
+                .iter()
+                .rev()
+                .filter(|l| top_u64(l, "\"seq\":") == Some(n))
+                .find_map(|l| {
+                    let v = parse(l)?;
+                    (v["seq"].as_u64() == Some(n))
+                        .then(|| v["hash"].as_str().map(str::to_string))
+                        .flatten()
+                })
+        });
+        self.pending = waiting
+            .into_iter()
+            .filter_map(|(_, i)| parse(lines[i]))
+            .filter(|v| v["hash"].is_string() && v["phase"] == "intent")
+            .collect();
         (anchored_hash, phased)
     }
 
     /// Completes `record` (seq, prev, hash, mac), appends it, fsyncs, and rewrites the anchor.
     /// Answers the record as written.
     pub fn append(&mut self, state: &OwnedFd, record: Value) -> Result<Value, CapabilityError> {
-        let record = self.append_unanchored(record)?;
-        let seq = record["seq"].as_u64().expect("a seq");
-        self.write_anchor(state, seq)?;
+        let record = self.append_unsynced(record)?;
+        self.seal(state)?;
         Ok(record)
+    }
+
+    /// Makes every record appended so far durable and anchors them: the new anchor is staged
+    /// beside the old one and synced at the same time as the log (two syncs, one wait), and
+    /// renamed over it only once both are durable, so an anchor never counts a record a crash
+    /// can take back.
+    pub fn seal(&self, state: &OwnedFd) -> Result<(), CapabilityError> {
+        let anchor = self.stage_anchor(state, self.next_seq - 1, &self.prev)?;
+        std::thread::scope(|scope| {
+            let staged = scope.spawn(|| anchor.sync());
+            let log = self.sync();
+            let staged = staged
+                .join()
+                .unwrap_or_else(|_| Err(io_err("the anchor's sync", "panicked")));
+            log.and(staged)
+        })?;
+        anchor.commit().map(drop)
     }
 
     /// [`Log::append`] without rewriting the anchor: for a write's intent, whose outcome
@@ -256,7 +301,27 @@ impl Log {
     /// record is durable before anything is applied; a crash before the outcome leaves the
     /// anchor one record behind, which is never taken for a truncation (only a log shorter
     /// than its anchor is).
-    pub fn append_unanchored(&mut self, mut record: Value) -> Result<Value, CapabilityError> {
+    pub fn append_unanchored(&mut self, record: Value) -> Result<Value, CapabilityError> {
+        let record = self.append_unsynced(record)?;
+        self.sync()?;
+        Ok(record)
+    }
+
+    /// Makes every record appended so far durable (`fdatasync`).
+    pub fn sync(&self) -> Result<(), CapabilityError> {
+        self.file.sync_data().map_err(|e| {
+            io_err(
+                &format!("cannot append to the audit log {}", super::AUDIT_LOG),
+                e,
+            )
+        })
+    }
+
+    /// [`Log::append_unanchored`] without the sync: the record is in the file (a killed
+    /// process loses nothing the kernel holds) but durable only once the log is synced, by
+    /// [`Log::sync`] or [`Log::seal`]. A write's intent is synced together with its staged
+    /// files, before anything is renamed; its outcome is sealed with the anchor.
+    pub fn append_unsynced(&mut self, mut record: Value) -> Result<Value, CapabilityError> {
         let seq = self.next_seq;
         record["seq"] = json!(seq);
         record["prev"] = json!(self.prev);
@@ -271,15 +336,12 @@ impl Log {
         }
         let mut line = canonical(&record);
         line.push('\n');
-        self.file
-            .write_all(line.as_bytes())
-            .and_then(|()| self.file.sync_data())
-            .map_err(|e| {
-                io_err(
-                    &format!("cannot append to the audit log {}", super::AUDIT_LOG),
-                    e,
-                )
-            })?;
+        self.file.write_all(line.as_bytes()).map_err(|e| {
+            io_err(
+                &format!("cannot append to the audit log {}", super::AUDIT_LOG),
+                e,
+            )
+        })?;
         self.prev = hash;
         self.prev_mac = mac.unwrap_or_else(|| MAC_GENESIS.to_string());
         self.next_seq = seq + 1;
@@ -287,14 +349,62 @@ impl Log {
     }
 
     fn write_anchor(&self, state: &OwnedFd, count: u64) -> Result<(), CapabilityError> {
-        let mut anchor = json!({ "count": count, "last": self.prev });
+        fs::write_at_lagging(
+            state,
+            ANCHOR_NAME,
+            ANCHOR,
+            &self.anchor_text(count, &self.prev),
+        )
+    }
+
+    /// The anchor of the first `count` records, the last of which hashes to `last`.
+    fn anchor_text(&self, count: u64, last: &str) -> Vec<u8> {
+        let mut anchor = json!({ "count": count, "last": last });
         if let Some(k) = &self.key {
-            anchor["anchor_mac"] = json!(anchor_mac(k, count, &self.prev));
+            anchor["anchor_mac"] = json!(anchor_mac(k, count, last));
         }
         let mut text = canonical(&anchor);
         text.push('\n');
-        fs::write_at_lagging(state, ANCHOR_NAME, ANCHOR, text.as_bytes())
+        text.into_bytes()
     }
+
+    /// The anchor of the first `count` records, the last hashing to `last`, staged beside the
+    /// anchor (written, not synced, not renamed). Its folder is never synced: a lost rename
+    /// keeps the previous anchor, which only lags.
+    fn stage_anchor(
+        &self,
+        state: &OwnedFd,
+        count: u64,
+        last: &str,
+    ) -> Result<fs::Staged, CapabilityError> {
+        let dir = state
+            .try_clone()
+            .map_err(|e| io_err("cannot open the state folder", e))?;
+        fs::stage_at(
+            dir,
+            ANCHOR_NAME,
+            ANCHOR,
+            &self.anchor_text(count, last),
+            None,
+        )
+    }
+}
+
+/// The number after the top-level key `key` (given with its quotes and colon) of a record in
+/// canonical JSON: the last occurrence that follows `{` or `,` (inside a string value the
+/// key's quotes are escaped: `\\"key\\":`). `None` when absent or not a number.
+fn top_u64(line: &str, key: &str) -> Option<u64> {
+    let at = line
+        .match_indices(key)
+        .filter(|(i, _)| *i > 0 && matches!(line.as_bytes()[i - 1], b'{' | b','))
+        .last()?
+        .0
+        + key.len();
+    let rest = &line[at..];
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    rest[..end].parse().ok()
 }
 
 /// Every record of the audit log, in order (unparseable lines are skipped), read through the
@@ -538,6 +648,41 @@ mod tests {
         std::fs::write(dir.path().join(LOG_NAME), &text[..cut]).unwrap();
         let e = Log::open(&state, None).err().expect("refused");
         assert!(e.message.contains(RULE_TRUNCATED), "{}", e.message);
+    }
+
+    #[test]
+    fn the_tail_scan_reads_top_level_fields_only_never_a_string_s_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = OwnedFd::from(File::open(dir.path()).unwrap());
+        // An outcome whose diff text spells an intent and a sequence number, then an intent
+        // whose text spells an outcome settling it: only the real fields count.
+        let (mut prev, mut text) = (GENESIS.to_string(), String::new());
+        let bodies = [
+            json!({"phase": "outcome", "intent": null, "diff": "\"phase\":\"intent\",\"seq\":99"}),
+            json!({"phase": "intent", "review": ",\"phase\":\"outcome\",\"intent\":2"}),
+        ];
+        for (i, body) in bodies.iter().enumerate() {
+            let mut r = body.clone();
+            r["seq"] = json!(i + 1);
+            r["prev"] = json!(prev);
+            prev = record_hash(&r);
+            r["hash"] = json!(prev);
+            text.push_str(&canonical(&r));
+            text.push('\n');
+        }
+        assert!(text.contains("\\\"seq\\\":99"), "{text}");
+        assert_eq!(top_u64(text.lines().next().unwrap(), "\"seq\":"), Some(1));
+        std::fs::write(dir.path().join(LOG_NAME), &text).unwrap();
+        let anchor = json!({ "count": 2, "last": prev });
+        std::fs::write(dir.path().join(ANCHOR_NAME), canonical(&anchor) + "\n").unwrap();
+        let log = Log::open(&state, None).unwrap();
+        assert_eq!(log.next_seq, 3);
+        let pending: Vec<_> = log.pending.iter().map(|p| p["seq"].clone()).collect();
+        assert_eq!(
+            pending,
+            vec![json!(2)],
+            "the intent waits; the text settles nothing"
+        );
     }
 
     #[test]

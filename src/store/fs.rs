@@ -55,6 +55,14 @@ fn make_dir_at(dir: &OwnedFd, name: &str) -> std::io::Result<OwnedFd> {
                 if e.raw_os_error() != Some(libc::EEXIST) {
                     return Err(e);
                 }
+            } else {
+                // The new folder's entry is durable before anything is renamed into it: the
+                // sync of the folder that receives a file makes its rename durable, not the
+                // folder's own name in its parent. An empty folder is no change to audit.
+                // SAFETY: `dir` is an open descriptor.
+                if unsafe { libc::fsync(dir.as_raw_fd()) } != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
             }
             open_dir_at(dir, name)
         }
@@ -160,6 +168,24 @@ fn link_refusal(rel: &str, e: std::io::Error) -> CapabilityError {
 
 /// The bytes of `rel`, or `None` when it does not exist (links are not followed).
 pub fn read(root: &Path, rel: &str) -> Result<Option<Vec<u8>>, CapabilityError> {
+    let Some(mut f) = open_regular(root, rel)? else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)
+        .map_err(|e| io_err(&format!("cannot read `{rel}`"), e))?;
+    Ok(Some(bytes))
+}
+
+/// Whether `rel` exists, with the refusals of [`read`] (a link, a FIFO, a device) but without
+/// reading its bytes: what a plan asks of a large file it replaces (`.git/index`).
+pub fn exists(root: &Path, rel: &str) -> Result<bool, CapabilityError> {
+    Ok(open_regular(root, rel)?.is_some())
+}
+
+/// `rel` opened for reading if it is a regular file, `None` when it does not exist; a link on
+/// the way or at the end, and anything but a regular file, is refused.
+fn open_regular(root: &Path, rel: &str) -> Result<Option<File>, CapabilityError> {
     let (dir, name) = match parent_dir(root, rel, false) {
         Ok(x) => x,
         Err(e) if e.code == crate::codes::ErrorCode::NotFound => return Ok(None),
@@ -182,7 +208,7 @@ pub fn read(root: &Path, rel: &str) -> Result<Option<Vec<u8>>, CapabilityError> 
         };
     }
     // SAFETY: freshly opened, owned here.
-    let mut f = unsafe { File::from_raw_fd(fd) };
+    let f = unsafe { File::from_raw_fd(fd) };
     // A FIFO or a device opened without blocking is refused before any read that would.
     if !f.metadata().is_ok_and(|m| m.file_type().is_file()) {
         return Err(state_refusal(
@@ -191,10 +217,7 @@ pub fn read(root: &Path, rel: &str) -> Result<Option<Vec<u8>>, CapabilityError> 
             "it is not a regular file (a folder, a FIFO or a device)",
         ));
     }
-    let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes)
-        .map_err(|e| io_err(&format!("cannot read `{rel}`"), e))?;
-    Ok(Some(bytes))
+    Ok(Some(f))
 }
 
 /// Writes `bytes` to `rel` whole: a temporary file in the same folder, fsync, rename, fsync
@@ -277,7 +300,94 @@ fn replace_at(
     bytes: &[u8],
     mode: Option<u32>,
 ) -> Result<(), CapabilityError> {
-    sweep_temporaries(dir, name);
+    let dir = dir
+        .try_clone()
+        .map_err(|e| io_err(&format!("cannot write next to `{rel}`"), e))?;
+    let staged = stage_at(dir, name, rel, bytes, mode)?;
+    staged.sync()?;
+    staged.commit().map(drop)
+}
+
+/// A whole new file written under a temporary name beside its target, neither synced nor
+/// renamed yet: a write stages all its files, syncs them together with its intent
+/// ([`Staged::sync`]), then renames each over its target ([`Staged::commit`]). Dropped
+/// uncommitted, the temporary file is removed.
+pub(super) struct Staged {
+    dir: OwnedFd,
+    tmp: CString,
+    name: CString,
+    rel: String,
+    file: File,
+    committed: bool,
+}
+
+/// Stages `bytes` for the repository-relative `rel` (its missing folders created), with the
+/// permission bits `mode`, else those of the file it replaces (see [`write_mode`]).
+pub(super) fn stage(
+    root: &Path,
+    rel: &str,
+    bytes: &[u8],
+    mode: Option<u32>,
+) -> Result<Staged, CapabilityError> {
+    let (dir, name) = parent_dir(root, rel, true)?;
+    let mode = mode.or_else(|| existing_mode(&dir, &name));
+    stage_at(dir, &name, rel, bytes, mode)
+}
+
+impl Staged {
+    /// Makes the temporary file's bytes durable (`fsync`).
+    pub(super) fn sync(&self) -> Result<(), CapabilityError> {
+        self.file
+            .sync_all()
+            .map_err(|e| io_err(&format!("cannot write `{}`", self.rel), e))
+    }
+
+    /// Renames the temporary file over its target; answers the handle of their folder, whose
+    /// fsync makes the rename durable.
+    pub(super) fn commit(mut self) -> Result<OwnedFd, CapabilityError> {
+        // SAFETY: as in open_dir_at.
+        let r = unsafe {
+            libc::renameat(
+                self.dir.as_raw_fd(),
+                self.tmp.as_ptr(),
+                self.dir.as_raw_fd(),
+                self.name.as_ptr(),
+            )
+        };
+        if r != 0 {
+            return Err(io_err(
+                &format!("cannot move the new `{}` into place", self.rel),
+                std::io::Error::last_os_error(),
+            ));
+        }
+        self.committed = true;
+        let dir = self
+            .dir
+            .try_clone()
+            .map_err(|e| io_err(&format!("cannot sync the folder of `{}`", self.rel), e))?;
+        Ok(dir)
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            // SAFETY: as in open_dir_at.
+            unsafe { libc::unlinkat(self.dir.as_raw_fd(), self.tmp.as_ptr(), 0) };
+        }
+    }
+}
+
+/// [`stage`] under the folder handle `dir`.
+pub(super) fn stage_at(
+    dir: OwnedFd,
+    name: &str,
+    rel: &str,
+    bytes: &[u8],
+    mode: Option<u32>,
+) -> Result<Staged, CapabilityError> {
+    let cname = cstr(name)?;
+    sweep_temporaries(&dir, name);
     let tmp = format!(
         ".{name}.seneschal-{}-{}.tmp",
         std::process::id(),
@@ -304,11 +414,6 @@ fn replace_at(
     }
     // SAFETY: freshly opened, owned here.
     let mut f = unsafe { File::from_raw_fd(fd) };
-    let cleanup = |e: CapabilityError| {
-        // SAFETY: as in open_dir_at.
-        unsafe { libc::unlinkat(dir.as_raw_fd(), ctmp.as_ptr(), 0) };
-        e
-    };
     let chmod = |f: &File| match mode {
         Some(m) => {
             use std::os::unix::fs::PermissionsExt;
@@ -316,28 +421,18 @@ fn replace_at(
         }
         None => Ok(()),
     };
-    chmod(&f)
-        .and_then(|()| f.write_all(bytes))
-        .and_then(|()| f.sync_all())
-        .map_err(|e| cleanup(io_err(&format!("cannot write `{rel}`"), e)))?;
-    drop(f);
-    let cname = cstr(name)?;
-    // SAFETY: as in open_dir_at.
-    let r = unsafe {
-        libc::renameat(
-            dir.as_raw_fd(),
-            ctmp.as_ptr(),
-            dir.as_raw_fd(),
-            cname.as_ptr(),
-        )
+    let written = chmod(&f).and_then(|()| f.write_all(bytes));
+    let staged = Staged {
+        dir,
+        tmp: ctmp,
+        name: cname,
+        rel: rel.to_string(),
+        file: f,
+        committed: false,
     };
-    if r != 0 {
-        return Err(cleanup(io_err(
-            &format!("cannot move the new `{rel}` into place"),
-            std::io::Error::last_os_error(),
-        )));
-    }
-    Ok(())
+    // An error drops `staged`, which removes the temporary file.
+    written.map_err(|e| io_err(&format!("cannot write `{rel}`"), e))?;
+    Ok(staged)
 }
 
 /// The entry names of the folder `dir` (without `.` and `..`), read through its handle.
@@ -446,7 +541,7 @@ pub(super) fn remove_at(dir: &OwnedFd, name: &str, rel: &str) -> Result<bool, Ca
     sync_dir(dir, rel).map(|()| true)
 }
 
-fn sync_dir(dir: &OwnedFd, rel: &str) -> Result<(), CapabilityError> {
+pub(super) fn sync_dir(dir: &OwnedFd, rel: &str) -> Result<(), CapabilityError> {
     // SAFETY: `dir` is an open descriptor.
     if unsafe { libc::fsync(dir.as_raw_fd()) } != 0 {
         return Err(io_err(

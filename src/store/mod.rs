@@ -25,6 +25,17 @@
 //!   comparing each target's digest with the intent's: `applied` (the key's answer is
 //!   confirmed) or `not_applied` (the key is released). Every attempt leaves a record; dry runs
 //!   are not attempts. The log, its anchor and the keyed chain are in [`audit`].
+//! * **Durability, in three waits.** A power loss keeps only what was synced, in any order, so
+//!   a write orders its syncs: (1) the intent appended and every new file staged under a
+//!   temporary name, then the log and the staged files synced together, one wait — nothing is
+//!   renamed before its intent and its bytes are durable (a rename outliving its intent would
+//!   be unaudited, a rename outliving its bytes torn); (2) the renames, then each touched
+//!   folder synced once — the renames are durable before the outcome that says `applied` and
+//!   before the answer; (3) the outcome appended, then the log and the new anchor's temporary
+//!   file synced together and the anchor renamed — an anchor never counts a record the disk
+//!   could lose. The anchor's folder is never synced: a lost rename keeps the previous anchor,
+//!   which lags and is no truncation. A keyed write syncs its intent alone first (its key's
+//!   reservation names it). `docs/ROBUSTNESS.md` ("Durability") has the table.
 //! * **Idempotency keys** live in `.seneschal/idempotency/<sha256 of key>.json` (`keys.rs`):
 //!   the normalized request digest, the answer and an expiry (24 h), read and written under
 //!   the lock, so they hold across processes. Every keyed write deletes the expired ones.
@@ -52,8 +63,8 @@ mod keys;
 mod target;
 
 pub use audit::{records, verify, Verified, ANCHOR, KEY_ENV};
+pub use fs::{exists, read, remove, write, write_mode};
 use fs::{io_err, Mode};
-pub use fs::{read, remove, write, write_mode};
 pub use target::{tree_writes, BranchName, GitFile, Target, TreePath, Write};
 
 /// The state folder, relative to the repository root.
@@ -480,8 +491,13 @@ struct Shown {
 }
 
 impl Shown {
+    /// Whether a diff of `path` is shown at all (nothing under `.git/` is).
+    fn shows(path: &str) -> bool {
+        !(path == ".git" || path.starts_with(".git/"))
+    }
+
     fn add(&mut self, path: &str, old: Option<&[u8]>, new: Option<&[u8]>) {
-        if path == ".git" || path.starts_with(".git/") {
+        if !Shown::shows(path) {
             return;
         }
         let gated = crate::gate::name(path).is_some()
@@ -581,8 +597,12 @@ impl Planned {
     pub fn diff(&self, root: &Path) -> Value {
         let mut shown = Shown::default();
         for (target, bytes) in &self.plan.writes {
-            let old = read(root, &target.rel()).ok().flatten();
-            shown.add(&target.rel(), old.as_deref(), bytes.as_deref());
+            let path = target.rel();
+            if !Shown::shows(&path) {
+                continue;
+            }
+            let old = read(root, &path).ok().flatten();
+            shown.add(&path, old.as_deref(), bytes.as_deref());
         }
         let mut r = json!({});
         shown.into_record(&mut r);
@@ -717,6 +737,9 @@ pub fn transact(
     run(root, capability, input, None, prepare)
 }
 
+/// The size above which a target's two digests are computed at once, on two threads.
+const PARALLEL_DIGEST: usize = 1 << 20;
+
 /// [`transact`], with the digests every target must still have (`expected`, in the order of
 /// the plan's writes) when the plan was made before the lock.
 fn run(
@@ -762,11 +785,29 @@ fn run(
             Ok(b) => b,
             Err(e) => return refused(&mut s, e),
         };
-        let before = old.as_deref().map_or_else(|| ABSENT.to_string(), digest);
-        let recorded = old
-            .as_deref()
-            .map_or_else(|| ABSENT.to_string(), |b| keyed_digest(&s.key, b));
+        let key = s.key;
+        let keyed =
+            |b: Option<&[u8]>| b.map_or_else(|| ABSENT.to_string(), |b| keyed_digest(&key, b));
+        // The two digests of a large file (an index of a big repository) on two threads.
+        let (recorded, after) = if old
+            .as_ref()
+            .zip(bytes.as_ref())
+            .is_some_and(|(o, n)| o.len().min(n.len()) > PARALLEL_DIGEST)
+        {
+            std::thread::scope(|scope| {
+                let after = scope.spawn(|| keyed(bytes.as_deref()));
+                let recorded = keyed(old.as_deref());
+                (
+                    recorded,
+                    after.join().unwrap_or_else(|_| keyed(bytes.as_deref())),
+                )
+            })
+        } else {
+            (keyed(old.as_deref()), keyed(bytes.as_deref()))
+        };
         if let Some(then) = expected.and_then(|e| e.get(targets.len())) {
+            // The plain digest only where a planned write is checked against it.
+            let before = old.as_deref().map_or_else(|| ABSENT.to_string(), digest);
             if *then != before {
                 return refused(
                     &mut s,
@@ -779,9 +820,6 @@ fn run(
                 );
             }
         }
-        let after = bytes
-            .as_deref()
-            .map_or_else(|| ABSENT.to_string(), |b| keyed_digest(&s.key, b));
         shown.add(path, old.as_deref(), bytes.as_deref());
         targets.push(json!({ "path": path, "before": recorded, "after": after }));
     }
@@ -795,9 +833,14 @@ fn run(
         intent["review"] = json!(crate::redact::redact(review).0);
     }
     intent["key_hash"] = key.map_or(Value::Null, |k| json!(keys::key_hash(k)));
-    // Write-ahead: without a durable intent nothing is written.
-    // Anchored with its outcome, below (one anchor rewrite per write).
-    let seq = s.append_unanchored(approved(intent))?["seq"]
+    // Write-ahead: nothing is renamed into place before the intent is durable. A keyed
+    // write syncs it at once (the key's reservation names it); otherwise it is synced
+    // together with the staged files and the anchor, in `apply`.
+    let seq = if key.is_some() {
+        s.append_unanchored(approved(intent))?
+    } else {
+        s.log.append_unsynced(approved(intent))?
+    }["seq"]
         .as_u64()
         .expect("a seq");
     let outcome = |s: &mut Session, word: &str, e: Option<&CapabilityError>| {
@@ -817,18 +860,7 @@ fn run(
             return Err(e);
         }
     }
-    let applied = plan.writes.iter().try_for_each(|(target, bytes)| {
-        let path = &target.rel();
-        match bytes {
-            Some(b) => write_mode(
-                root,
-                path,
-                b,
-                plan.modes.iter().find(|(p, _)| p == path).map(|(_, m)| *m),
-            ),
-            None => remove(root, path),
-        }
-    });
+    let applied = apply(root, &s, &plan);
     let status = match &applied {
         Ok(()) => "applied",
         Err(_) => evaluate(root, &s.key, &targets),
@@ -857,6 +889,54 @@ fn run(
     };
     outcome(&mut s, word, Some(&e))?;
     Err(e)
+}
+
+/// Applies a plan whose intent is appended (synced or not): every new file is staged beside
+/// its target, then the log and every staged file are synced at once, on as many threads;
+/// only then is each file renamed over its target (a deletion unlinked) in the plan's order,
+/// and each touched folder synced once, so that the renames are durable before the outcome
+/// that records them.
+fn apply(root: &Path, s: &Session, plan: &Plan) -> Result<(), CapabilityError> {
+    let mut staged = Vec::new();
+    for (target, bytes) in &plan.writes {
+        if let Some(b) = bytes {
+            let path = target.rel();
+            let mode = plan.modes.iter().find(|(p, _)| *p == path).map(|(_, m)| *m);
+            staged.push(fs::stage(root, &path, b, mode)?);
+        }
+    }
+    std::thread::scope(|scope| {
+        let others: Vec<_> = staged
+            .iter()
+            .map(|f| scope.spawn(move || f.sync()))
+            .collect();
+        let log = s.log.sync();
+        others
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io_err("a sync", "panicked")))
+            })
+            .fold(log, Result::and)
+    })?;
+    let mut staged = staged.into_iter();
+    let mut folders: Vec<(String, OwnedFd)> = Vec::new();
+    for (target, bytes) in &plan.writes {
+        let path = target.rel();
+        if bytes.is_none() {
+            remove(root, &path)?;
+            continue;
+        }
+        let dir = staged.next().expect("one staged file a write").commit()?;
+        let folder = path.rsplit_once('/').map_or("", |(f, _)| f).to_string();
+        if !folders.iter().any(|(f, _)| *f == folder) {
+            folders.push((folder, dir));
+        }
+    }
+    for (folder, dir) in &folders {
+        fs::sync_dir(dir, folder)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

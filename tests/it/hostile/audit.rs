@@ -961,3 +961,234 @@ fn an_intent_that_cannot_be_appended_writes_nothing_and_its_torn_line_is_cut() {
     let v = verify(dir, &[]);
     assert!(v.status.success(), "{}", support::stderr(&v));
 }
+
+#[test]
+fn a_crash_between_staging_and_renaming_is_settled_not_applied_and_its_temporaries_swept() {
+    // A write appends its intent, stages its new files beside their targets (temporary
+    // names), syncs the log and those files together, and only then renames. A crash after
+    // the staging leaves the intent without an outcome, the targets as they were and the
+    // temporaries: the next write settles the intent as not applied and removes them.
+    let d = support::adr_repo();
+    let dir = d.path();
+    let input = json!({ "path": "notes/staged.md", "content": "staged\n" });
+    ok(dir, "files.write", &input);
+    let records = log(dir);
+    let intent = records[records.len() - 2].clone();
+    assert_eq!(
+        (
+            intent["phase"].as_str(),
+            records[records.len() - 1]["phase"].as_str()
+        ),
+        (Some("intent"), Some("outcome"))
+    );
+    assert_eq!(intent["key_hash"], Value::Null, "an unkeyed write");
+    // Rewind to the crash: no outcome, the anchor counting the intent, the file not renamed
+    // into place but staged beside it.
+    let text = std::fs::read_to_string(dir.join(".seneschal/audit.jsonl")).unwrap();
+    let kept: String = text
+        .lines()
+        .take(records.len() - 1)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(dir.join(".seneschal/audit.jsonl"), kept).unwrap();
+    let anchor = json!({ "count": records.len() - 1, "last": intent["hash"] });
+    std::fs::write(
+        dir.join(".seneschal/audit.anchor"),
+        canonical(&anchor) + "\n",
+    )
+    .unwrap();
+    std::fs::remove_file(dir.join("notes/staged.md")).unwrap();
+    let staged = dir.join("notes/.staged.md.seneschal-1-1.tmp");
+    std::fs::write(&staged, "staged\n").unwrap();
+    let v = verify(dir, &[]);
+    assert!(v.status.success(), "{}", support::stderr(&v));
+    assert!(
+        support::stdout(&v).contains("1 write intent(s) wait"),
+        "{}",
+        support::stdout(&v)
+    );
+    ok(
+        dir,
+        "files.write",
+        &json!({ "path": "notes/next.md", "content": "next\n" }),
+    );
+    let settled = log(dir)
+        .into_iter()
+        .find(|r| r["phase"] == "outcome" && r["intent"] == intent["seq"])
+        .expect("the intent is settled");
+    assert_eq!(
+        (settled["outcome"].as_str(), settled["recovered"].as_bool()),
+        (Some("not_applied"), Some(true))
+    );
+    assert!(!staged.exists(), "the staged temporary is swept");
+    assert!(!dir.join("notes/staged.md").exists());
+    let v = verify(dir, &[]);
+    assert!(v.status.success(), "{}", support::stderr(&v));
+    assert!(
+        !support::stdout(&v).contains("wait"),
+        "{}",
+        support::stdout(&v)
+    );
+}
+
+/// One completed syscall of a traced write: what it was (`fsync`, `rename`, …), the path its
+/// first descriptor names (`strace -y`), the name it renamed from, and its line.
+#[derive(Debug)]
+struct Call {
+    name: String,
+    fd_path: String,
+    from: String,
+    line: String,
+}
+
+/// `seneschal call ID` in `dir` under `strace -f -y`, its completed syscalls in the order
+/// they returned (a syscall another thread interleaved is placed at its return, where its
+/// effect is done).
+fn traced(dir: &Path, id: &str, input: &Value) -> Vec<Call> {
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let o = Command::new("strace")
+        .args(["-f", "-qq", "-y", "-s", "65536", "-o"])
+        .arg(out.path())
+        .args([
+            "-e",
+            "trace=write,fsync,fdatasync,rename,renameat,renameat2,mkdir,mkdirat",
+        ])
+        .arg(support::bin())
+        .args(["call", id, "--yes", "--input", &input.to_string()])
+        .env_remove("SENESCHAL_AUDIT_KEY")
+        .current_dir(dir)
+        .output()
+        .expect("this test traces a write with strace (Debian: apt-get install strace)");
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    let text = std::fs::read_to_string(out.path()).unwrap();
+    let mut unfinished: BTreeMap<String, String> = BTreeMap::new();
+    let mut calls = Vec::new();
+    for raw in text.lines() {
+        let (pid, rest) = raw.split_once(' ').unwrap_or(("", raw));
+        let rest = rest.trim_start();
+        let line = if let Some(start) = rest.strip_suffix(" <unfinished ...>") {
+            unfinished.insert(pid.to_string(), start.to_string());
+            continue;
+        } else if rest.starts_with("<... ") {
+            let Some(start) = unfinished.remove(pid) else {
+                continue;
+            };
+            let end = rest.split_once("resumed>").map_or("", |(_, e)| e);
+            format!("{start}{end}")
+        } else {
+            rest.to_string()
+        };
+        let Some((name, args)) = line.split_once('(') else {
+            continue;
+        };
+        if !line.trim_end().ends_with("= 0") && !name.starts_with("write") {
+            continue;
+        }
+        // The first descriptor's path: `5</repo/.seneschal/audit.jsonl>`.
+        let fd_path = args
+            .split_once('<')
+            .and_then(|(_, p)| p.split_once('>'))
+            .map_or("", |(p, _)| p)
+            .to_string();
+        let from = args.split('"').nth(1).unwrap_or_default().to_string();
+        let name = match name {
+            "renameat" | "renameat2" => "rename",
+            "fdatasync" => "fsync",
+            "mkdirat" => "mkdir",
+            n => n,
+        };
+        calls.push(Call {
+            name: name.to_string(),
+            fd_path,
+            from,
+            line: line.clone(),
+        });
+    }
+    calls
+}
+
+#[test]
+fn a_write_renames_nothing_before_its_intent_and_bytes_are_synced_nor_records_before_its_renames_are(
+) {
+    // The order a power loss needs (docs/ROBUSTNESS.md, "Durability"), read off the syscalls
+    // of real writes: a new file in new folders, then a replacement. Each step names the
+    // guard it checks.
+    let d = repo_with_state();
+    let dir = std::fs::canonicalize(d.path()).unwrap();
+    let log_path = dir.join(".seneschal/audit.jsonl").display().to_string();
+    let state = dir.join(".seneschal").display().to_string();
+    let new = json!({ "path": "deep/er/new.md", "content": "new\n" });
+    let old = std::fs::read(dir.join("docs/adr/0001-first.md")).unwrap();
+    let digest = format!("sha256:{:x}", Sha256::digest(&old));
+    let replace = json!({
+        "path": "docs/adr/0001-first.md",
+        "content": "---\nid: \"0001\"\ntitle: First\nstatus: accepted\ndate: 2026-11-30\n---\n# Replaced\n",
+        "expected_digest": digest,
+    });
+    for (input, folder) in [
+        (&new, dir.join("deep/er")),
+        (&replace, dir.join("docs/adr")),
+    ] {
+        let calls = traced(&dir, "files.write", input);
+        let at = |pred: &dyn Fn(&Call) -> bool| calls.iter().position(pred);
+        let is_log_write = |c: &Call, phase: &str| {
+            c.name == "write"
+                && c.fd_path == log_path
+                && c.line.contains(&format!(r#"\"phase\":\"{phase}\""#))
+        };
+        let synced = |path: &str, from: usize, to: usize| {
+            calls[from..to]
+                .iter()
+                .any(|c| c.name == "fsync" && c.fd_path == path)
+        };
+        let intent = at(&|c| is_log_write(c, "intent")).expect("an intent is written");
+        let outcome = at(&|c| is_log_write(c, "outcome")).expect("an outcome is written");
+        let folder = folder.display().to_string();
+        let rename = at(&|c| c.name == "rename" && c.fd_path == folder && c.from.ends_with(".tmp"))
+            .unwrap_or_else(|| panic!("the file is renamed into {folder}: {calls:#?}"));
+        let staged = format!("{folder}/{}", calls[rename].from);
+        // Guard 1: the intent is durable before the rename (else an unaudited change).
+        assert!(
+            synced(&log_path, intent, rename),
+            "the log is synced between the intent and the rename: {calls:#?}"
+        );
+        // Guard 2: the new bytes are durable before the rename (else a torn file).
+        assert!(
+            synced(&staged, 0, rename),
+            "the staged file is synced before its rename: {calls:#?}"
+        );
+        // Guard 3: the rename is durable before the outcome that says `applied`.
+        assert!(
+            synced(&folder, rename, outcome),
+            "the folder is synced between the rename and the outcome: {calls:#?}"
+        );
+        // Guard 4: a folder the write created is durable in its parent before the outcome.
+        for (i, mkdir) in calls.iter().enumerate().filter(|(_, c)| c.name == "mkdir") {
+            if mkdir.fd_path.starts_with(&state) {
+                continue;
+            }
+            assert!(
+                synced(&mkdir.fd_path, i, outcome),
+                "the parent of a created folder is synced before the outcome: {mkdir:?} {calls:#?}"
+            );
+        }
+        // Guard 5: the anchor counts the outcome only once the log holding it is durable, and
+        // its own bytes are durable before its rename.
+        let anchor = calls
+            .iter()
+            .rposition(|c| c.name == "rename" && c.line.contains("\"audit.anchor\""))
+            .expect("the anchor is renamed");
+        assert!(outcome < anchor, "{calls:#?}");
+        assert!(
+            synced(&log_path, outcome, anchor),
+            "the log is synced between the outcome and the anchor's rename: {calls:#?}"
+        );
+        let anchor_tmp = format!("{state}/{}", calls[anchor].from);
+        assert!(
+            synced(&anchor_tmp, outcome, anchor),
+            "the anchor's new bytes are synced before its rename: {calls:#?}"
+        );
+    }
+    let v = verify(&dir, &[]);
+    assert!(v.status.success(), "{}", support::stderr(&v));
+}
