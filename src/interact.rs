@@ -442,7 +442,7 @@ const QUESTION_DIFF_CHARS: usize = 6_000;
 impl Described {
     /// The question as a person reads it: the review sentence on one line, then a commit's
     /// whole message when the write records one, then the write's diff (cut visibly past
-    /// [`QUESTION_DIFF_CHARS`], where the desk shows more), each hidden character escaped.
+    /// `QUESTION_DIFF_CHARS`, where the desk shows more), each hidden character escaped.
     pub fn question(&self) -> String {
         let mut q = crate::display::for_person(&self.review, SENTENCE_CHARS);
         if let Some(m) = self.detail.get("message").and_then(Value::as_str) {

@@ -169,7 +169,7 @@ impl std::fmt::Debug for DeskSecret {
 
 impl DeskSecret {
     /// The secret `value` sets (blanks around it ignored): `None` when it is empty, refused
-    /// `invalid_input` naming [`DESK_SECRET_ENV`] and the minimum when it has fewer than
+    /// `invalid_input` naming `$SENESCHAL_DESK_SECRET` and the minimum when it has fewer than
     /// [`DESK_SECRET_MIN_CHARS`] characters — never replaced silently.
     pub fn parse(value: &str) -> Result<Option<DeskSecret>, CapabilityError> {
         if value.is_empty() {
