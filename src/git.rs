@@ -46,18 +46,22 @@ pub fn command(repo: &Path) -> Result<Command, Failure> {
 /// with `fork`, which copies the whole server's page tables and makes every page it writes next
 /// fault once; a program named by its path is started with `posix_spawn` (`vfork`), whose cost
 /// does not grow with the server's memory.
-fn program() -> std::path::PathBuf {
+/// Searched once a process (the process's own `PATH` does not change), not once a git run.
+fn program() -> &'static std::path::Path {
     use std::os::unix::fs::PermissionsExt;
-    let found = std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .filter(|dir| dir.is_absolute())
-            .map(|dir| dir.join("git"))
-            .find(|git| {
-                std::fs::metadata(git)
-                    .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            })
-    });
-    found.unwrap_or_else(|| "git".into())
+    static GIT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    GIT.get_or_init(|| {
+        let found = std::env::var_os("PATH").and_then(|path| {
+            std::env::split_paths(&path)
+                .filter(|dir| dir.is_absolute())
+                .map(|dir| dir.join("git"))
+                .find(|git| {
+                    std::fs::metadata(git)
+                        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                })
+        });
+        found.unwrap_or_else(|| "git".into())
+    })
 }
 
 /// A `git init` of a folder seneschal made itself (a scratch, which has no `.git` to pin yet),

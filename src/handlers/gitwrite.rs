@@ -200,10 +200,7 @@ pub fn stage(
             (old, listed)
         });
         let (old, listed) = (old?, listed?);
-        let mut files: BTreeSet<String> = crate::git::split_z(&listed)
-            .into_iter()
-            .filter(|f| !f.starts_with(".seneschal/"))
-            .collect();
+        let mut files: BTreeSet<String> = crate::git::split_z(&listed).into_iter().collect();
         // A file the index still lists, deleted from the working tree, is staged as deleted
         // (`old` holds the entries its pathspecs match; a path with glob characters may match
         // more than the files under it, which stay as they are).

@@ -489,25 +489,27 @@ fn approvals_answer_json_when_piped_and_take_the_short_ids_a_terminal_shows() {
     assert!(![a, b, c].iter().any(|id| table.contains(id)), "{table}");
     assert!(table.contains("    +new"), "{table}");
 
-    let o = support::run_in(dir, &["approvals", "approve", "6f1c09a2"]);
-    let err = support::stderr(&o);
-    assert_eq!(o.status.code(), Some(2), "ambiguous: {err}");
+    // The error text of a command that fails with exit `code`.
+    let refused = |args: &[&str], code: i32| {
+        let o = support::run_in(dir, args);
+        let err = support::stderr(&o);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+        err
+    };
+    let err = refused(&["approvals", "approve", "6f1c09a2"], 2);
     assert!(
         err.starts_with("error[invalid_input]: `6f1c09a2` begins 2 pending approvals' ids")
             && err.contains("6f1c09a2aa (files.edit), 6f1c09a2ab (repo.commit)"),
-        "{err}"
+        "ambiguous: {err}"
     );
-    let o = support::run_in(dir, &["approvals", "decline", "deadbeef"]);
-    let err = support::stderr(&o);
-    assert_eq!(o.status.code(), Some(3), "unknown: {err}");
+    let err = refused(&["approvals", "decline", "deadbeef"], 3);
     assert!(
         err.starts_with("error[not_found]: no approval waits under `deadbeef`")
             && err.contains("01234567 (files.write)"),
-        "{err}"
+        "unknown: {err}"
     );
-    let o = support::run_in(dir, &["approvals", "decline", "6f1c"]);
-    assert_eq!(o.status.code(), Some(2), "{}", support::stderr(&o));
-    assert!(support::stderr(&o).contains("first 8 or more"));
+    let err = refused(&["approvals", "decline", "6f1c"], 2);
+    assert!(err.contains("first 8 or more"), "{err}");
 
     let (code, shown) = crate::approval::on_a_terminal(dir, "approvals decline 6f1c09a2ab", "");
     assert_eq!(code, Some(0), "{shown}");

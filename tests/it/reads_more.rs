@@ -347,14 +347,6 @@ fn repo_log_takes_ranges_and_dates_and_refuses_options() {
         commit_at(dir, &format!("c{i}"), &format!("{day}T12:00:00Z"));
     }
     let mut t = Three::new(dir);
-    let subjects = |v: &Value| -> Vec<String> {
-        v["commits"]
-            .as_array()
-            .expect("commits")
-            .iter()
-            .map(|c| c["subject"].as_str().unwrap().to_string())
-            .collect()
-    };
 
     let v = t.ok("repo.log", json!({"rev": "HEAD~3..HEAD"}));
     assert_eq!(subjects(&v), ["c3", "c2", "c1"], "{v}");
@@ -437,14 +429,6 @@ fn repo_log_reads_the_dates_people_type_against_now_in_utc() {
     commit_at(dir, "two days ago", &days_ago(2));
     commit_at(dir, "now", &days_ago(0));
     let mut t = Three::new(dir);
-    let subjects = |v: &Value| -> Vec<String> {
-        v["commits"]
-            .as_array()
-            .expect("commits")
-            .iter()
-            .map(|c| c["subject"].as_str().unwrap().to_string())
-            .collect()
-    };
     for (input, expected) in [
         (
             json!({"since": "2 weeks ago"}),
@@ -497,4 +481,14 @@ fn repo_log_reads_the_dates_people_type_against_now_in_utc() {
     let o = crate::support::run_in(dir, &["repo", "log", "--until", "last week"]);
     assert_eq!(o.status.code(), Some(2), "{}", crate::support::stderr(&o));
     assert!(crate::support::stderr(&o).contains("at: /until"));
+}
+
+/// The subjects of a `repo.log` answer, newest first.
+fn subjects(v: &Value) -> Vec<String> {
+    v["commits"]
+        .as_array()
+        .expect("commits")
+        .iter()
+        .map(|c| c["subject"].as_str().unwrap().to_string())
+        .collect()
 }

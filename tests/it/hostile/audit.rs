@@ -83,6 +83,24 @@ fn snapshot(dir: &Path) -> BTreeMap<String, String> {
     out
 }
 
+/// The audit log of `dir` as a crash after its last write's intent leaves it: the last of its
+/// `count` records (the outcome) cut off, the anchor counting the records up to `intent`.
+fn drop_the_outcome(dir: &Path, count: usize, intent: &Value) {
+    let text = std::fs::read_to_string(dir.join(".seneschal/audit.jsonl")).unwrap();
+    let kept: String = text
+        .lines()
+        .take(count - 1)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(dir.join(".seneschal/audit.jsonl"), kept).unwrap();
+    let anchor = json!({ "count": count - 1, "last": intent["hash"] });
+    std::fs::write(
+        dir.join(".seneschal/audit.anchor"),
+        canonical(&anchor) + "\n",
+    )
+    .unwrap();
+}
+
 /// The records of the log, read directly.
 fn log(dir: &Path) -> Vec<Value> {
     std::fs::read_to_string(dir.join(".seneschal/audit.jsonl"))
@@ -724,19 +742,7 @@ fn interrupt_last_write(dir: &Path) {
         (outcome["phase"].as_str(), intent["phase"].as_str()),
         (Some("outcome"), Some("intent"))
     );
-    let text = std::fs::read_to_string(dir.join(".seneschal/audit.jsonl")).unwrap();
-    let kept: String = text
-        .lines()
-        .take(records.len() - 1)
-        .map(|l| format!("{l}\n"))
-        .collect();
-    std::fs::write(dir.join(".seneschal/audit.jsonl"), kept).unwrap();
-    let anchor = json!({ "count": records.len() - 1, "last": intent["hash"] });
-    std::fs::write(
-        dir.join(".seneschal/audit.anchor"),
-        canonical(&anchor) + "\n",
-    )
-    .unwrap();
+    drop_the_outcome(dir, records.len(), intent);
     let hash = intent["key_hash"]
         .as_str()
         .unwrap()
@@ -984,19 +990,7 @@ fn a_crash_between_staging_and_renaming_is_settled_not_applied_and_its_temporari
     assert_eq!(intent["key_hash"], Value::Null, "an unkeyed write");
     // Rewind to the crash: no outcome, the anchor counting the intent, the file not renamed
     // into place but staged beside it.
-    let text = std::fs::read_to_string(dir.join(".seneschal/audit.jsonl")).unwrap();
-    let kept: String = text
-        .lines()
-        .take(records.len() - 1)
-        .map(|l| format!("{l}\n"))
-        .collect();
-    std::fs::write(dir.join(".seneschal/audit.jsonl"), kept).unwrap();
-    let anchor = json!({ "count": records.len() - 1, "last": intent["hash"] });
-    std::fs::write(
-        dir.join(".seneschal/audit.anchor"),
-        canonical(&anchor) + "\n",
-    )
-    .unwrap();
+    drop_the_outcome(dir, records.len(), &intent);
     std::fs::remove_file(dir.join("notes/staged.md")).unwrap();
     let staged = dir.join("notes/.staged.md.seneschal-1-1.tmp");
     std::fs::write(&staged, "staged\n").unwrap();
