@@ -813,7 +813,7 @@ def bench_diff(quick: bool) -> None:
 def bench_git(quick: bool) -> None:
     sec = "repo reads"
     n = 20 if quick else 40
-    blamed = "src/git.rs"
+    blamed = "access/src/git.rs"
     cases = [
         ("`repo.status` / `git status --porcelain=v2 -z`", ["git", "status", "--porcelain=v2", "-z", "--branch"],
          "repo_status", {}, ["repo", "status", "--json"], 1.5),
@@ -1001,7 +1001,7 @@ def bench_peers(quick: bool) -> None:
                lambda: ours.call("repo_stage", {"paths": [f"bench/s{fresh[0]}.txt"]}), prepare=new_file, target=1.5)
         run(["git", "reset", "-q"], cwd=repo)
         run(["git", "checkout", "-q", "--", "README.md"], cwd=repo)
-        rel = "src/git.rs"
+        rel = "access/src/git.rs"
         paired(sec, f"`files_read` / `read_text_file` ({rel})", "server-filesystem", n,
                lambda: pfs.call("read_text_file", {"path": str(repo / rel)}), lambda: ours.call("files_read", {"path": rel}))
         paired(sec, "`files_list` / `list_directory` (src)", "server-filesystem", n,
@@ -1288,7 +1288,7 @@ def write_report(args, sections: list[str], started: str) -> str:
             "snapshot alone). CPU is user + system of every thread, from `/proc/self/stat` (10 ms",
             "ticks). The `mixed` corpus is the same with its ADRs rotating through seneschal's front",
             "matter, adr-tools (Nygard), MADR front matter and log4brains bullets (read per file by",
-            "`src/knowledge/adr.rs`). Last, `seneschal --repo CORPUS mcp` answers `knowledge_search` round trips.",
+            "`knowledge/src/adr.rs`). Last, `seneschal --repo CORPUS mcp` answers `knowledge_search` round trips.",
             "How the index works and what its profile showed: `docs/bench/knowledge.md`.",
         ],
         "files.search": [
@@ -1308,7 +1308,7 @@ def write_report(args, sections: list[str], started: str) -> str:
             "HEAD]`, on this repository; rounds as in files.search. seneschal's answer holds the file",
             "list (line counts) and the patch, redacted; over MCP twice (a text block and",
             "`structuredContent`). Both seneschal paths run git for the diff; the served one names",
-            "revisions through its resident resolver (`src/git.rs`), the CLI starts one. A one-shot",
+            "revisions through its resident resolver (`access/src/git.rs`), the CLI starts one. A one-shot",
             "process cannot reach 1.5 × a small `git diff`: its own start is 0.8–0.9 ms of CPU beside",
             "git's 1.2–1.4 ms (see the last part of the Optimizations below). Since 0.5.0 the content",
             "gate reads whole blobs for the files whose hunks may hold key material and for every",
@@ -1321,7 +1321,7 @@ def write_report(args, sections: list[str], started: str) -> str:
             "The other git readers, each against the git command that gives the same facts (a process",
             "per call, as a shell tool runs it), served (`tools/call` to a resident `seneschal --repo .",
             "mcp`) and one-shot, on this repository; rounds as in files.search. Every seneschal run of",
-            "git is pinned and isolated (`src/gitdir.rs`: a dozen `lstat`s, the derived configuration",
+            "git is pinned and isolated (`access/src/gitdir.rs`: a dozen `lstat`s, the derived configuration",
             "kept until `.git/config` changes) and the content gate reads the whole blamed file first.",
             "`repo.blame` answers 1.2 MiB of JSON for 2,000 lines (each line with its commit, author, date",
             "and summary) against git's porcelain, and the executor redacts it string by string (about",

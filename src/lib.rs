@@ -1,42 +1,23 @@
 //! seneschal: a repository steward for AI agents and the people beside them.
 //!
-//! Every capability is declared once, in a YAML manifest under `capabilities/`; `build.rs`
+//! Every capability is declared once, in a YAML manifest under `capabilities/`; `core/build.rs`
 //! (through the `seneschal-codegen` crate) compiles the manifests into the typed dispatch
-//! table of [`registry`] and into every projection. This library holds the runtime: the one
-//! [`execute`] path, the [`policy`] that derives what a caller may assume, the [`handlers`],
-//! and the transports ([`cli`]) that adapt argv, JSON-RPC or HTTP to the executor.
-//! See docs/ARCHITECTURE.md for the code map and its invariants.
+//! table of [`registry`] and into every projection. This package is the command line
+//! ([`cli`]); the rest lives in one crate a room, each importing only those below it:
+//! `seneschal-model`, `seneschal-access` (repository access), `seneschal-knowledge`,
+//! `seneschal-core` (registry, executor, handlers, store, desk), `seneschal-mcp`,
+//! `seneschal-http` and `seneschal-devtools`. Their modules are re-exported here under the
+//! names they had in one crate. See docs/ARCHITECTURE.md for the code map and its invariants.
 
 pub mod cli;
-pub mod codes;
-pub mod confine;
-pub mod conformance;
-pub mod context;
-pub mod contract;
-pub mod display;
-pub mod error;
-pub mod execute;
-pub mod flags;
-pub mod gate;
-pub mod generate;
-pub mod git;
-pub mod gitdir;
-pub mod gitwrite;
-pub mod handlers;
-pub mod http;
-pub mod interact;
-pub mod keep;
-pub mod knowledge;
-pub mod limits;
-pub mod mcp;
-pub mod policy;
-pub mod redact;
-pub mod registry;
-pub mod rootfs;
-pub mod rules;
-pub mod store;
-pub mod text;
-pub mod toolset;
-pub mod transport;
-pub mod udiff;
-pub mod versions;
+
+pub use seneschal_access::{
+    confine, display, error, gate, git, gitdir, keep, limits, redact, rootfs, rules, text,
+    transport, udiff,
+};
+pub use seneschal_core::{context, execute, gitwrite, handlers, interact, registry, store};
+pub use seneschal_devtools::{conformance, contract, generate};
+pub use seneschal_http as http;
+pub use seneschal_knowledge as knowledge;
+pub use seneschal_mcp as mcp;
+pub use seneschal_model::{codes, flags, policy, toolset, versions};

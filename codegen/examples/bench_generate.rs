@@ -78,7 +78,7 @@ fn handler(n: usize) -> String {
 
 fn write_registry(root: &Path, n: usize) {
     std::fs::create_dir_all(root.join("capabilities")).unwrap();
-    std::fs::create_dir_all(root.join("src/handlers")).unwrap();
+    std::fs::create_dir_all(root.join("core/src/handlers")).unwrap();
     for i in 0..n {
         std::fs::write(
             root.join(format!("capabilities/synth.cap{i:04}.yaml")),
@@ -86,9 +86,9 @@ fn write_registry(root: &Path, n: usize) {
         )
         .unwrap();
     }
-    std::fs::write(root.join("src/handlers/synth.rs"), handler(n)).unwrap();
+    std::fs::write(root.join("core/src/handlers/synth.rs"), handler(n)).unwrap();
     // Into a workspace copy (`--write`), the synthetic module joins the real ones.
-    let modules = root.join("src/handlers/mod.rs");
+    let modules = root.join("core/src/handlers/mod.rs");
     let mut text = std::fs::read_to_string(&modules)
         .unwrap_or_else(|_| "//! Synthetic handler modules.\n".to_string());
     if !text.lines().any(|l| l == "pub mod synth;") {
@@ -104,7 +104,7 @@ fn main() {
         let dir = Path::new(&args[pos + 1]);
         write_registry(dir, n);
         println!(
-            "wrote {n} synthetic manifests, src/handlers/synth.rs and src/handlers/mod.rs under {}",
+            "wrote {n} synthetic manifests, core/src/handlers/synth.rs and core/src/handlers/mod.rs under {}",
             dir.display()
         );
         return;

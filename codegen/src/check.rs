@@ -31,8 +31,8 @@ pub const RESERVED_CLI: &[&[&str]] = &[
 /// The URI prefix of runtime knowledge objects; no built-in resource may take it.
 pub const KNOWLEDGE_URI_PREFIX: &str = "seneschal://knowledge/";
 
-/// Checks every cross-manifest invariant. `handlers_dirs` are `src/handlers` (and, with the
-/// conformance fixtures, `src/handlers/fixtures`), whose files are parsed to prove that each named
+/// Checks every cross-manifest invariant. `handlers_dirs` are `core/src/handlers` (and, with the
+/// conformance fixtures, `core/src/handlers/fixtures`), whose files are parsed to prove that each named
 /// handler exists (none: the check is skipped); `repo_root` resolves resource content.
 pub fn check_registry(
     caps: &[Capability],

@@ -27,7 +27,7 @@ pub struct Inputs {
     pub root: PathBuf,
     /// The manifest folder, normally `<root>/capabilities`.
     pub capabilities: PathBuf,
-    /// The handler folder, normally `<root>/src/handlers`; `None` skips the handler check.
+    /// The handler folder, normally `<root>/core/src/handlers`; `None` skips the handler check.
     pub handlers: Option<PathBuf>,
     /// The version the projections announce.
     pub version: String,
@@ -39,7 +39,7 @@ impl Inputs {
         Inputs {
             root: root.to_path_buf(),
             capabilities: root.join("capabilities"),
-            handlers: Some(root.join("src/handlers")),
+            handlers: Some(root.join("core/src/handlers")),
             version: version.to_string(),
         }
     }
@@ -50,8 +50,8 @@ pub const FIXTURES_FEATURE: &str = "CARGO_FEATURE_CONFORMANCE_FIXTURES";
 /// The fixture folder the feature adds: its `capabilities/*.yaml` join the registry.
 pub const FIXTURES_DIR: &str = "tests/fixtures/mcp-conformance";
 /// Where the fixtures' handler modules live: in the crate's own sources, declared under the
-/// feature in `src/handlers/mod.rs` (never a `#[path]` into `tests/`).
-pub const FIXTURES_HANDLERS: &str = "src/handlers/fixtures";
+/// feature in `core/src/handlers/mod.rs` (never a `#[path]` into `tests/`).
+pub const FIXTURES_HANDLERS: &str = "core/src/handlers/fixtures";
 
 /// Loads and checks the whole registry; every problem is reported, sorted by file.
 pub fn load_registry(inputs: &Inputs) -> Result<Registry, Vec<Diagnostic>> {
@@ -362,13 +362,13 @@ pub fn build(root: &Path, out_dir: &Path, version: &str) -> Result<(), String> {
     let mut triggers = vec![
         inputs.capabilities.clone(),
         root.join("share/schemas/capability.schema.json"),
-        root.join("src/handlers"),
+        root.join("core/src/handlers"),
     ];
     if let Ok(files) = load::manifest_files(&inputs.capabilities) {
         triggers.extend(files);
     }
     for dir in &extra {
-        // Their handlers are under src/handlers (FIXTURES_HANDLERS), a trigger already.
+        // Their handlers are under core/src/handlers (FIXTURES_HANDLERS), a trigger already.
         triggers.push(dir.join("capabilities"));
         if let Ok(files) = load::manifest_files(&dir.join("capabilities")) {
             triggers.extend(files);

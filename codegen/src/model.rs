@@ -118,7 +118,7 @@ pub struct Capability {
     pub description: String,
     /// Maintainer-level detail (the manifest's `details`), for the reference and OpenAPI.
     pub details: Option<String>,
-    /// `(module, function)` under `src/handlers/`.
+    /// `(module, function)` under `core/src/handlers/`.
     pub handler: Option<(String, String)>,
     /// Repository-relative content file of a resource.
     pub content: Option<String>,

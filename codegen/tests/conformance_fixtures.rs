@@ -82,7 +82,7 @@ fn the_fixtures_join_only_when_their_folder_is_given() {
     // The fixture handlers are compiled in as a module of their own, declared by hand under
     // the feature (the module list is checked against the manifests with and without it: both
     // generations above passed that check), and nothing lists handler files in OUT_DIR.
-    let mod_rs = std::fs::read_to_string(root.join("src/handlers/mod.rs")).expect("mod.rs");
+    let mod_rs = std::fs::read_to_string(root.join("core/src/handlers/mod.rs")).expect("mod.rs");
     assert!(
         mod_rs.contains(
             "#[cfg(feature = \"conformance-fixtures\")]\n\

@@ -26,10 +26,10 @@ fn failure(root: &Path) -> String {
 #[test]
 fn handler_signature_mistakes_are_reported_at_the_handler() {
     for (case, file_line) in [
-        ("input_type", "src/handlers/demo.rs:7:"),
-        ("swapped_arguments", "src/handlers/demo.rs:7:"),
-        ("missing_pub", "src/handlers/demo.rs:7:"),
-        ("output_type", "src/handlers/demo.rs:7:"),
+        ("input_type", "core/src/handlers/demo.rs:7:"),
+        ("swapped_arguments", "core/src/handlers/demo.rs:7:"),
+        ("missing_pub", "core/src/handlers/demo.rs:7:"),
+        ("output_type", "core/src/handlers/demo.rs:7:"),
     ] {
         let text = failure(&fixture(case));
         assert!(text.contains(file_line), "{case}: {text}");
@@ -71,8 +71,8 @@ fn a_clash_leads_with_the_file_being_added() {
     for rel in [
         "capabilities/demo.echo.yaml",
         "capabilities/demo.added.yaml",
-        "src/handlers/mod.rs",
-        "src/handlers/demo.rs",
+        "core/src/handlers/mod.rs",
+        "core/src/handlers/demo.rs",
     ] {
         std::fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
         std::fs::copy(src.join(rel), root.join(rel)).unwrap();

@@ -109,7 +109,7 @@ fn one_line_includes(text: &str) -> String {
 }
 
 /// The hand-written handler module list, checked against the manifests: one fixture per way it
-/// can disagree, each diagnostic naming `src/handlers/mod.rs` and the line to add or remove.
+/// can disagree, each diagnostic naming `core/src/handlers/mod.rs` and the line to add or remove.
 #[test]
 fn every_mod_list_fixture_fails_with_its_diagnostics() {
     let dir = fixtures().join("mod_list");
@@ -126,7 +126,7 @@ fn every_mod_list_fixture_fails_with_its_diagnostics() {
             Err(d) => d,
         };
         for d in &diags {
-            assert_eq!(d.file, "src/handlers/mod.rs", "{name}: {d}");
+            assert_eq!(d.file, "core/src/handlers/mod.rs", "{name}: {d}");
         }
         insta::assert_snapshot!(format!("mod_list__{name}"), report(&diags));
     }
@@ -146,7 +146,7 @@ fn a_fixture_module_is_checked_only_when_its_folder_joins() {
     let _ = std::fs::remove_dir_all(&copy);
     for rel in [
         "capabilities/demo.echo.yaml",
-        "src/handlers/demo.rs",
+        "core/src/handlers/demo.rs",
         "extra/capabilities/extra.shout.yaml",
         "extra/handlers/extra.rs",
     ] {
@@ -154,7 +154,7 @@ fn a_fixture_module_is_checked_only_when_its_folder_joins() {
         std::fs::copy(root.join(rel), copy.join(rel)).unwrap();
     }
     std::fs::write(
-        copy.join("src/handlers/mod.rs"),
+        copy.join("core/src/handlers/mod.rs"),
         "//! Fixture handler modules: the extra folder's line is missing.\n\npub mod demo;\n",
     )
     .unwrap();
@@ -165,7 +165,7 @@ fn a_fixture_module_is_checked_only_when_its_folder_joins() {
     let diags = with.expect_err("the extra module is not declared");
     assert_eq!(
         report(&diags),
-        "seneschal: the capability registry has 1 problem(s):\n  src/handlers/mod.rs:4: handler module `extra` of `extra.shout` (extra/capabilities/extra.shout.yaml) is not declared: add the line `#[cfg(feature = \"conformance-fixtures\")] #[path = \"../../extra/handlers/extra.rs\"] pub mod extra;`\n"
+        "seneschal: the capability registry has 1 problem(s):\n  core/src/handlers/mod.rs:4: handler module `extra` of `extra.shout` (extra/capabilities/extra.shout.yaml) is not declared: add the line `#[cfg(feature = \"conformance-fixtures\")] #[path = \"../../extra/handlers/extra.rs\"] pub mod extra;`\n"
     );
 }
 

@@ -6,8 +6,6 @@
 //! [`Class`], whose methods are the only derivation of hints, approval and profile
 //! membership. No transport writes an annotation value itself; each reads these tables.
 
-use crate::toolset::{Profile, Toolset};
-
 /// What a call changes in the world.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Effect {
@@ -233,12 +231,6 @@ impl Class {
     pub fn served_by(&self, max: Effect) -> bool {
         self.executable() && self.within(max)
     }
-
-    /// Whether a process of `profile` executes this capability: served up to its effect, and
-    /// in one of its toolsets. The one test of a capability against a profile.
-    pub fn served_in(&self, profile: Profile) -> bool {
-        self.served_by(profile.max_effect) && profile.toolsets.contains(self.toolset)
-    }
 }
 
 impl Effect {
@@ -335,6 +327,71 @@ impl Approval {
             Approval::None => "none",
             Approval::Session => "session",
             Approval::PerCall => "per_call",
+        }
+    }
+}
+
+/// The group of capabilities a client can be given or spared, as a whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Toolset {
+    /// Reading, finding, searching and changing the working tree's files.
+    Files,
+    /// What git knows: status, diffs, the log, commits, blame, branches.
+    History,
+    /// Changing git's state: staging, committing, branching, switching, restoring.
+    Git,
+    /// The repository's ADRs, guides and skills: listing, reading, checking, writing them.
+    Knowledge,
+    /// This process and its caller: notes, the audit of writes, the server's status.
+    Session,
+    /// seneschal describing itself: its registry, contract, projections, wiring, architecture.
+    Introspection,
+}
+
+impl Toolset {
+    /// Every toolset, in the order surfaces list them.
+    pub const ALL: [Toolset; 6] = [
+        Toolset::Files,
+        Toolset::History,
+        Toolset::Git,
+        Toolset::Knowledge,
+        Toolset::Session,
+        Toolset::Introspection,
+    ];
+
+    /// The manifest and `--toolsets` spelling.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Toolset::Files => "files",
+            Toolset::History => "history",
+            Toolset::Git => "git",
+            Toolset::Knowledge => "knowledge",
+            Toolset::Session => "session",
+            Toolset::Introspection => "introspection",
+        }
+    }
+
+    /// Parses the manifest spelling.
+    pub fn parse(s: &str) -> Option<Toolset> {
+        Toolset::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// This toolset's bit in a [`Toolsets`] mask.
+    pub const fn bit(self) -> u8 {
+        1 << self as u8
+    }
+
+    /// What the toolset holds, in one sentence (for `--help` and the reference).
+    pub const fn about(self) -> &'static str {
+        match self {
+            Toolset::Files => "read, find, search and change the working tree's files",
+            Toolset::History => "status, diffs, log, commits, blame, branches",
+            Toolset::Git => "stage, commit, branch, switch, restore",
+            Toolset::Knowledge => "the repository's ADRs, guides and skills",
+            Toolset::Session => "notes, the audit of writes, the server's status",
+            Toolset::Introspection => {
+                "seneschal's own registry, contract, projections, wiring and architecture"
+            }
         }
     }
 }

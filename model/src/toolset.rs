@@ -10,7 +10,7 @@
 //! pre-derived bytes alone, and the document of every toolset is byte-identical to the
 //! committed one.
 
-use crate::policy::Effect;
+use crate::policy::{Class, Effect};
 
 /// The inputs the writes take alike, each with the sentence that explains it: the MCP server
 /// says them once, in its `instructions`, and a tool entry publishes their schemas, every
@@ -28,70 +28,7 @@ pub const SHARED_INPUTS: [(&str, &str); 3] = [
     ),
 ];
 
-/// The group of capabilities a client can be given or spared, as a whole.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Toolset {
-    /// Reading, finding, searching and changing the working tree's files.
-    Files,
-    /// What git knows: status, diffs, the log, commits, blame, branches.
-    History,
-    /// Changing git's state: staging, committing, branching, switching, restoring.
-    Git,
-    /// The repository's ADRs, guides and skills: listing, reading, checking, writing them.
-    Knowledge,
-    /// This process and its caller: notes, the audit of writes, the server's status.
-    Session,
-    /// seneschal describing itself: its registry, contract, projections, wiring, architecture.
-    Introspection,
-}
-
-impl Toolset {
-    /// Every toolset, in the order surfaces list them.
-    pub const ALL: [Toolset; 6] = [
-        Toolset::Files,
-        Toolset::History,
-        Toolset::Git,
-        Toolset::Knowledge,
-        Toolset::Session,
-        Toolset::Introspection,
-    ];
-
-    /// The manifest and `--toolsets` spelling.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Toolset::Files => "files",
-            Toolset::History => "history",
-            Toolset::Git => "git",
-            Toolset::Knowledge => "knowledge",
-            Toolset::Session => "session",
-            Toolset::Introspection => "introspection",
-        }
-    }
-
-    /// Parses the manifest spelling.
-    pub fn parse(s: &str) -> Option<Toolset> {
-        Toolset::ALL.into_iter().find(|t| t.as_str() == s)
-    }
-
-    /// This toolset's bit in a [`Toolsets`] mask.
-    pub const fn bit(self) -> u8 {
-        1 << self as u8
-    }
-
-    /// What the toolset holds, in one sentence (for `--help` and the reference).
-    pub const fn about(self) -> &'static str {
-        match self {
-            Toolset::Files => "read, find, search and change the working tree's files",
-            Toolset::History => "status, diffs, log, commits, blame, branches",
-            Toolset::Git => "stage, commit, branch, switch, restore",
-            Toolset::Knowledge => "the repository's ADRs, guides and skills",
-            Toolset::Session => "notes, the audit of writes, the server's status",
-            Toolset::Introspection => {
-                "seneschal's own registry, contract, projections, wiring and architecture"
-            }
-        }
-    }
-}
+pub use crate::policy::Toolset;
 
 /// A set of toolsets (a bit mask).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -174,6 +111,12 @@ impl Profile {
     };
 
     /// The profile of every toolset up to `max_effect`.
+    /// Whether a process of this profile executes the capability of `class`: served up to
+    /// its effect, and in one of its toolsets. The one test of a capability against a profile.
+    pub fn serves(&self, class: &Class) -> bool {
+        class.served_by(self.max_effect) && self.toolsets.contains(class.toolset)
+    }
+
     pub const fn of_effect(max_effect: Effect) -> Profile {
         Profile {
             max_effect,

@@ -144,9 +144,9 @@ mod tests {
         )
         .unwrap();
         assert!(is_checkout(d));
-        std::fs::create_dir_all(d.join("src/handlers")).unwrap();
+        std::fs::create_dir_all(d.join("core/src/handlers")).unwrap();
         assert_eq!(
-            find(&d.join("src/handlers")),
+            find(&d.join("core/src/handlers")),
             Some(d.canonicalize().unwrap())
         );
         assert!(require_exact("conformance", &d.join("src")).is_err());

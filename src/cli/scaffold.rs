@@ -2,8 +2,8 @@
 //!
 //! It writes `capabilities/<id>.yaml` (every required field, a commented example for the
 //! others, exposures derived from the id) and, for a query, the handler with the exact
-//! signature and generated type paths in its group file `src/handlers/<group>.rs` (created
-//! when new, with its `pub mod <group>;` line added to `src/handlers/mod.rs`). The untouched
+//! signature and generated type paths in its group file `core/src/handlers/<group>.rs` (created
+//! when new, with its `pub mod <group>;` line added to `core/src/handlers/mod.rs`). The untouched
 //! scaffold builds, and the capability answers on every transport.
 
 use std::path::{Path, PathBuf};
@@ -138,7 +138,7 @@ pub fn scaffold(
         write(&manifest, &resource_manifest(id, &content))?;
         return Ok(written);
     }
-    let handlers = ws.join("src/handlers");
+    let handlers = ws.join("core/src/handlers");
     let group_file = handlers.join(format!("{group}.rs"));
     if group_file.exists() {
         let text = read(&group_file)?;
@@ -149,7 +149,7 @@ pub fn scaffold(
         });
         if taken {
             return Err(CapabilityError::conflict(format!(
-                "src/handlers/{group}.rs has a `fn {function}` already: choose another id"
+                "core/src/handlers/{group}.rs has a `fn {function}` already: choose another id"
             )));
         }
         let mut text = text;
@@ -159,18 +159,22 @@ pub fn scaffold(
         text.push('\n');
         text.push_str(&handler(id, &function, &types, true));
         write(&group_file, &text)?;
-        written.changed.push(format!("src/handlers/{group}.rs"));
+        written
+            .changed
+            .push(format!("core/src/handlers/{group}.rs"));
     } else {
         let text = format!(
-            "//! Handlers of the `{group}.*` group.\n\nuse crate::context::Context;\nuse crate::error::CapabilityError;\nuse crate::registry::types::{types};\n\n{}",
+            "//! Handlers of the `{group}.*` group.\n\nuse crate::context::Context;\nuse seneschal_access::error::CapabilityError;\nuse crate::registry::types::{types};\n\n{}",
             handler(id, &function, &types, false)
         );
         write(&group_file, &text)?;
-        written.created.push(format!("src/handlers/{group}.rs"));
+        written
+            .created
+            .push(format!("core/src/handlers/{group}.rs"));
         let mod_rs = handlers.join("mod.rs");
         let text = read(&mod_rs)?;
         write(&mod_rs, &with_module(&text, group))?;
-        written.changed.push("src/handlers/mod.rs".to_string());
+        written.changed.push("core/src/handlers/mod.rs".to_string());
     }
     write(&manifest, &query_manifest(id, group, &function, effect))?;
     // Formatted as rustfmt would (long type paths wrap): best effort, the file is valid Rust.
@@ -237,7 +241,7 @@ fn handler(id: &str, function: &str, types: &str, qualified: bool) -> String {
     let (ctx, error, module) = if qualified {
         (
             "crate::context::Context",
-            "crate::error::CapabilityError",
+            "seneschal_access::error::CapabilityError",
             format!("crate::registry::types::{types}"),
         )
     } else {
@@ -267,7 +271,7 @@ title: {title}
 description: >-
   What `{id}` answers, for whom, and what it leaves unchanged. (Written by `seneschal new`:
   replace this text.)
-{handler_line}# pub fn {function} in src/handlers/{group}.rs
+{handler_line}# pub fn {function} in core/src/handlers/{group}.rs
 {effect_line}# read | process_state | repository_write
 disclosure: none               # none | metadata | repository (the executor redacts every answer)
 determinism: input             # input | repository | process

@@ -188,6 +188,12 @@ fn prepare() -> Prepared {
     for dir in [
         "src",
         "model",
+        "access",
+        "knowledge",
+        "core",
+        "mcp",
+        "http",
+        "devtools",
         "capabilities",
         "share",
         "generated",
@@ -197,7 +203,7 @@ fn prepare() -> Prepared {
         copy_dir(&root.join(dir), &ws.join(dir));
     }
     copy_dir(&root.join("codegen/src"), &ws.join("codegen/src"));
-    for file in ["Cargo.toml", "Cargo.lock", "build.rs", "codegen/Cargo.toml"] {
+    for file in ["Cargo.toml", "Cargo.lock", "codegen/Cargo.toml"] {
         std::fs::copy(root.join(file), ws.join(file)).unwrap();
     }
     // Two scaffolds, untouched.
@@ -223,7 +229,7 @@ fn prepare() -> Prepared {
     std::fs::write(ws.join("capabilities/demo.liar.yaml"), LIAR).unwrap();
     std::fs::write(ws.join("capabilities/demo.counter.yaml"), COUNTER).unwrap();
     std::fs::write(
-        ws.join("src/handlers/demo.rs"),
+        ws.join("core/src/handlers/demo.rs"),
         format!("{}{LYING_HANDLERS}", readme_block("rust")),
     )
     .unwrap();
@@ -251,9 +257,9 @@ fn prepare() -> Prepared {
         "a handler module no line declares was built"
     );
     let refused = tail(&o);
-    let mod_rs = std::fs::read_to_string(ws.join("src/handlers/mod.rs")).unwrap();
+    let mod_rs = std::fs::read_to_string(ws.join("core/src/handlers/mod.rs")).unwrap();
     std::fs::write(
-        ws.join("src/handlers/mod.rs"),
+        ws.join("core/src/handlers/mod.rs"),
         mod_rs.replacen("pub mod files;", "pub mod demo;\npub mod files;", 1),
     )
     .unwrap();
@@ -282,7 +288,7 @@ fn one_manifest_and_one_handler_make_a_working_capability() {
     let p = guard.as_ref().expect("prepared");
     let (ws, target) = (&p.ws, &p.target);
     assert!(
-        p.refused.contains("src/handlers/mod.rs:")
+        p.refused.contains("core/src/handlers/mod.rs:")
             && p.refused.contains("handler module `demo` of `demo.counter` (capabilities/demo.counter.yaml) and 2 more capabilities is not declared: add the line `pub mod demo;`"),
         "{}",
         p.refused
@@ -449,7 +455,7 @@ fn one_manifest_and_one_handler_make_a_working_capability() {
     std::fs::write(ws.join("capabilities/demo.echo.yaml"), &manifest).unwrap();
 
     // A manifest whose handler is missing fails the build and names the manifest.
-    std::fs::remove_file(ws.join("src/handlers/demo.rs")).unwrap();
+    std::fs::remove_file(ws.join("core/src/handlers/demo.rs")).unwrap();
     let o = cargo(ws, target, &["build", "--offline", "--bin", "seneschal"]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
@@ -467,13 +473,13 @@ fn scaffolded_capabilities_answer_on_every_transport() {
     let p = guard.as_ref().expect("prepared");
     assert!(
         p.scaffolded[0].contains("created capabilities/notes.count.yaml")
-            && p.scaffolded[0].contains("created src/handlers/notes.rs")
-            && p.scaffolded[0].contains("changed src/handlers/mod.rs"),
+            && p.scaffolded[0].contains("created core/src/handlers/notes.rs")
+            && p.scaffolded[0].contains("changed core/src/handlers/mod.rs"),
         "{}",
         p.scaffolded[0]
     );
     assert!(
-        p.scaffolded[1].contains("changed src/handlers/repo.rs"),
+        p.scaffolded[1].contains("changed core/src/handlers/repo.rs"),
         "{}",
         p.scaffolded[1]
     );
@@ -481,8 +487,8 @@ fn scaffolded_capabilities_answer_on_every_transport() {
     let o = Command::new("rustfmt")
         .args(["--check", "--edition", "2021"])
         .args([
-            p.ws.join("src/handlers/notes.rs"),
-            p.ws.join("src/handlers/repo.rs"),
+            p.ws.join("core/src/handlers/notes.rs"),
+            p.ws.join("core/src/handlers/repo.rs"),
         ])
         .output()
         .expect("rustfmt runs");

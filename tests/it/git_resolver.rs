@@ -1,4 +1,4 @@
-//! The resident revision resolver (`src/git.rs`, one `git cat-file --batch-check` per
+//! The resident revision resolver (`access/src/git.rs`, one `git cat-file --batch-check` per
 //! repository) through the built binary: a served `repo.diff` between revisions runs one git
 //! process per call, not two; a commit made, refs packed, objects repacked between calls are
 //! seen by the next call; a resolver killed under the server is started again; a name that is

@@ -1,12 +1,15 @@
-//! The module graph of the library: every `crate::X` path in `src/**/*.rs` (comments and
-//! literals skipped) is an edge from the file's top-level module to `X`. The graph has no
-//! cycle, and the layering rules hold: only `cli/` knows argv (clap), the transports are
-//! imported by no one below them, handlers never reach a transport, no module but the
-//! generated dispatch calls a handler, no transport reaches the handlers, the knowledge layer or
-//! the store past the executor (the edges that only name a type or a constant are listed with
-//! their reason), and the leaves import nothing of the crate. A failure names the offending edge and the file that makes it.
+//! The rules the crates cannot hold. The crate edges hold the layering between rooms (a crate
+//! names only the crates below it in its Cargo.toml, and cargo refuses a cycle):
+//! [`the_crates_depend_only_on_the_rooms_below`] pins those edges, and which crates may use
+//! argv (clap) or git's generator. Inside the crates, every `crate::X` path (and every
+//! `seneschal_<crate>::X` path, read as the module it names) in the crates' sources (comments
+//! and literals skipped) is an edge from the file's top-level module to `X`: the graph has no
+//! cycle, no two files import each other, no module but the generated dispatch calls a
+//! handler, no transport reaches the knowledge layer or the store past the executor (the edges
+//! that only name a type or a constant are listed with their reason), and the leaves import
+//! nothing. A failure names the offending edge and the file that makes it.
 //!
-//! The generated dispatch (`OUT_DIR/registry.rs`, included by `src/registry.rs`) is not read:
+//! The generated dispatch (`OUT_DIR/registry.rs`, included by `core/src/registry.rs`) is not read:
 //! it is the registry calling the handlers, which by construction read the registry.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -17,6 +20,7 @@ const LEAVES: &[&str] = &[
     "codes",
     "display",
     "flags",
+    "limits",
     "policy",
     "rules",
     "text",
@@ -24,11 +28,89 @@ const LEAVES: &[&str] = &[
     "versions",
 ];
 
+/// Each crate's source folder, and the module its files form when the crate is one module
+/// (`None`: its top-level modules are the crate's own).
+const CRATE_DIRS: &[(&str, Option<&str>)] = &[
+    ("model/src/", None),
+    ("access/src/", None),
+    ("knowledge/src/", Some("knowledge")),
+    ("core/src/", None),
+    ("mcp/src/", Some("mcp")),
+    ("http/src/", Some("http")),
+    ("devtools/src/", None),
+    ("src/", None),
+];
+
+/// How a path names another crate's module, read as the module it is.
+const CRATE_PATHS: &[(&str, &str)] = &[
+    ("seneschal_model::", "crate::"),
+    ("seneschal_access::", "crate::"),
+    ("seneschal_knowledge", "crate::knowledge"),
+    ("seneschal_core::", "crate::"),
+    ("seneschal_mcp", "crate::mcp"),
+    ("seneschal_http", "crate::http"),
+    ("seneschal_devtools::", "crate::"),
+];
+
+/// A repository path as the module path it had when the crates were one:
+/// `core/src/handlers/files.rs` → `handlers/files.rs`, `mcp/src/lib.rs` → `mcp/mod.rs`.
+fn logical(path: &str) -> String {
+    for (dir, module) in CRATE_DIRS {
+        if let Some(rest) = path.strip_prefix(dir) {
+            return match module {
+                Some(m) if rest == "lib.rs" => format!("{m}/mod.rs"),
+                Some(m) => format!("{m}/{rest}"),
+                None => rest.to_string(),
+            };
+        }
+    }
+    path.to_string()
+}
+
+/// The top-level module of a repository path.
+fn module_of(path: &str) -> String {
+    let logical = logical(path);
+    let first = logical.split('/').next().unwrap_or_default();
+    first.strip_suffix(".rs").unwrap_or(first).to_string()
+}
+
+/// Every Rust source of the crates (codegen aside, which the build runs): `(repository path,
+/// raw text)`.
+fn raw_sources() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut paths = Vec::new();
+    for (dir, _) in CRATE_DIRS {
+        rust_files(&root.join(dir), &mut paths);
+    }
+    paths.sort();
+    paths.dedup();
+    paths
+        .iter()
+        .map(|p| {
+            let rel = p.strip_prefix(root).expect("under the root");
+            (
+                rel.to_string_lossy().into_owned(),
+                std::fs::read_to_string(p).expect("readable source"),
+            )
+        })
+        .collect()
+}
+
+/// `code` with every path into another crate (and, in a crate that is one module, into its
+/// own) written as the `crate::` path it had when the crates were one.
+fn as_one_crate(path: &str, code: &str) -> String {
+    let mut code = code.to_string();
+    if let Some((_, Some(m))) = CRATE_DIRS.iter().find(|(d, _)| path.starts_with(d)) {
+        code = code.replace("crate::", &format!("crate::{m}::"));
+    }
+    for (from, to) in CRATE_PATHS {
+        code = code.replace(from, to);
+    }
+    code
+}
+
 /// The transports: argv, MCP, HTTP.
 const TRANSPORTS: &[&str] = &["cli", "http", "mcp"];
-
-/// Which transport may import which: the CLI starts both servers, HTTP serves MCP at /mcp.
-const TRANSPORT_EDGES: &[(&str, &str)] = &[("cli", "http"), ("cli", "mcp"), ("http", "mcp")];
 
 /// What a transport reaches only through the executor: the handlers, the knowledge layer and
 /// the store (`execute` calls the generated dispatch, reads knowledge resources and hands the
@@ -104,9 +186,6 @@ fn calls_through(code: &str, to: &str, functions: &[&str]) -> Vec<String> {
         })
         .collect()
 }
-
-/// Crates only `cli/` may use.
-const ARGV_CRATES: &[&str] = &["clap", "clap_complete", "clap_mangen"];
 
 /// One import: from a top-level module to another, made in `file`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -259,16 +338,6 @@ fn crate_paths(code: &str) -> BTreeSet<String> {
     found
 }
 
-/// Whether `code` uses one of `crates` (`use clap…`, `clap::…`).
-fn uses_crate(code: &str, krate: &str) -> bool {
-    let b = code.as_bytes();
-    let needle = format!("{krate}::");
-    code.match_indices(&needle).any(|(at, _)| {
-        // `::clap::x` is the crate too; `foo_clap::` and `self.clap::` are not.
-        at == 0 || !(is_ident(b[at - 1]) || b[at - 1] == b'.')
-    })
-}
-
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -284,40 +353,48 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every source file of the library as `(path relative to src/, top-level module, code)`;
-/// `lib.rs` and `main.rs` are the roots, not modules.
+/// Every source file of the crates as `(repository path, top-level module, code)`, its
+/// paths read as one crate's ([`as_one_crate`]); the crate roots are not modules.
 fn sources() -> Vec<(String, String, String)> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files
+    raw_sources()
         .into_iter()
-        .filter_map(|p| {
-            let rel = p
-                .strip_prefix(&src)
-                .expect("under src/")
-                .to_string_lossy()
-                .into_owned();
-            if rel == "lib.rs" || rel == "main.rs" {
-                return None;
-            }
-            let first = rel.split('/').next().expect("a first component");
-            let module = first.strip_suffix(".rs").unwrap_or(first).to_string();
-            let text = std::fs::read_to_string(&p).expect("readable source");
-            Some((rel, module, code_only(&text)))
+        .filter(|(rel, _)| {
+            let l = logical(rel);
+            l != "lib.rs" && l != "main.rs"
+        })
+        .map(|(rel, text)| {
+            let module = module_of(&rel);
+            let code = as_one_crate(&rel, &code_only(&text));
+            (rel, module, code)
         })
         .collect()
 }
 
-/// The top-level modules `src/lib.rs` declares.
+/// The top-level modules of the crates: those their roots declare, and the crates that are
+/// one module each.
 fn modules() -> BTreeSet<String> {
-    let lib = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/lib.rs"))
-        .expect("src/lib.rs");
-    code_only(&lib)
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("pub mod "))
-        .map(|m| m.trim_end_matches(';').trim().to_string())
-        .collect()
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out: BTreeSet<String> = ["knowledge", "mcp", "http"].map(String::from).into();
+    for lib in [
+        "model/src/lib.rs",
+        "access/src/lib.rs",
+        "core/src/lib.rs",
+        "devtools/src/lib.rs",
+        "src/lib.rs",
+    ] {
+        let text = std::fs::read_to_string(root.join(lib)).expect("a crate root");
+        out.extend(
+            code_only(&text)
+                .lines()
+                .filter_map(|l| {
+                    let l = l.trim();
+                    l.strip_prefix("pub mod ")
+                        .or_else(|| l.strip_prefix("mod "))
+                })
+                .map(|m| m.trim_end_matches(';').trim().to_string()),
+        );
+    }
+    out
 }
 
 /// The edges between distinct top-level modules, each with the first file that makes it.
@@ -390,7 +467,7 @@ fn find_cycle(edges: &[Edge]) -> Option<Vec<Edge>> {
 fn show(edges: &[Edge]) -> String {
     edges
         .iter()
-        .map(|e| format!("{} -> {} (src/{})", e.from, e.to, e.file))
+        .map(|e| format!("{} -> {} ({})", e.from, e.to, e.file))
         .collect::<Vec<_>>()
         .join("\n  ")
 }
@@ -401,16 +478,7 @@ fn violations(files: &[(String, String, String)], edges: &[Edge]) -> Vec<String>
     for e in edges {
         if LEAVES.contains(&e.from.as_str()) {
             bad.push(format!(
-                "the leaf {} imports {} (src/{}): leaves import nothing of the crate",
-                e.from, e.to, e.file
-            ));
-        }
-        if TRANSPORTS.contains(&e.to.as_str())
-            && !TRANSPORT_EDGES.contains(&(e.from.as_str(), e.to.as_str()))
-        {
-            bad.push(format!(
-                "{} imports the transport {} (src/{}): only cli starts the servers and only http \
-                 serves mcp",
+                "the leaf {} imports {} ({}): leaves import nothing of the crate",
                 e.from, e.to, e.file
             ));
         }
@@ -423,7 +491,7 @@ fn violations(files: &[(String, String, String)], edges: &[Edge]) -> Vec<String>
             for (rel, _, code) in files.iter().filter(|(_, module, _)| module == from) {
                 for path in calls_through(code, to, functions) {
                     bad.push(format!(
-                        "src/{rel} reaches crate::{to}::{path}: an allowed edge names only \
+                        "{rel} reaches crate::{to}::{path}: an allowed edge names only \
                          types, constants and its listed functions; call it through execute"
                     ));
                 }
@@ -432,25 +500,15 @@ fn violations(files: &[(String, String, String)], edges: &[Edge]) -> Vec<String>
         }
         if e.to == "handlers" && e.from != "handlers" {
             bad.push(format!(
-                "{} calls a handler (src/{}): only the generated dispatch does, through execute",
+                "{} calls a handler ({}): only the generated dispatch does, through execute",
                 e.from, e.file
             ));
         }
         if TRANSPORTS.contains(&e.from.as_str()) && BEHIND_THE_EXECUTOR.contains(&e.to.as_str()) {
             bad.push(format!(
-                "the transport {} reaches {} (src/{}): transports go through execute",
+                "the transport {} reaches {} ({}): transports go through execute",
                 e.from, e.to, e.file
             ));
-        }
-    }
-    for (rel, module, code) in files {
-        if module == "cli" {
-            continue;
-        }
-        for krate in ARGV_CRATES {
-            if uses_crate(code, krate) {
-                bad.push(format!("src/{rel} uses {krate}: only cli/ knows argv"));
-            }
         }
     }
     bad
@@ -486,7 +544,7 @@ fn the_layering_rules_hold() {
     for leaf in LEAVES.iter().chain(TRANSPORTS) {
         assert!(
             modules.contains(*leaf),
-            "src/lib.rs declares no module {leaf}"
+            "no crate declares the module {leaf}"
         );
     }
     let bad = violations(&files, &edges(&files, &modules));
@@ -497,9 +555,8 @@ fn the_layering_rules_hold() {
     );
 }
 
-/// The checks fail when what they guard is broken: a cycle, a leaf that imports, a handler
-/// that reaches a transport, clap outside cli/, a transport that calls a handler or the store
-/// past the executor.
+/// The checks fail when what they guard is broken: a cycle, a leaf that imports, a transport
+/// that calls a handler or the store past the executor.
 #[test]
 fn the_checks_catch_a_planted_break() {
     let file = |rel: &str, module: &str, text: &str| {
@@ -507,26 +564,24 @@ fn the_checks_catch_a_planted_break() {
     };
     let files = vec![
         file(
-            "a.rs",
+            "src/a.rs",
             "a",
             "use crate::b::X;\n// crate::c is a comment\nlet s = \"crate::c\";",
         ),
         file(
-            "b/mod.rs",
+            "src/b/mod.rs",
             "b",
             "use crate::{a, text::hex};\nfn f<'a>(x: &'a str) -> char { 'c' }",
         ),
-        file("text.rs", "text", "pub fn hex() { crate::codes::X }"),
-        file("handlers/x.rs", "handlers", "use crate::mcp::protocol;"),
-        file("http/mod.rs", "http", "use clap::Command;"),
+        file("access/src/text.rs", "text", "pub fn hex() { crate::codes::X }"),
         file(
-            "http/routes.rs",
+            "http/src/routes.rs",
             "http",
             "crate::handlers::files::read(ctx, input)",
         ),
-        file("mcp/x.rs", "mcp", "crate::store::transact(ctx)"),
+        file("mcp/src/x.rs", "mcp", "crate::store::transact(ctx)"),
         file(
-            "mcp/methods/y.rs",
+            "mcp/src/methods/y.rs",
             "mcp",
             "use crate::knowledge::{Resource, scan};\nlet o = crate::knowledge::scan::read_object(r);",
         ),
@@ -554,28 +609,23 @@ fn the_checks_catch_a_planted_break() {
     assert_eq!(show(&cycle), "a -> b (src/a.rs)\n  b -> a (src/b/mod.rs)");
     let bad = violations(&files, &edges).join("\n");
     assert!(
-        bad.contains("the leaf text imports codes (src/text.rs)"),
+        bad.contains("the leaf text imports codes (access/src/text.rs)"),
         "{bad}"
     );
     assert!(
-        bad.contains("handlers imports the transport mcp (src/handlers/x.rs)"),
-        "{bad}"
-    );
-    assert!(bad.contains("src/http/mod.rs uses clap"), "{bad}");
-    assert!(
-        bad.contains("http calls a handler (src/http/routes.rs)"),
+        bad.contains("http calls a handler (http/src/routes.rs)"),
         "{bad}"
     );
     assert!(
-        bad.contains("the transport mcp reaches store (src/mcp/x.rs)"),
+        bad.contains("the transport mcp reaches store (mcp/src/x.rs)"),
         "{bad}"
     );
     assert!(
-        bad.contains("src/mcp/methods/y.rs reaches crate::knowledge::scan::read_object"),
+        bad.contains("mcp/src/methods/y.rs reaches crate::knowledge::scan::read_object"),
         "{bad}"
     );
     assert!(
-        bad.contains("src/mcp/methods/y.rs reaches crate::knowledge::scan:"),
+        bad.contains("mcp/src/methods/y.rs reaches crate::knowledge::scan:"),
         "{bad}"
     );
     assert!(!bad.contains("crate::knowledge::Resource"), "{bad}");
@@ -585,23 +635,31 @@ fn the_checks_catch_a_planted_break() {
 const ONE_HOME: &[(&str, &str, &str)] = &[
     (
         "Command::new(\"git\")",
-        "git.rs",
+        "access/src/git.rs",
         "a git command (its environment is set once, in git::command)",
     ),
     (
         "downcast_ref::<String>",
-        "text.rs",
+        "access/src/text.rs",
         "a panic's text (text::panic_message)",
     ),
-    (":02x}", "text.rs", "a hex encoder (text::hex)"),
+    (":02x}", "access/src/text.rs", "a hex encoder (text::hex)"),
     (
         "abcdefghijklmnopqrstuvwxyz0123456789+/",
-        "text.rs",
+        "access/src/text.rs",
         "a base64 encoder (text::base64)",
     ),
-    ("getrandom", "text.rs", "a random source (text::random)"),
-    ("/dev/urandom", "text.rs", "a random source (text::random)"),
-    ("0x5c", "text.rs", "an HMAC (text::hmac_sha256)"),
+    (
+        "getrandom",
+        "access/src/text.rs",
+        "a random source (text::random)",
+    ),
+    (
+        "/dev/urandom",
+        "access/src/text.rs",
+        "a random source (text::random)",
+    ),
+    ("0x5c", "access/src/text.rs", "an HMAC (text::hmac_sha256)"),
 ];
 
 /// Each file of `files` (`(path under src/, raw text)`) that holds a piece outside its home.
@@ -610,9 +668,7 @@ fn second_homes(files: &[(String, String)]) -> Vec<String> {
     for (rel, text) in files {
         for (needle, home, what) in ONE_HOME {
             if rel != home && text.contains(needle) {
-                bad.push(format!(
-                    "src/{rel} holds {what}: `{needle}` lives in src/{home}"
-                ));
+                bad.push(format!("{rel} holds {what}: `{needle}` lives in {home}"));
             }
         }
     }
@@ -621,50 +677,35 @@ fn second_homes(files: &[(String, String)]) -> Vec<String> {
 
 #[test]
 fn shared_pieces_have_one_home() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut paths = Vec::new();
-    rust_files(&src, &mut paths);
-    let files: Vec<(String, String)> = paths
-        .iter()
-        .map(|p| {
-            let rel = p.strip_prefix(&src).expect("under src/");
-            (
-                rel.to_string_lossy().into_owned(),
-                std::fs::read_to_string(p).expect("readable source"),
-            )
-        })
-        .collect();
+    let files = raw_sources();
     // The homes hold their piece (text::hex uses a digit table, not `{:02x}`).
     for (needle, home, _) in &ONE_HOME[..2] {
         let (_, text) = files
             .iter()
             .find(|(rel, _)| rel == home)
-            .unwrap_or_else(|| panic!("src/{home} exists"));
-        assert!(
-            text.contains(needle),
-            "src/{home} no longer holds `{needle}`"
-        );
+            .unwrap_or_else(|| panic!("{home} exists"));
+        assert!(text.contains(needle), "{home} no longer holds `{needle}`");
     }
     let bad = second_homes(&files);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     // Planted: a second git command and a second hex encoder are caught.
     let planted = [
         (
-            "conformance.rs".to_string(),
+            "devtools/src/conformance.rs".to_string(),
             "let c = Command::new(\"git\");".to_string(),
         ),
         (
-            "mcp/wire.rs".to_string(),
+            "mcp/src/wire.rs".to_string(),
             "s.bytes().map(|b| format!(\"{b:02x}\"))".to_string(),
         ),
     ];
     let caught = second_homes(&planted).join("\n");
     assert!(
-        caught.contains("src/conformance.rs holds a git command"),
+        caught.contains("devtools/src/conformance.rs holds a git command"),
         "{caught}"
     );
     assert!(
-        caught.contains("src/mcp/wire.rs holds a hex encoder"),
+        caught.contains("mcp/src/wire.rs holds a hex encoder"),
         "{caught}"
     );
 }
@@ -674,13 +715,12 @@ fn shared_pieces_have_one_home() {
 const MODEL_DEPENDENCIES: &[&str] = &["serde_json"];
 
 /// The crate a repository path belongs to (tests/ and its fixtures are the binary's).
-fn crate_of(path: &str) -> &'static str {
-    if path.starts_with("codegen/") {
-        "seneschal-codegen"
-    } else if path.starts_with("model/") {
-        "seneschal-model"
+fn crate_of(path: &str) -> String {
+    let first = path.split('/').next().unwrap_or_default();
+    if MEMBERS.contains(&first) && !first.is_empty() {
+        format!("seneschal-{first}")
     } else {
-        "seneschal"
+        "seneschal".to_string()
     }
 }
 
@@ -745,7 +785,7 @@ fn model_breaks(files: &[(String, String)]) -> Vec<String> {
 fn the_model_is_one_crate_shared_by_the_build_and_the_binary() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut paths = Vec::new();
-    for dir in ["src", "codegen/src", "model/src"] {
+    for dir in CRATE_DIRS.iter().map(|(d, _)| *d).chain(["codegen/src"]) {
         rust_files(&root.join(dir), &mut paths);
     }
     paths.push(root.join("model/Cargo.toml"));
@@ -782,7 +822,7 @@ fn the_model_is_one_crate_shared_by_the_build_and_the_binary() {
             "#[path = \"../../src/policy.rs\"]\npub mod policy;".to_string(),
         ),
         (
-            "src/handlers/mod.rs".to_string(),
+            "core/src/handlers/mod.rs".to_string(),
             "#[path = \"../../tests/fixtures/x/handlers/x.rs\"]\nmod x;".to_string(),
         ),
         (
@@ -792,7 +832,8 @@ fn the_model_is_one_crate_shared_by_the_build_and_the_binary() {
     ];
     let caught = model_breaks(&planted).join("\n");
     assert!(
-        caught.contains("codegen/src/lib.rs includes a file of another crate (src/policy.rs)"),
+        caught
+            .contains("codegen/src/lib.rs includes a file of another crate (model/src/policy.rs)"),
         "{caught}"
     );
     assert!(
@@ -801,7 +842,7 @@ fn the_model_is_one_crate_shared_by_the_build_and_the_binary() {
     );
     assert!(!caught.contains("serde_json"), "{caught}");
     assert!(
-        !caught.contains("src/handlers/mod.rs"),
+        !caught.contains("core/src/handlers/mod.rs"),
         "a fixture of the binary's own tests: {caught}"
     );
 }
@@ -831,7 +872,7 @@ fn outward(files: &[(String, String)], manifest: &str) -> Vec<String> {
     for (rel, text) in files {
         for needle in OUTWARD {
             if text.contains(needle) {
-                bad.push(format!("src/{rel} holds `{needle}`"));
+                bad.push(format!("{rel} holds `{needle}`"));
             }
         }
     }
@@ -850,20 +891,11 @@ fn outward(files: &[(String, String)], manifest: &str) -> Vec<String> {
 #[test]
 fn nothing_reaches_the_network_or_a_remote() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let src = root.join("src");
-    let mut paths = Vec::new();
-    rust_files(&src, &mut paths);
-    let files: Vec<(String, String)> = paths
+    let files = raw_sources();
+    let manifest: String = MEMBERS
         .iter()
-        .map(|p| {
-            let rel = p.strip_prefix(&src).expect("under src/");
-            (
-                rel.to_string_lossy().into_owned(),
-                std::fs::read_to_string(p).expect("readable source"),
-            )
-        })
+        .map(|m| std::fs::read_to_string(root.join(m).join("Cargo.toml")).unwrap())
         .collect();
-    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
     let bad = outward(&files, &manifest);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     assert!(
@@ -873,12 +905,12 @@ fn nothing_reaches_the_network_or_a_remote() {
     );
     // Planted: a fetch and a network client are caught.
     let planted = [(
-        "handlers/repo.rs".to_string(),
+        "core/src/handlers/repo.rs".to_string(),
         "git::command(root)?.args([\"fetch\", \"origin\"])".to_string(),
     )];
     let caught = outward(&planted, "[dependencies]\nureq = \"2\"\n").join("\n");
     assert!(
-        caught.contains("src/handlers/repo.rs holds `\"fetch\"`"),
+        caught.contains("core/src/handlers/repo.rs holds `\"fetch\"`"),
         "{caught}"
     );
     assert!(caught.contains("Cargo.toml depends on `ureq`"), "{caught}");
@@ -897,7 +929,7 @@ fn bounds_outside_limits(files: &[(String, String)]) -> Vec<String> {
         for c in constant.captures_iter(code) {
             if !c[2].contains("crate::limits::") {
                 bad.push(format!(
-                    "src/{rel}: `{}` ={} is a bound of its own: move it into src/limits.rs",
+                    "{rel}: `{}` ={} is a bound of its own: move it into access/src/limits.rs",
                     &c[1], &c[2]
                 ));
             }
@@ -907,7 +939,7 @@ fn bounds_outside_limits(files: &[(String, String)]) -> Vec<String> {
 }
 
 /// `limits.rs` is the home of every bound of the transports: each size, count and interval
-/// constant of `src/mcp/` and `src/http/` is defined from `crate::limits`, so the table of
+/// constant of `mcp/src/` and `http/src/` is defined from `crate::limits`, so the table of
 /// docs/ROBUSTNESS.md cannot miss one.
 #[test]
 fn every_transport_bound_lives_in_limits() {
@@ -920,7 +952,7 @@ fn every_transport_bound_lives_in_limits() {
     let bad = bounds_outside_limits(&files);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     let planted = [(
-        "mcp/stdio.rs".to_string(),
+        "mcp/src/stdio.rs".to_string(),
         "pub const QUEUE: usize = 32;\nconst TICK: Duration = Duration::from_secs(crate::limits::MCP_FEED_TICK_MS);\nconst WATCH: std::time::Duration = std::time::Duration::from_millis(100);"
             .to_string(),
     )];
@@ -941,62 +973,49 @@ fn json_rpc_outside_mcp(files: &[(String, String)]) -> Vec<String> {
         }
         let body = text.split("#[cfg(test)]").next().unwrap_or(text);
         if body.contains("\"jsonrpc\"") {
-            bad.push(format!(
-                "src/{rel} writes a JSON-RPC message: mcp/ builds them"
-            ));
+            bad.push(format!("{rel} writes a JSON-RPC message: mcp/ builds them"));
         }
         if code_number.is_match(&code_only(body)) {
             bad.push(format!(
-                "src/{rel} names a JSON-RPC error code by number: mcp/model.rs has them"
+                "{rel} names a JSON-RPC error code by number: mcp/src/model.rs has them"
             ));
         }
     }
     bad
 }
 
-/// Only `mcp/` knows JSON-RPC: no code elsewhere (`http/mcp.rs` included, which carries it)
-/// writes a JSON-RPC message or names an error code by number.
+/// Only `mcp/` knows JSON-RPC (its Streamable HTTP binding included): no code elsewhere (the
+/// HTTP API that carries `/mcp` included) writes a JSON-RPC message or names an error code by
+/// number.
 #[test]
 fn only_mcp_knows_json_rpc() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut paths = Vec::new();
-    rust_files(&src, &mut paths);
-    let files: Vec<(String, String)> = paths
-        .iter()
-        .map(|p| {
-            let rel = p.strip_prefix(&src).expect("under src/");
-            (
-                rel.to_string_lossy().into_owned(),
-                std::fs::read_to_string(p).expect("readable source"),
-            )
-        })
-        .collect();
+    let files = raw_sources();
     let bad = json_rpc_outside_mcp(&files);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     let planted = [
         (
-            "http/mcp.rs".to_string(),
+            "http/src/lib.rs".to_string(),
             "pending.take(&json!({\"jsonrpc\": \"2.0\", \"id\": id}));".to_string(),
         ),
         (
-            "http/routes.rs".to_string(),
+            "http/src/routes.rs".to_string(),
             "let code = -32600;".to_string(),
         ),
         (
-            "mcp/link.rs".to_string(),
+            "mcp/src/link.rs".to_string(),
             "json!({\"jsonrpc\": \"2.0\", \"code\": -32600})".to_string(),
         ),
     ];
     let caught = json_rpc_outside_mcp(&planted).join("\n");
     assert!(
-        caught.contains("src/http/mcp.rs writes a JSON-RPC message"),
+        caught.contains("http/src/lib.rs writes a JSON-RPC message"),
         "{caught}"
     );
     assert!(
-        caught.contains("src/http/routes.rs names a JSON-RPC error code"),
+        caught.contains("http/src/routes.rs names a JSON-RPC error code"),
         "{caught}"
     );
-    assert!(!caught.contains("mcp/link.rs"), "{caught}");
+    assert!(!caught.contains("mcp/src/link.rs"), "{caught}");
 }
 
 /// The tests and helpers that read the monotonic clock (`Instant::now()`, `.elapsed()`), each
@@ -1192,7 +1211,7 @@ fn codegen_in_the_binary(manifest: &str, files: &[(String, String)]) -> Vec<Stri
     }
     for (rel, code) in files {
         if code.contains("seneschal_codegen") {
-            bad.push(format!("src/{rel} names seneschal_codegen"));
+            bad.push(format!("{rel} names seneschal_codegen"));
         }
     }
     bad
@@ -1203,7 +1222,10 @@ fn codegen_in_the_binary(manifest: &str, files: &[(String, String)]) -> Vec<Stri
 #[test]
 fn codegen_is_a_build_dependency_only() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let manifest: String = MEMBERS
+        .iter()
+        .map(|m| std::fs::read_to_string(root.join(m).join("Cargo.toml")).unwrap())
+        .collect();
     assert!(
         manifest.contains("[build-dependencies]\nseneschal-codegen"),
         "the build no longer depends on codegen: this check names nothing"
@@ -1216,7 +1238,10 @@ fn codegen_is_a_build_dependency_only() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     let planted = codegen_in_the_binary(
         "[dependencies]\nseneschal-codegen = { path = \"codegen\" }\n",
-        &[("registry.rs".into(), "use seneschal_codegen::model;".into())],
+        &[(
+            "core/src/registry.rs".into(),
+            "use seneschal_codegen::model;".into(),
+        )],
     );
     assert_eq!(planted.len(), 2, "{planted:?}");
 }
@@ -1224,7 +1249,8 @@ fn codegen_is_a_build_dependency_only() {
 /// The module path of a file under src/: `mcp/methods/tools.rs` → `mcp::methods::tools`,
 /// `mcp/methods/mod.rs` → `mcp::methods`.
 fn file_module(rel: &str) -> String {
-    let rel = rel.strip_suffix(".rs").unwrap_or(rel);
+    let rel = logical(rel);
+    let rel = rel.strip_suffix(".rs").unwrap_or(&rel);
     let rel = rel.strip_suffix("/mod").unwrap_or(rel);
     rel.replace('/', "::")
 }
@@ -1330,24 +1356,24 @@ fn no_two_files_import_each_other() {
     }
     let planted = [
         (
-            "mcp/dispatch.rs".to_string(),
+            "mcp/src/dispatch.rs".to_string(),
             "use super::methods::{tools, lifecycle};".to_string(),
         ),
         (
-            "mcp/methods/tools.rs".to_string(),
+            "mcp/src/methods/tools.rs".to_string(),
             "use super::super::dispatch::{Call, Feature};".to_string(),
         ),
         (
-            "mcp/methods/mod.rs".to_string(),
+            "mcp/src/methods/mod.rs".to_string(),
             "pub mod tools;".to_string(),
         ),
-        ("mcp/methods/lifecycle.rs".to_string(), String::new()),
-        ("mcp/mod.rs".to_string(), "use dispatch::X;".to_string()),
+        ("mcp/src/methods/lifecycle.rs".to_string(), String::new()),
+        ("mcp/src/lib.rs".to_string(), "use dispatch::X;".to_string()),
     ];
     let cycle = find_cycle(&file_edges(&planted)).expect("the planted cycle is found");
     assert_eq!(
         show(&cycle),
-        "mcp::dispatch -> mcp::methods::tools (src/mcp/dispatch.rs)\n  mcp::methods::tools -> mcp::dispatch (src/mcp/methods/tools.rs)"
+        "mcp::dispatch -> mcp::methods::tools (mcp/src/dispatch.rs)\n  mcp::methods::tools -> mcp::dispatch (mcp/src/methods/tools.rs)"
     );
 }
 
@@ -1364,9 +1390,10 @@ fn includes_outside_src(files: &[(String, String)]) -> Vec<String> {
             else {
                 continue;
             };
-            let included = resolve(&format!("src/{rel}"), target);
-            if !included.starts_with("src/") {
-                bad.push(format!("src/{rel} includes {included}: {}", line.trim()));
+            let home = rel.find("src/").map_or("", |at| &rel[..at + 4]);
+            let included = resolve(rel, target);
+            if !included.starts_with(home) {
+                bad.push(format!("{rel} includes {included}: {}", line.trim()));
             }
         }
     }
@@ -1374,22 +1401,10 @@ fn includes_outside_src(files: &[(String, String)]) -> Vec<String> {
 }
 
 /// The library's code is all under `src/`: no `#[path]` reaches into `tests/` (the conformance
-/// fixtures' handlers live in `src/handlers/fixtures/`, compiled under their feature).
+/// fixtures' handlers live in `core/src/handlers/fixtures/`, compiled under their feature).
 #[test]
 fn no_source_includes_a_file_outside_src() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut paths = Vec::new();
-    rust_files(&src, &mut paths);
-    let files: Vec<(String, String)> = paths
-        .iter()
-        .map(|p| {
-            let rel = p.strip_prefix(&src).expect("under src/");
-            (
-                rel.to_string_lossy().into_owned(),
-                std::fs::read_to_string(p).expect("readable source"),
-            )
-        })
-        .collect();
+    let files = raw_sources();
     assert!(
         files
             .iter()
@@ -1399,9 +1414,191 @@ fn no_source_includes_a_file_outside_src() {
     let bad = includes_outside_src(&files);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     let planted = [(
-        "handlers/mod.rs".to_string(),
-        "#[path = \"../../tests/fixtures/mcp-conformance/handlers/conformance.rs\"]\npub mod conformance;"
+        "core/src/handlers/mod.rs".to_string(),
+        "#[path = \"../../../tests/fixtures/mcp-conformance/handlers/conformance.rs\"]\npub mod conformance;"
             .to_string(),
     )];
     assert_eq!(includes_outside_src(&planted).len(), 1);
+}
+
+/// The workspace's members by folder (`""`: the command line's package at the root).
+const MEMBERS: &[&str] = &[
+    "",
+    "model",
+    "codegen",
+    "access",
+    "knowledge",
+    "core",
+    "mcp",
+    "http",
+    "devtools",
+];
+
+/// Each member and the seneschal crates its `[dependencies]` name: the rooms below it, as
+/// docs/ARCHITECTURE.md draws them. Cargo refuses a cycle and the compiler a path to a crate
+/// not named here, so these lines are the layering: the core cannot reach a transport, the
+/// repository access cannot reach a capability, nothing runtime reaches the maintainer tools.
+const CRATE_EDGES: &[(&str, &[&str])] = &[
+    ("model", &[]),
+    ("codegen", &["model"]),
+    ("access", &["model"]),
+    ("knowledge", &["model", "access"]),
+    ("core", &["model", "access", "knowledge"]),
+    ("mcp", &["model", "access", "knowledge", "core"]),
+    ("http", &["model", "access", "core", "mcp"]),
+    ("devtools", &["model", "access", "core"]),
+    (
+        "",
+        &[
+            "model",
+            "access",
+            "knowledge",
+            "core",
+            "mcp",
+            "http",
+            "devtools",
+        ],
+    ),
+];
+
+/// Crates only the command line's package may depend on: argv is its alone.
+const ARGV_CRATES: &[&str] = &["clap", "clap_complete", "clap_mangen"];
+
+/// The names a manifest's `[dependencies]` section holds.
+fn dependencies(manifest: &str) -> Vec<String> {
+    let mut in_deps = false;
+    let mut out = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_deps = line == "[dependencies]";
+        } else if in_deps && !line.is_empty() && !line.starts_with('#') {
+            out.push(
+                line.split(['=', '.', ' '])
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+            );
+        }
+    }
+    out
+}
+
+/// How `manifests` (`(member folder, Cargo.toml)`) break [`CRATE_EDGES`] or [`ARGV_CRATES`].
+fn crate_breaks(manifests: &[(&str, String)]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (member, text) in manifests {
+        let deps = dependencies(text);
+        let ours: BTreeSet<&str> = deps
+            .iter()
+            .filter_map(|d| d.strip_prefix("seneschal-"))
+            .collect();
+        let allowed: BTreeSet<&str> = CRATE_EDGES
+            .iter()
+            .find(|(m, _)| m == member)
+            .map(|(_, to)| to.iter().copied().collect())
+            .unwrap_or_default();
+        let shown = if member.is_empty() {
+            "the command line"
+        } else {
+            member
+        };
+        for d in ours.difference(&allowed) {
+            bad.push(format!(
+                "{shown} depends on seneschal-{d}, which is not a room below it"
+            ));
+        }
+        for d in allowed.difference(&ours) {
+            bad.push(format!(
+                "{shown} no longer depends on seneschal-{d}: update CRATE_EDGES and ARCHITECTURE"
+            ));
+        }
+        if !member.is_empty() {
+            for d in deps.iter().filter(|d| ARGV_CRATES.contains(&d.as_str())) {
+                bad.push(format!(
+                    "{shown} depends on {d}: only the command line knows argv"
+                ));
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn the_crates_depend_only_on_the_rooms_below() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let workspace = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let listed = workspace
+        .lines()
+        .find_map(|l| l.strip_prefix("members = "))
+        .expect("a members line");
+    for member in MEMBERS.iter().filter(|m| !m.is_empty()) {
+        assert!(
+            listed.contains(&format!("\"{member}\"")),
+            "{member} is not a workspace member"
+        );
+    }
+    let manifests: Vec<(&str, String)> = MEMBERS
+        .iter()
+        .map(|m| {
+            (
+                *m,
+                std::fs::read_to_string(root.join(m).join("Cargo.toml")).unwrap(),
+            )
+        })
+        .collect();
+    let bad = crate_breaks(&manifests);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // Planted: the core reaching a transport, and clap below the command line.
+    let planted = [
+        (
+            "core",
+            "[dependencies]\nseneschal-model = { path = \"../model\" }\nseneschal-access = { path = \"../access\" }\nseneschal-knowledge = { path = \"../knowledge\" }\nseneschal-mcp = { path = \"../mcp\" }\n".to_string(),
+        ),
+        (
+            "access",
+            "[dependencies]\nseneschal-model = { path = \"../model\" }\nclap.workspace = true\n"
+                .to_string(),
+        ),
+    ];
+    let caught = crate_breaks(&planted).join("\n");
+    assert!(
+        caught.contains("core depends on seneschal-mcp, which is not a room below it"),
+        "{caught}"
+    );
+    assert!(
+        caught.contains("access depends on clap: only the command line knows argv"),
+        "{caught}"
+    );
+}
+
+/// No two files of the build's own crate import each other either (the reference reads a
+/// capability's Rust types from the Rust projection, which reads nothing of the reference).
+#[test]
+fn no_two_files_of_codegen_import_each_other() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut paths = Vec::new();
+    rust_files(&root.join("codegen/src"), &mut paths);
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| {
+            let rel = p
+                .strip_prefix(root.join("codegen/src"))
+                .expect("under codegen/src");
+            (
+                format!("codegen/{}", rel.to_string_lossy()),
+                code_only(&std::fs::read_to_string(p).expect("readable source")),
+            )
+        })
+        .filter(|(rel, _)| rel != "codegen/lib.rs")
+        .map(|(rel, code)| (rel, code.replace("crate::", "crate::codegen::")))
+        .collect();
+    let edges = file_edges(&files);
+    assert!(
+        edges.iter().any(|e| e.from.starts_with("codegen::project")),
+        "the scan sees nothing of codegen: {}",
+        show(&edges)
+    );
+    if let Some(cycle) = find_cycle(&edges) {
+        panic!("files of codegen import each other:\n  {}", show(&cycle));
+    }
 }

@@ -198,8 +198,8 @@ fn the_literal_detector_finds_literals_and_spares_derived_values() {
 fn no_annotation_value_is_a_literal_in_protocol_code() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    rust_files(&root.join("src/mcp"), &mut files);
-    files.push(root.join("src/handlers/mcp.rs"));
+    rust_files(&root.join("mcp/src"), &mut files);
+    files.push(root.join("core/src/handlers/mcp.rs"));
     assert!(files.len() >= 3, "the MCP sources are found");
     let mut found = Vec::new();
     for f in &files {

@@ -2,7 +2,7 @@
 //! the client set, progress notifications of a long call, cancellation of a running call,
 //! requests to the client (elicitation, sampling) answered over the same pipes, and client
 //! responses nobody waits for. The requests to the client are made by the conformance
-//! fixtures (`src/handlers/fixtures/live.rs`), in the fixture build.
+//! fixtures (`core/src/handlers/fixtures/live.rs`), in the fixture build.
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! Session notes through the CLI: each CLI call is a process of its own, so its note list
 //! starts empty, the same text added twice makes two separate first notes, and no file of
 //! the repository changes. (Two notes within one process are tested on the handler, in
-//! src/handlers/session.rs, until a long-lived transport can carry them here.)
+//! core/src/handlers/session.rs, until a long-lived transport can carry them here.)
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,11 +1,10 @@
 //! `generated/capabilities.md`: the human reference, one section per capability.
 
-use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::GENERATED_BY;
 use crate::codes::{ErrorCode, EXIT_STALE};
-use crate::model::{Capability, Kind, Registry};
+use crate::model::{Capability, Registry};
 
 fn yes(b: bool) -> &'static str {
     if b {
@@ -72,7 +71,7 @@ pub fn section(c: &Capability) -> String {
         let _ = writeln!(s, "| tags | {} |", c.tags.join(", "));
     }
     if let Some((m, f)) = &c.handler {
-        let _ = writeln!(s, "| handler | `src/handlers/{m}.rs` `{f}` |");
+        let _ = writeln!(s, "| handler | `core/src/handlers/{m}.rs` `{f}` |");
     }
     if let Some(content) = &c.content {
         if c.binary() {
@@ -181,109 +180,10 @@ fn pretty(v: &serde_json::Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
-/// The Rust types the build generates for an executable query, as a reader needs them: each
-/// struct and enum of its module with its fields and their Rust types (no attributes, no
-/// impls), formatted. `None` for a resource or a planned capability (no handler, no types),
-/// or when typify cannot type the schemas (the build reports that).
-pub fn rust_types(c: &Capability) -> Option<String> {
-    if c.kind != Kind::Query || !c.executable() {
-        return None;
-    }
-    static CACHE: std::sync::Mutex<BTreeMap<String, Option<String>>> =
-        std::sync::Mutex::new(BTreeMap::new());
-    let key = format!("{}\0{}\0{}", c.id, c.input, c.output);
-    if let Some(known) = CACHE.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return known.clone();
-    }
-    let text = render_types(c);
-    CACHE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(key, text.clone());
-    text
-}
-
-fn render_types(c: &Capability) -> Option<String> {
-    let tokens = crate::project::rust::types_for(c).ok()?;
-    let file: syn::File = syn::parse2(tokens).ok()?;
-    let syn::Item::Mod(module) = file.items.first()? else {
-        return None;
-    };
-    let (_, items) = module.content.as_ref()?;
-    let mut kept: Vec<syn::Item> = Vec::new();
-    for item in items {
-        match item {
-            syn::Item::Struct(st) => {
-                let mut st = st.clone();
-                st.attrs.clear();
-                for f in st.fields.iter_mut() {
-                    // A wire name stays; a default becomes a note.
-                    let serde: Vec<String> = f
-                        .attrs
-                        .iter()
-                        .filter(|a| a.path().is_ident("serde"))
-                        .map(|a| quote::ToTokens::to_token_stream(&a.meta).to_string())
-                        .collect();
-                    f.attrs.retain(|a| {
-                        a.path().is_ident("serde")
-                            && quote::ToTokens::to_token_stream(&a.meta)
-                                .to_string()
-                                .contains("rename")
-                    });
-                    if serde.iter().any(|m| m.contains("default")) {
-                        f.attrs.push(
-                            syn::parse_quote!(#[doc = " When absent: the schema's default."]),
-                        );
-                    }
-                }
-                kept.push(syn::Item::Struct(st));
-            }
-            syn::Item::Enum(en) => {
-                let mut en = en.clone();
-                en.attrs.clear();
-                for v in en.variants.iter_mut() {
-                    v.attrs.clear();
-                    for f in v.fields.iter_mut() {
-                        f.attrs.clear();
-                    }
-                }
-                kept.push(syn::Item::Enum(en));
-            }
-            syn::Item::Type(ty) => {
-                let mut ty = ty.clone();
-                ty.attrs.clear();
-                kept.push(syn::Item::Type(ty));
-            }
-            _ => {}
-        }
-    }
-    // Input and Output first, then the types they use, in typify's order.
-    let rank = |i: &syn::Item| match i {
-        syn::Item::Struct(s) if s.ident == "Input" => 0,
-        syn::Item::Struct(s) if s.ident == "Output" => 1,
-        _ => 2,
-    };
-    kept.sort_by_key(rank);
-    let mut out = file.clone();
-    out.attrs.clear();
-    out.items = kept;
-    let text = prettyplease::unparse(&out);
-    // A blank line between two items, as rustfmt writes them; the prelude's types by name.
-    let text = text
-        .replace("}\npub ", "}\n\npub ")
-        .replace(";\npub ", ";\n\npub ")
-        .replace("::std::string::String", "String")
-        .replace("::std::vec::Vec", "Vec")
-        .replace("::std::option::Option", "Option")
-        .replace("::std::", "std::")
-        .replace("::serde_json::", "serde_json::");
-    Some(text)
-}
-
 /// The "Rust types" part of a capability's section (outside [`section`], which the contract
 /// lock hashes: the Rust types are no part of the wire contract).
 pub fn rust_section(c: &Capability) -> String {
-    match rust_types(c) {
+    match crate::project::rust::rust_types(c) {
         Some(text) => {
             let mut s = format!(
                 "**Rust types** (`crate::registry::types::{}`, generated into `OUT_DIR/registry.rs`; the handler takes `Input` and returns `Output`)\n\n```rust\n{}```\n\n",

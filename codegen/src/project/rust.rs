@@ -1,7 +1,7 @@
 //! The Rust projection (OUT_DIR only, never committed): typed input/output structs from each
 //! manifest's schemas (typify), the static descriptor table and the dispatch table (quote),
 //! formatted with prettyplease so that a reader (or rust-analyzer) sees ordinary Rust; and the
-//! check of the hand-written handler module list (`src/handlers/mod.rs`) against the manifests.
+//! check of the hand-written handler module list (`core/src/handlers/mod.rs`) against the manifests.
 
 use std::path::{Path, PathBuf};
 
@@ -144,40 +144,40 @@ fn hoist_error_module(stream: TokenStream) -> (TokenStream, Option<proc_macro2::
 
 fn effect_tokens(e: Effect) -> TokenStream {
     match e {
-        Effect::Read => quote!(crate::policy::Effect::Read),
-        Effect::ProcessState => quote!(crate::policy::Effect::ProcessState),
-        Effect::RepositoryWrite => quote!(crate::policy::Effect::RepositoryWrite),
+        Effect::Read => quote!(seneschal_model::policy::Effect::Read),
+        Effect::ProcessState => quote!(seneschal_model::policy::Effect::ProcessState),
+        Effect::RepositoryWrite => quote!(seneschal_model::policy::Effect::RepositoryWrite),
     }
 }
 
 fn disclosure_tokens(d: Disclosure) -> TokenStream {
     match d {
-        Disclosure::None => quote!(crate::policy::Disclosure::None),
-        Disclosure::Metadata => quote!(crate::policy::Disclosure::Metadata),
-        Disclosure::Repository => quote!(crate::policy::Disclosure::Repository),
+        Disclosure::None => quote!(seneschal_model::policy::Disclosure::None),
+        Disclosure::Metadata => quote!(seneschal_model::policy::Disclosure::Metadata),
+        Disclosure::Repository => quote!(seneschal_model::policy::Disclosure::Repository),
     }
 }
 
 fn determinism_tokens(d: Determinism) -> TokenStream {
     match d {
-        Determinism::Input => quote!(crate::policy::Determinism::Input),
-        Determinism::Repository => quote!(crate::policy::Determinism::Repository),
-        Determinism::Process => quote!(crate::policy::Determinism::Process),
-        Determinism::Client => quote!(crate::policy::Determinism::Client),
+        Determinism::Input => quote!(seneschal_model::policy::Determinism::Input),
+        Determinism::Repository => quote!(seneschal_model::policy::Determinism::Repository),
+        Determinism::Process => quote!(seneschal_model::policy::Determinism::Process),
+        Determinism::Client => quote!(seneschal_model::policy::Determinism::Client),
     }
 }
 
 fn stability_tokens(s: Stability) -> TokenStream {
     match s {
-        Stability::Stable => quote!(crate::policy::Stability::Stable),
-        Stability::Experimental => quote!(crate::policy::Stability::Experimental),
-        Stability::Planned => quote!(crate::policy::Stability::Planned),
+        Stability::Stable => quote!(seneschal_model::policy::Stability::Stable),
+        Stability::Experimental => quote!(seneschal_model::policy::Stability::Experimental),
+        Stability::Planned => quote!(seneschal_model::policy::Stability::Planned),
     }
 }
 
 fn toolset_tokens(t: crate::toolset::Toolset) -> TokenStream {
     let name = quote::format_ident!("{}", format!("{t:?}"));
-    quote!(crate::toolset::Toolset::#name)
+    quote!(seneschal_model::toolset::Toolset::#name)
 }
 
 fn opt_str(s: &Option<String>) -> TokenStream {
@@ -209,7 +209,7 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
         .iter()
         .map(|code| {
             let v = format_ident!("{}", format!("{code:?}"));
-            quote!(crate::error::ErrorCode::#v)
+            quote!(seneschal_access::error::ErrorCode::#v)
         })
         .collect();
     let mcp_tool = opt_str(&c.expose.mcp_tool);
@@ -226,7 +226,7 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
     let input = serde_json::to_string(&c.input).expect("serializes");
     let output = serde_json::to_string(&c.output).expect("serializes");
     let mut described = c.descriptor();
-    if let Some(types) = crate::project::reference::rust_types(c) {
+    if let Some(types) = rust_types(c) {
         described["rust_types"] = types.into();
     }
     let descriptor_json = serde_json::to_string(&described).expect("serializes");
@@ -255,7 +255,7 @@ fn descriptor(c: &Capability, repo_root: &Path) -> TokenStream {
             title: #title,
             description: #description,
             handler: #handler,
-            class: crate::policy::Class {
+            class: seneschal_model::policy::Class {
                 effect: #effect,
                 additive: #additive,
                 disclosure: #disclosure,
@@ -350,23 +350,23 @@ pub fn render_registry(reg: &Registry, repo_root: &Path) -> Result<String, Vec<D
             index: usize,
             ctx: &crate::context::Context,
             input: serde_json::Value,
-        ) -> Result<serde_json::Value, crate::error::CapabilityError> {
+        ) -> Result<serde_json::Value, seneschal_access::error::CapabilityError> {
             match index {
                 #(#arms)*
-                _ => Err(crate::error::CapabilityError::unsupported("this capability has no handler")),
+                _ => Err(seneschal_access::error::CapabilityError::unsupported("this capability has no handler")),
             }
         }
     })
     .expect("the dispatch parses");
     let decode = pretty(quote! {
-        fn decode<T: serde::de::DeserializeOwned>(input: serde_json::Value) -> Result<T, crate::error::CapabilityError> {
-            serde_json::from_value(input).map_err(|e| crate::error::CapabilityError::invalid_input(format!("input does not decode: {e}")))
+        fn decode<T: serde::de::DeserializeOwned>(input: serde_json::Value) -> Result<T, seneschal_access::error::CapabilityError> {
+            serde_json::from_value(input).map_err(|e| seneschal_access::error::CapabilityError::invalid_input(format!("input does not decode: {e}")))
         }
     })
     .expect("decode parses");
     let encode = pretty(quote! {
-        fn encode<T: serde::Serialize>(output: T) -> Result<serde_json::Value, crate::error::CapabilityError> {
-            serde_json::to_value(output).map_err(|e| crate::error::CapabilityError::internal(format!("output does not encode: {e}")))
+        fn encode<T: serde::Serialize>(output: T) -> Result<serde_json::Value, seneschal_access::error::CapabilityError> {
+            serde_json::to_value(output).map_err(|e| seneschal_access::error::CapabilityError::internal(format!("output does not encode: {e}")))
         }
     })
     .expect("encode parses");
@@ -503,14 +503,14 @@ fn render_types(queries: &[&Capability]) -> Result<String, Vec<Diagnostic>> {
     }
 }
 
-/// Modules of `src/handlers/mod.rs` that no manifest names but that are declared on purpose
+/// Modules of `core/src/handlers/mod.rs` that no manifest names but that are declared on purpose
 /// (shared code of several handler groups). None yet.
 pub const HELPER_MODULES: &[&str] = &[];
 
 /// The `cfg` of the handler modules that only the conformance fixtures need.
 pub const FIXTURES_CFG: &str = "feature = \"conformance-fixtures\"";
 
-/// One `mod name;` declaration of `src/handlers/mod.rs`.
+/// One `mod name;` declaration of `core/src/handlers/mod.rs`.
 #[derive(Debug)]
 struct Declared {
     name: String,
@@ -522,14 +522,14 @@ struct Declared {
     fixtures_only: bool,
 }
 
-/// Checks the hand-written module list of `src/handlers/mod.rs` (the first of
+/// Checks the hand-written module list of `core/src/handlers/mod.rs` (the first of
 /// `handlers_dirs`) against the manifests, both ways: every module a manifest's `handler`
 /// names is declared (pointing at the file the registry check found it in), and every
 /// declared module is named by some manifest or is one of [`HELPER_MODULES`]; a file of
-/// `src/handlers/` that is no module is reported too. A module of a later folder (the
+/// `core/src/handlers/` that is no module is reported too. A module of a later folder (the
 /// conformance fixtures') is declared under `#[cfg(feature = "conformance-fixtures")]` with a
 /// `#[path]`; those modules are checked only when `fixtures` says the fixtures are built.
-/// Each diagnostic names `src/handlers/mod.rs` and the line to add or remove; a missing line
+/// Each diagnostic names `core/src/handlers/mod.rs` and the line to add or remove; a missing line
 /// is placed where it belongs in alphabetical order.
 pub fn check_handler_modules(
     reg: &Registry,
@@ -978,4 +978,103 @@ fn relative(from: &Path, to: &Path) -> String {
             .map(|c| c.as_os_str().to_string_lossy().to_string()),
     );
     parts.join("/")
+}
+
+/// The Rust types the build generates for an executable query, as a reader needs them: each
+/// struct and enum of its module with its fields and their Rust types (no attributes, no
+/// impls), formatted. `None` for a resource or a planned capability (no handler, no types),
+/// or when typify cannot type the schemas (the build reports that).
+pub fn rust_types(c: &Capability) -> Option<String> {
+    if c.kind != Kind::Query || !c.executable() {
+        return None;
+    }
+    static CACHE: std::sync::Mutex<std::collections::BTreeMap<String, Option<String>>> =
+        std::sync::Mutex::new(std::collections::BTreeMap::new());
+    let key = format!("{}\0{}\0{}", c.id, c.input, c.output);
+    if let Some(known) = CACHE.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return known.clone();
+    }
+    let text = render_one(c);
+    CACHE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, text.clone());
+    text
+}
+
+fn render_one(c: &Capability) -> Option<String> {
+    let tokens = types_for(c).ok()?;
+    let file: syn::File = syn::parse2(tokens).ok()?;
+    let syn::Item::Mod(module) = file.items.first()? else {
+        return None;
+    };
+    let (_, items) = module.content.as_ref()?;
+    let mut kept: Vec<syn::Item> = Vec::new();
+    for item in items {
+        match item {
+            syn::Item::Struct(st) => {
+                let mut st = st.clone();
+                st.attrs.clear();
+                for f in st.fields.iter_mut() {
+                    // A wire name stays; a default becomes a note.
+                    let serde: Vec<String> = f
+                        .attrs
+                        .iter()
+                        .filter(|a| a.path().is_ident("serde"))
+                        .map(|a| quote::ToTokens::to_token_stream(&a.meta).to_string())
+                        .collect();
+                    f.attrs.retain(|a| {
+                        a.path().is_ident("serde")
+                            && quote::ToTokens::to_token_stream(&a.meta)
+                                .to_string()
+                                .contains("rename")
+                    });
+                    if serde.iter().any(|m| m.contains("default")) {
+                        f.attrs.push(
+                            syn::parse_quote!(#[doc = " When absent: the schema's default."]),
+                        );
+                    }
+                }
+                kept.push(syn::Item::Struct(st));
+            }
+            syn::Item::Enum(en) => {
+                let mut en = en.clone();
+                en.attrs.clear();
+                for v in en.variants.iter_mut() {
+                    v.attrs.clear();
+                    for f in v.fields.iter_mut() {
+                        f.attrs.clear();
+                    }
+                }
+                kept.push(syn::Item::Enum(en));
+            }
+            syn::Item::Type(ty) => {
+                let mut ty = ty.clone();
+                ty.attrs.clear();
+                kept.push(syn::Item::Type(ty));
+            }
+            _ => {}
+        }
+    }
+    // Input and Output first, then the types they use, in typify's order.
+    let rank = |i: &syn::Item| match i {
+        syn::Item::Struct(s) if s.ident == "Input" => 0,
+        syn::Item::Struct(s) if s.ident == "Output" => 1,
+        _ => 2,
+    };
+    kept.sort_by_key(rank);
+    let mut out = file.clone();
+    out.attrs.clear();
+    out.items = kept;
+    let text = prettyplease::unparse(&out);
+    // A blank line between two items, as rustfmt writes them; the prelude's types by name.
+    let text = text
+        .replace("}\npub ", "}\n\npub ")
+        .replace(";\npub ", ";\n\npub ")
+        .replace("::std::string::String", "String")
+        .replace("::std::vec::Vec", "Vec")
+        .replace("::std::option::Option", "Option")
+        .replace("::std::", "std::")
+        .replace("::serde_json::", "serde_json::");
+    Some(text)
 }

@@ -2,7 +2,7 @@
 //! `files.search`, the knowledge index) return bytes from outside the repository or from a
 //! secret-bearing file, or wait forever, and a neighbour that swaps folders and files for
 //! symbolic links while the binary reads. Every reader goes through one confined file system
-//! (`src/rootfs.rs`); these tests drive it through the built binary over the command line, MCP
+//! (`access/src/rootfs.rs`); these tests drive it through the built binary over the command line, MCP
 //! stdio and HTTP.
 
 use std::io::{BufRead, BufReader, Write};
