@@ -12,6 +12,10 @@
 //!
 //! Writing back ([`render`]) puts a record in the format, folder and numbering the
 //! repository's ADRs already use.
+//!
+//! Each format is one implementation of [`Format`] in a file of its own under this folder,
+//! listed once in [`FORMATS`]: what tells its files apart, how it writes a record's heading
+//! and metadata, how it names a new file. The reading and planning here are shared.
 
 use std::sync::Arc;
 
@@ -51,53 +55,249 @@ pub const FORMAT_KEY: &str = "adr_format";
 /// The front-matter key keeping a status as written when it differs from the canonical one.
 pub const STATUS_TEXT_KEY: &str = "status_text";
 
-/// The format of one ADR file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
-    /// seneschal's front matter (`title`, `status`, `date`, ...), checked by the kind's schema.
-    Seneschal,
-    /// Michael Nygard's template as adr-tools writes it.
-    Nygard,
-    /// MADR 3–4: front matter of MADR's own keys, or a bare heading.
-    Madr,
-    /// MADR 2: `* Status:` bullets under the heading.
-    Madr2,
-    /// log4brains: `- Status:` bullets, date-named files.
-    Log4brains,
-    /// A metadata table under the title (`| Status | Implemented |`, `| Date | … |`).
-    Table,
-    /// The Cosmos SDK template (`# ADR 001: Title`, `## Changelog` with dated entries,
-    /// `## Status`), also kept by Tendermint, CometBFT and Celestia.
-    Cosmos,
+mod cosmos;
+mod log4brains;
+mod madr;
+mod madr2;
+mod nygard;
+mod seneschal;
+mod table;
+
+/// Every ADR format, each in a file of its own: the one place a new format is listed.
+pub const FORMATS: [&dyn Format; 7] = [
+    &seneschal::Seneschal,
+    &nygard::Nygard,
+    &madr::Madr,
+    &madr2::Madr2,
+    &log4brains::Log4brains,
+    &table::Table,
+    &cosmos::Cosmos,
+];
+
+/// One ADR format: how a file in it is recognised, and how a record is written in it.
+///
+/// The reading itself is shared (a file's title, status, date and relations are found the
+/// same way whatever its format); a format says whether a file's shape is its own, and writes
+/// a record's heading and metadata back as the format spells them.
+pub trait Format: Send + Sync {
+    /// The spelling in `adr_format`.
+    fn name(&self) -> &'static str;
+
+    /// Whether a file of `shape` is in this format, as a precedence: the format with the
+    /// lowest claim reads the file. The claims in use, surest first: front matter (MADR, 10),
+    /// `- ` bullets or bullets in a date-named file (log4brains, 20), other bullets (MADR 2,
+    /// 30), a metadata table (40), a status section under a changelog or an `ADR` heading
+    /// (Cosmos, 50), a `Date:` line or a status section (Nygard, 60), a date-named file
+    /// (log4brains, 70), anything else (MADR, 80).
+    fn claim(&self, shape: &Shape) -> Option<u8>;
+
+    /// Writes the record `r` into `out`: its heading and metadata as this format spells
+    /// them, then its body.
+    fn write(&self, r: &Record, out: &mut String) -> Result<(), String>;
+
+    /// Whether a canonical status is written with a capital (`Accepted`).
+    fn capitalises_status(&self) -> bool {
+        false
+    }
+
+    /// The label of a link to the record `id` titled `title`; `None` when this format
+    /// cannot write one.
+    fn link_label(&self, id: &str, title: &str) -> Option<String> {
+        let _ = id;
+        Some(title.to_string())
+    }
+
+    /// Whether a new record without a date gets today's.
+    fn dates_new(&self) -> bool {
+        false
+    }
+
+    /// Whether an updated record without a date gets today's.
+    fn dates_updates(&self) -> bool {
+        false
+    }
+
+    /// The id and file stem of a new record, when this format names its files itself
+    /// (`asked` is the id asked for, `fields` the record's settled metadata); `None` numbers
+    /// it as the repository's records are numbered.
+    fn own_name(
+        &self,
+        asked: Option<&str>,
+        fields: &Map<String, Value>,
+        today: &str,
+    ) -> Option<(String, String)> {
+        let _ = (asked, fields, today);
+        None
+    }
 }
 
+/// The shape of one ADR file, as the formats tell theirs apart.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape<'a> {
+    /// The file's name (`0001-x.md`).
+    pub file_name: &'a str,
+    /// Whether the file starts with front matter.
+    pub had_front_matter: bool,
+    /// The marker of its metadata bullets, when its metadata came as bullets.
+    pub bullet: Option<char>,
+    /// Whether a plain `Date:` line was seen.
+    pub date_line: bool,
+    /// Whether its metadata came as a Markdown table under the title.
+    pub table: bool,
+    /// Whether it has its own `## Status` section near the top.
+    pub status_section: bool,
+    /// Whether one of its first sections is a changelog.
+    pub changelog: bool,
+    /// The `# ` heading's text.
+    pub heading: Option<&'a str>,
+}
+
+/// What a format writes: a record's settled metadata and its body.
+pub struct Record<'a> {
+    /// The metadata (seneschal's names, the front matter's own keys).
+    pub front: &'a Map<String, Value>,
+    /// The title.
+    pub title: &'a str,
+    /// The status as the file should spell it.
+    pub status: Option<String>,
+    /// The date, as text.
+    pub date: Option<String>,
+    /// The Markdown after the metadata, without leading blank lines.
+    pub body: &'a str,
+    /// The record's number as adr-tools writes it in a heading (`1` for `0001`).
+    pub number: Option<&'a str>,
+    /// Names a record by id, for links: `(label, file name)`.
+    pub title_of: &'a dyn Fn(&str) -> Option<(String, String)>,
+    /// The layout of the repository's records.
+    pub layout: &'a Layout,
+}
+
+impl Record<'_> {
+    /// The ids the metadata `key` holds, one or a list.
+    pub fn ids(&self, key: &str) -> Vec<String> {
+        match self.front.get(key) {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// One line for each record the metadata `key` names: `{label} [title](file)`, or
+    /// `{label} {id}` for a record not found.
+    pub fn links(&self, key: &str, label: &str) -> Vec<String> {
+        self.ids(key)
+            .iter()
+            .map(|id| match (self.title_of)(id) {
+                Some((l, f)) => format!("{label} [{l}]({f})"),
+                None => format!("{label} {id}"),
+            })
+            .collect()
+    }
+
+    /// Whether the record's status is `superseded` (its status line then names what
+    /// supersedes it).
+    pub fn is_superseded(&self) -> bool {
+        self.front.get("status").and_then(Value::as_str) == Some("superseded")
+    }
+
+    /// The metadata a format keeps as its own, without what the text already says.
+    pub fn own(&self) -> Map<String, Value> {
+        self.front
+            .iter()
+            .filter(|(k, _)| !DERIVED.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// The heading's text in the layout of the house (`ADR 029: Title`), else the title.
+    pub fn numbered_heading(&self) -> String {
+        match (
+            &self.layout.heading,
+            self.number.and_then(|n| n.parse::<u64>().ok()),
+        ) {
+            (Some((before, width, after)), Some(n)) => {
+                format!("{before}{n:0width$}{after}{}", self.title, width = *width)
+            }
+            _ => self.title.to_string(),
+        }
+    }
+
+    /// The metadata as bullets with `marker` (`* Status: accepted`, `- Date: …`), as MADR 2
+    /// and log4brains write them, followed by a blank line; empty when there are none.
+    pub fn bullets(&self, marker: char) -> String {
+        let own = self.own();
+        let mut bullets: Vec<String> = Vec::new();
+        if let Some(s) = &self.status {
+            bullets.push(format!("{marker} Status: {s}"));
+        }
+        for (key, label) in [("deciders", "Deciders"), ("decision-makers", "Deciders")] {
+            if let Some(v) = own.get(key) {
+                bullets.push(format!("{marker} {label}: {}", value_text(v)));
+            }
+        }
+        if let Some(d) = &self.date {
+            bullets.push(format!("{marker} Date: {d}"));
+        }
+        if let Some(v) = own.get("tags") {
+            bullets.push(format!("{marker} Tags: {}", value_text(v)));
+        }
+        if bullets.is_empty() {
+            return String::new();
+        }
+        let mut out = bullets.join("\n");
+        out.push_str("\n\n");
+        out
+    }
+}
+
+/// The format of one ADR file: a handle on its [`Format`], compared by name.
+#[derive(Clone, Copy)]
+pub struct Style(&'static dyn Format);
+
 impl Style {
+    /// seneschal's own format, written by the kind.
+    pub const SENESCHAL: Style = Style(&seneschal::Seneschal);
+
     /// The spelling in `adr_format`.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Style::Seneschal => "seneschal",
-            Style::Nygard => "nygard",
-            Style::Madr => "madr",
-            Style::Madr2 => "madr2",
-            Style::Log4brains => "log4brains",
-            Style::Table => "table",
-            Style::Cosmos => "cosmos",
-        }
+        self.0.name()
     }
 
     /// The style named `s`.
     pub fn parse(s: &str) -> Option<Style> {
-        [
-            Style::Seneschal,
-            Style::Nygard,
-            Style::Madr,
-            Style::Madr2,
-            Style::Log4brains,
-            Style::Table,
-            Style::Cosmos,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
+        FORMATS.iter().find(|f| f.name() == s).map(|f| Style(*f))
+    }
+
+    /// The format of a file of `shape`: the one that claims it first.
+    pub fn detect(shape: &Shape) -> Style {
+        FORMATS
+            .iter()
+            .filter_map(|f| f.claim(shape).map(|rank| (rank, *f)))
+            .min_by_key(|(rank, _)| *rank)
+            .map_or(Style(&madr::Madr), |(_, f)| Style(f))
+    }
+
+    /// The implementation of this format.
+    pub fn format(self) -> &'static dyn Format {
+        self.0
+    }
+}
+
+impl PartialEq for Style {
+    fn eq(&self, other: &Style) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Style {}
+
+impl std::fmt::Debug for Style {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -871,32 +1071,16 @@ pub fn read(
         .take(3)
         .find(|(t, _)| t.eq_ignore_ascii_case("changelog"))
         .map(|(_, lines)| lines);
-    let style = if had_front_matter {
-        Style::Madr
-    } else if body.bullet.is_some() {
-        if body.bullet == Some('-') || is_date_named(file_name) {
-            Style::Log4brains
-        } else {
-            Style::Madr2
-        }
-    } else if body.table {
-        Style::Table
-    } else if status_section.is_some()
-        && !body.date_line
-        && (changelog.is_some()
-            || body.heading.as_deref().is_some_and(|h| {
-                let l = h.to_ascii_lowercase();
-                l.starts_with("adr ") || l.starts_with("adr:")
-            }))
-    {
-        Style::Cosmos
-    } else if body.date_line || status_section.is_some() {
-        Style::Nygard
-    } else if is_date_named(file_name) {
-        Style::Log4brains
-    } else {
-        Style::Madr
-    };
+    let style = Style::detect(&Shape {
+        file_name,
+        had_front_matter,
+        bullet: body.bullet,
+        date_line: body.date_line,
+        table: body.table,
+        status_section: status_section.is_some(),
+        changelog: changelog.is_some(),
+        heading: body.heading.as_deref(),
+    });
     let id = id_of(file_name);
     if !is_valid_id(&id) {
         return FileResult::bad(
@@ -1250,7 +1434,7 @@ pub fn house(objects: &[Arc<Object>], kind: &str) -> Option<House> {
             .get(FORMAT_KEY)
             .and_then(Value::as_str)
             .and_then(Style::parse)
-            .unwrap_or(Style::Seneschal);
+            .unwrap_or(Style::SENESCHAL);
         bump(&mut styles, style);
         let folder = o.file.rsplit_once('/').map_or("", |(d, _)| d).to_string();
         bump(&mut folders, folder);
@@ -1259,7 +1443,7 @@ pub fn house(objects: &[Arc<Object>], kind: &str) -> Option<House> {
         }
     }
     let style = most(&styles)?;
-    if style == Style::Seneschal {
+    if style == Style::SENESCHAL {
         return None;
     }
     let of_kind: Vec<&Arc<Object>> = objects.iter().filter(|o| o.kind == kind).collect();
@@ -1321,8 +1505,8 @@ fn status_words(
     }
     let mut words = {
         let mut c = status.chars();
-        match (style, c.next()) {
-            (Style::Nygard | Style::Table | Style::Cosmos, Some(f)) => {
+        match c.next() {
+            Some(f) if style.format().capitalises_status() => {
                 f.to_uppercase().chain(c).collect::<String>()
             }
             _ => status.to_string(),
@@ -1358,219 +1542,18 @@ pub fn render(
         .ok_or("an ADR needs a `title` in its front matter (it becomes the `# ` heading)")?;
     let status = status_words(front, style, title_of);
     let date = front.get("date").map(value_text);
-    let body = body.trim_start_matches('\n');
-    let link = |key: &str, label: &str| -> Vec<String> {
-        let ids: Vec<String> = match front.get(key) {
-            Some(Value::String(s)) => vec![s.clone()],
-            Some(Value::Array(a)) => a
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect(),
-            _ => Vec::new(),
-        };
-        ids.iter()
-            .map(|id| match title_of(id) {
-                Some((l, f)) => format!("{label} [{l}]({f})"),
-                None => format!("{label} {id}"),
-            })
-            .collect()
+    let record = Record {
+        front,
+        title,
+        status,
+        date,
+        body: body.trim_start_matches('\n'),
+        number,
+        title_of,
+        layout,
     };
     let mut out = String::new();
-    match style {
-        Style::Seneschal => return Err("seneschal's own format is written by the kind".into()),
-        Style::Nygard => {
-            match number {
-                Some(n) => out.push_str(&format!("# {n}. {title}\n\n")),
-                None => out.push_str(&format!("# {title}\n\n")),
-            }
-            if let Some(d) = &date {
-                out.push_str(&format!("Date: {d}\n\n"));
-            }
-            out.push_str("## Status\n\n");
-            out.push_str(status.as_deref().unwrap_or("Proposed"));
-            out.push_str("\n\n");
-            let mut links = link("supersedes", "Supersedes");
-            links.extend(link("amends", "Amends"));
-            links.extend(link("amended_by", "Amended by"));
-            if front.get("status").and_then(Value::as_str) != Some("superseded") {
-                links.extend(link("superseded_by", "Superseded by"));
-            }
-            for l in links {
-                out.push_str(&l);
-                out.push_str("\n\n");
-            }
-            out.push_str(body);
-        }
-        Style::Table | Style::Cosmos => {
-            let heading = match (&layout.heading, number.and_then(|n| n.parse::<u64>().ok())) {
-                (Some((before, width, after)), Some(n)) => {
-                    format!("{before}{n:0width$}{after}{title}", width = *width)
-                }
-                _ => title.to_string(),
-            };
-            out.push_str(&format!("# {heading}\n\n"));
-            let ids = |key: &str| -> Vec<String> {
-                match front.get(key) {
-                    Some(Value::String(s)) => vec![s.clone()],
-                    Some(Value::Array(a)) => a
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect(),
-                    _ => Vec::new(),
-                }
-            };
-            if style == Style::Table {
-                let keys: Vec<String> = if layout.table_keys.is_empty() {
-                    ["Date", "Author", "Status", "Tags"]
-                        .map(String::from)
-                        .to_vec()
-                } else {
-                    layout.table_keys.clone()
-                };
-                let mut rows: Vec<(String, String)> = Vec::new();
-                for k in &keys {
-                    let value = match k.to_ascii_lowercase().as_str() {
-                        "date" => date.clone(),
-                        "status" => status.clone(),
-                        "author" | "authors" | "author(s)" => front
-                            .get("author")
-                            .or_else(|| front.get("authors"))
-                            .or_else(|| front.get("deciders"))
-                            .map(value_text),
-                        "tags" => front.get("tags").map(value_text),
-                        "updates" | "refines" | "amends" => {
-                            let v = ids("amends");
-                            (!v.is_empty()).then(|| {
-                                v.iter()
-                                    .map(|i| format!("ADR-{i}"))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            })
-                        }
-                        other => front.get(other).map(value_text),
-                    };
-                    if let Some(v) = value.filter(|v| !v.is_empty()) {
-                        rows.push((k.clone(), v.replace('|', "\\|")));
-                    }
-                }
-                if !keys.iter().any(|k| k.eq_ignore_ascii_case("updates")) {
-                    let v = ids("amends");
-                    if !v.is_empty() {
-                        let v = v.iter().map(|i| format!("ADR-{i}")).collect::<Vec<_>>();
-                        rows.push(("Updates".into(), v.join(", ")));
-                    }
-                }
-                let header = match layout.table_header.as_slice() {
-                    [a, b, ..] => (a.clone(), b.clone()),
-                    _ => ("Metadata".to_string(), "Value".to_string()),
-                };
-                let w0 = rows
-                    .iter()
-                    .map(|r| r.0.chars().count())
-                    .chain([header.0.chars().count()])
-                    .max()
-                    .unwrap_or(0);
-                let w1 = rows
-                    .iter()
-                    .map(|r| r.1.chars().count())
-                    .chain([header.1.chars().count()])
-                    .max()
-                    .unwrap_or(0);
-                let row = |a: &str, b: &str| {
-                    format!(
-                        "| {a}{} | {b}{} |\n",
-                        " ".repeat(w0 - a.chars().count()),
-                        " ".repeat(w1 - b.chars().count())
-                    )
-                };
-                out.push_str(&row(&header.0, &header.1));
-                out.push_str(&format!(
-                    "|{}|{}|\n",
-                    "-".repeat(w0 + 2),
-                    "-".repeat(w1 + 2)
-                ));
-                for (k, v) in &rows {
-                    out.push_str(&row(k, v));
-                }
-                out.push('\n');
-            } else {
-                let status_text = format!(
-                    "## Status\n\n{}\n\n",
-                    status.as_deref().unwrap_or("Proposed")
-                );
-                let has_changelog = body
-                    .lines()
-                    .any(|l| l.trim().eq_ignore_ascii_case("## changelog"));
-                let changelog = match (&date, has_changelog) {
-                    (Some(d), false) => format!("## Changelog\n\n- {d}: Initial draft\n\n"),
-                    _ => String::new(),
-                };
-                if layout.status_first {
-                    out.push_str(&status_text);
-                    out.push_str(&changelog);
-                } else {
-                    out.push_str(&changelog);
-                    out.push_str(&status_text);
-                }
-                let mut links = link("supersedes", "Supersedes");
-                links.extend(link("amends", "Amends"));
-                if front.get("status").and_then(Value::as_str) != Some("superseded") {
-                    links.extend(link("superseded_by", "Superseded by"));
-                }
-                for l in links {
-                    out.push_str(&l);
-                    out.push_str("\n\n");
-                }
-            }
-            out.push_str(body);
-        }
-        Style::Log4brains | Style::Madr | Style::Madr2 => {
-            let own: Map<String, Value> = front
-                .iter()
-                .filter(|(k, _)| !DERIVED.contains(&k.as_str()))
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            let marker = if style == Style::Madr2 { '*' } else { '-' };
-            if style == Style::Madr {
-                let mut fm = own.clone();
-                if let Some(s) = &status {
-                    fm.insert("status".into(), Value::String(s.clone()));
-                }
-                if !fm.is_empty() {
-                    let yaml = serde_yaml::to_string(&fm)
-                        .map_err(|e| format!("the front matter cannot be written as YAML: {e}"))?;
-                    out.push_str("---\n");
-                    out.push_str(&yaml);
-                    out.push_str("---\n");
-                }
-                out.push_str(&format!("# {title}\n\n"));
-            } else {
-                out.push_str(&format!("# {title}\n\n"));
-                let mut bullets: Vec<String> = Vec::new();
-                if let Some(s) = &status {
-                    bullets.push(format!("{marker} Status: {s}"));
-                }
-                for (key, label) in [("deciders", "Deciders"), ("decision-makers", "Deciders")] {
-                    if let Some(v) = own.get(key) {
-                        bullets.push(format!("{marker} {label}: {}", value_text(v)));
-                    }
-                }
-                if let Some(d) = &date {
-                    bullets.push(format!("{marker} Date: {d}"));
-                }
-                if let Some(v) = own.get("tags") {
-                    bullets.push(format!("{marker} Tags: {}", value_text(v)));
-                }
-                if !bullets.is_empty() {
-                    out.push_str(&bullets.join("\n"));
-                    out.push_str("\n\n");
-                }
-            }
-            out.push_str(body);
-        }
-    }
+    style.format().write(&record, &mut out)?;
     if !out.ends_with('\n') {
         out.push('\n');
     }
@@ -1708,10 +1691,7 @@ fn link_to<'a>(
     move |id: &str| {
         let o = objects.iter().find(|o| o.kind == kind && o.id == id)?;
         let name = o.file.rsplit('/').next()?.to_string();
-        let label = match style {
-            Style::Nygard => format!("{}. {}", heading_number(id)?, o.title),
-            _ => o.title.clone(),
-        };
+        let label = style.format().link_label(id, &o.title)?;
         Some((label, name))
     }
 }
@@ -1742,30 +1722,17 @@ pub fn plan_create(
     let Some(house) = house(objects, &kind.name) else {
         return Ok(None);
     };
-    let fill_date = matches!(house.style, Style::Nygard | Style::Cosmos) || house.all_dated;
+    let fill_date = house.style.format().dates_new() || house.all_dated;
     let fields = settle(front, fill_date, today)?;
-    let title = fields
-        .get("title")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let s = slug(title);
-    let (id, stem) = match (house.style, id) {
-        (Style::Log4brains, Some(id)) => (id.to_string(), id.to_string()),
-        (Style::Log4brains, None) => {
-            let date = fields
-                .get("date")
+    let (id, stem) = match house.style.format().own_name(id, &fields, today) {
+        Some(named) => named,
+        None => {
+            let title = fields
+                .get("title")
                 .and_then(Value::as_str)
-                .unwrap_or(today)
-                .replace('-', "");
-            let stem = if s.is_empty() {
-                date
-            } else {
-                format!("{date}-{s}")
-            };
-            (stem.clone(), stem)
-        }
-        (_, asked) => {
-            let id = match asked {
+                .unwrap_or_default();
+            let s = slug(title);
+            let id = match id {
                 Some(id) => id.to_string(),
                 None => {
                     let next = objects
@@ -1893,11 +1860,11 @@ pub fn plan_update(
         .get(FORMAT_KEY)
         .and_then(Value::as_str)
         .and_then(Style::parse)
-        .filter(|s| *s != Style::Seneschal)
+        .filter(|s| *s != Style::SENESCHAL)
     else {
         return Ok(None);
     };
-    let fields = settle(front, style == Style::Nygard, &today())?;
+    let fields = settle(front, style.format().dates_updates(), &today())?;
     let content = content_of(body.unwrap_or_else(|| o.body()));
     let number = heading_number(&o.id);
     let text = render(
@@ -2011,7 +1978,7 @@ mod tests {
             unreachable!()
         };
         let none = |_: &str| None;
-        for style in [Style::Nygard, Style::Madr, Style::Madr2, Style::Log4brains] {
+        for style in ["nygard", "madr", "madr2", "log4brains"].map(|n| Style::parse(n).unwrap()) {
             let text = render(
                 style,
                 &front,
