@@ -1066,23 +1066,18 @@ fn gated_lines(env: &str) -> (Vec<(usize, usize, u32)>, u32) {
     let bytes = env.as_bytes();
     let mut lines: Vec<(usize, usize, u32)> = Vec::new();
     let mut mask = 0;
-    LOWER.with(|lower| {
-        let mut lower = lower.borrow_mut();
-        lower.clear();
-        lower.extend(bytes.iter().map(u8::to_ascii_lowercase));
-        let finder = line_finder();
-        let mut at = 0;
-        // A line holding a gate (in any case) holds a lower-case gate of the finder once
-        // lowered: find one, take that line's rules, go on after the line.
-        while let Some(m) = finder.find(aho_corasick::Input::new(&lower[..]).span(at..lower.len()))
-        {
-            let (start, end, _) = line_around(bytes, m.start(), 0);
-            let rules = candidates(&env[start..end]);
-            mask |= rules;
-            lines.push((start, end, rules));
-            at = (end + 1).min(lower.len());
-        }
-    });
+    let lower: Vec<u8> = bytes.iter().map(u8::to_ascii_lowercase).collect();
+    let finder = line_finder();
+    let mut at = 0;
+    // A line holding a gate (in any case) holds a lower-case gate of the finder once
+    // lowered: find one, take that line's rules, go on after the line.
+    while let Some(m) = finder.find(aho_corasick::Input::new(&lower[..]).span(at..lower.len())) {
+        let (start, end, _) = line_around(bytes, m.start(), 0);
+        let rules = candidates(&env[start..end]);
+        mask |= rules;
+        lines.push((start, end, rules));
+        at = (end + 1).min(lower.len());
+    }
     (lines, mask)
 }
 
@@ -1157,11 +1152,6 @@ fn bearer_crosses_lines(text: &str) -> bool {
             .find(|c| *c == '\n' || !c.is_whitespace())
             == Some('\n')
     })
-}
-
-thread_local! {
-    /// The text lowered to ASCII lower case, for [`line_finder`].
-    static LOWER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Finds, in a text lowered to ASCII lower case, the gates of every rule lowered, less those

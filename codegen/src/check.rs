@@ -630,7 +630,7 @@ const SAME_TIME: std::time::Duration = std::time::Duration::from_secs(2);
 pub fn expected_signature(c: &Capability) -> String {
     let function = c.handler.as_ref().map_or("handler", |(_, f)| f.as_str());
     let m = format!("crate::registry::types::{}", c.module_name());
-    format!("pub fn {function}(ctx: &crate::context::Context, input: {m}::Input) -> Result<{m}::Output, crate::error::CapabilityError>")
+    format!("pub fn {function}(ctx: &crate::context::Call, input: {m}::Input) -> Result<{m}::Output, seneschal_access::error::CapabilityError>")
 }
 
 /// One function of a handler file.

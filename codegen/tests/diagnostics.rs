@@ -34,7 +34,7 @@ fn handler_signature_mistakes_are_reported_at_the_handler() {
         let text = failure(&fixture(case));
         assert!(text.contains(file_line), "{case}: {text}");
         assert!(
-            text.contains("pub fn echo(ctx: &crate::context::Context, input: crate::registry::types::demo_echo::Input) -> Result<crate::registry::types::demo_echo::Output, crate::error::CapabilityError>"),
+            text.contains("pub fn echo(ctx: &crate::context::Call, input: crate::registry::types::demo_echo::Input) -> Result<crate::registry::types::demo_echo::Output, seneschal_access::error::CapabilityError>"),
             "{case} does not give the expected signature: {text}"
         );
         insta::assert_snapshot!(format!("signature__{case}"), text);

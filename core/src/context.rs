@@ -1,6 +1,9 @@
-//! The process-wide context every handler receives: the repository, the clock, the profile.
+//! The process-wide [`Context`] (the repository, the clock, the profile) and the [`Call`] every
+//! handler receives: that context with one call's metadata, passed down as a value.
 //!
-//! Handlers never see a transport; the context holds nothing about how a call arrived.
+//! A handler reads the process through a call (it dereferences to the context) and reaches
+//! whoever made the call through it (progress, questions, cancellation); how the call arrived
+//! and how it was approved go to the store's records from it, never through a thread.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -62,7 +65,6 @@ impl Context {
             notes: Mutex::new(Vec::new()),
             knowledge: seneschal_knowledge::Index::with_hooks(seneschal_knowledge::Hooks {
                 reserved: |uri| crate::registry::by_resource(uri).is_some(),
-                progress: crate::interact::progress,
             }),
             approval: crate::interact::ApprovalPolicy::default(),
             desk_wait: None,
@@ -162,5 +164,120 @@ impl Context {
             .ancestors()
             .find(|p| std::fs::symlink_metadata(p.join(".git")).is_ok())
             .map(Path::to_path_buf)
+    }
+}
+
+/// One call in flight: the process's [`Context`] with the call's own metadata — how it
+/// arrived, its other end, how it was approved, and whether the executor is planning its write
+/// (the approval gate) rather than applying it. Made by the executor for each call and passed
+/// to the handler; it dereferences to the context.
+pub struct Call<'a> {
+    ctx: &'a Context,
+    /// How the call arrived.
+    pub transport: seneschal_access::transport::Transport,
+    /// Its other end: asked, notified and watched for cancellation through
+    /// [`crate::interact::Peer`].
+    pub peer: std::sync::Arc<dyn crate::interact::Peer>,
+    /// How the call was approved (`elicitation`, `desk`, `grant`, …), once the gate decided;
+    /// the write's records carry it as `approved_by`.
+    pub approved_by: Option<&'static str>,
+    /// While the gate plans the write: where its one runner hands the plan (or its key's
+    /// replay) instead of applying it.
+    planned: Option<std::cell::RefCell<Option<crate::store::Captured>>>,
+}
+
+impl std::ops::Deref for Call<'_> {
+    type Target = Context;
+    fn deref(&self) -> &Context {
+        self.ctx
+    }
+}
+
+impl<'a> Call<'a> {
+    /// A call to `ctx` that arrived over `transport` from `peer`, not yet approved.
+    pub fn new(
+        ctx: &'a Context,
+        transport: seneschal_access::transport::Transport,
+        peer: std::sync::Arc<dyn crate::interact::Peer>,
+    ) -> Call<'a> {
+        Call {
+            ctx,
+            transport,
+            peer,
+            approved_by: None,
+            planned: None,
+        }
+    }
+
+    /// A call nobody can be asked about (a unit test's, the command line's own checks).
+    pub fn unasked(
+        ctx: &'a Context,
+        transport: seneschal_access::transport::Transport,
+    ) -> Call<'a> {
+        Call::new(ctx, transport, std::sync::Arc::new(crate::interact::NoPeer))
+    }
+
+    /// The process's context.
+    pub fn context(&self) -> &'a Context {
+        self.ctx
+    }
+
+    /// The same call, planning its write instead of applying it.
+    pub fn planning(&self) -> Call<'a> {
+        Call {
+            ctx: self.ctx,
+            transport: self.transport,
+            peer: self.peer.clone(),
+            approved_by: None,
+            planned: Some(std::cell::RefCell::new(None)),
+        }
+    }
+
+    /// Whether the call plans its write rather than applying it.
+    pub fn is_planning(&self) -> bool {
+        self.planned.is_some()
+    }
+
+    /// Hands the planned write over (the runner of a planning call); the error to return in
+    /// its place, which the executor does not read.
+    pub fn hand_over(&self, c: crate::store::Captured) -> seneschal_access::error::CapabilityError {
+        if let Some(slot) = &self.planned {
+            *slot.borrow_mut() = Some(c);
+        }
+        seneschal_access::error::CapabilityError::internal("a planned write was handed to the gate")
+    }
+
+    /// What a planning call's runner handed over.
+    pub fn take_plan(&self) -> Option<crate::store::Captured> {
+        self.planned
+            .as_ref()
+            .and_then(|slot| slot.borrow_mut().take())
+    }
+
+    /// The call as the store records it.
+    pub fn record(&self) -> crate::store::CallRecord {
+        crate::store::CallRecord {
+            transport: self.transport,
+            approved_by: self.approved_by,
+        }
+    }
+
+    /// Reports progress to the caller, when it attached a progress token.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        crate::interact::progress_to(&*self.peer, progress, total, message);
+    }
+
+    /// The repository's knowledge now, a long read reporting its progress to the caller.
+    pub fn snapshot(&self) -> std::sync::Arc<seneschal_knowledge::Snapshot> {
+        let peer = &*self.peer;
+        self.knowledge
+            .snapshot_reporting(&self.repo, &|p, total, message| {
+                crate::interact::progress_to(peer, p, total, message)
+            })
+    }
+
+    /// Whether the call was cancelled.
+    pub fn cancelled(&self) -> bool {
+        self.peer.cancelled()
     }
 }

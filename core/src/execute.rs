@@ -23,7 +23,7 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
-use crate::context::Context;
+use crate::context::{Call, Context};
 use crate::registry::{self, Descriptor, Kind, CAPABILITIES};
 use crate::store::Captured;
 use seneschal_access::error::CapabilityError;
@@ -190,9 +190,9 @@ pub fn execute_index(
     caller: Caller,
 ) -> Result<Value, CapabilityError> {
     let Caller { transport, peer } = caller;
-    // The peer and the transport are the call's for as long as it runs, on this thread; a
-    // handler's own threads carry the peer they are handed (`interact::current`).
-    let _peer = crate::interact::Scope::enter(peer);
+    // The call's metadata is a value the executor hands down: the handler, the approval gate
+    // and the store's records read it from the call, never from the thread.
+    let mut call = Call::new(ctx, transport, peer);
     let d = &CAPABILITIES[index];
     if let Some(e) = planned(d.id, &d.class) {
         return Err(e);
@@ -200,9 +200,6 @@ pub fn execute_index(
     // Every call is on the list of running calls until it returns (the cockpit's "running
     // now"): this entry is the one every transport's call goes through.
     let _running = Running::enter(d.id, transport);
-    // The transport reaches the store's audit through a per-call thread-local; handlers
-    // never see it.
-    let _scope = crate::store::TransportScope::enter(transport);
     // A write attempt refused here leaves its audit record, as one refused by the schema (a
     // process whose profile forbids writes records into an existing state folder only).
     let writer = ctx.max_effect >= seneschal_model::policy::Effect::RepositoryWrite;
@@ -213,7 +210,15 @@ pub fn execute_index(
     };
     let refuse = |e: CapabilityError| {
         if d.effect == seneschal_model::policy::Effect::RepositoryWrite {
-            crate::store::audit_rejected(&ctx.repo, d.id, &input, &e, writer, &attempted());
+            crate::store::audit_rejected(
+                &ctx.repo,
+                transport,
+                d.id,
+                &input,
+                &e,
+                writer,
+                &attempted(),
+            );
         }
         Err(e)
     };
@@ -242,21 +247,31 @@ pub fn execute_index(
     }
     if let Err(e) = validate_input(index, d, &input) {
         if d.effect == seneschal_model::policy::Effect::RepositoryWrite {
-            crate::store::audit_rejected(&ctx.repo, d.id, &input, &e, writer, &attempted());
+            crate::store::audit_rejected(
+                &ctx.repo,
+                transport,
+                d.id,
+                &input,
+                &e,
+                writer,
+                &attempted(),
+            );
         }
         return Err(e);
     }
-    let (approved_by, planned) = match gate(ctx, index, d, &input) {
+    let (approved_by, planned) = match gate(&call, index, d, &input) {
         Ok(gated) => gated,
         Err(e) if crate::interact::is_pending(&e) => return Err(e),
         Err(e) => return refuse(e),
     };
-    let _approval = crate::store::ApprovalScope::enter(approved_by);
+    call.approved_by = approved_by;
     // A write planned at the gate is applied as planned: its handler does not run again.
     let result = match planned {
-        Some(Captured::Plan(plan)) => crate::store::apply_planned(&ctx.repo, d.id, plan),
+        Some(Captured::Plan(plan)) => {
+            crate::store::apply_planned(&ctx.repo, call.record(), d.id, plan)
+        }
         Some(Captured::Replay(answer)) => Ok(answer),
-        None => answer(ctx, index, d, input),
+        None => answer(&call, index, d, input),
     };
     let output = disclose(d, result)?;
     #[cfg(debug_assertions)]
@@ -277,7 +292,7 @@ pub fn execute_index(
 /// Everything shown passes the disclosure like an answer. `Ok((Some(how), _))` names how the
 /// call was approved, for the audit.
 fn gate(
-    ctx: &Context,
+    ctx: &Call,
     index: usize,
     d: &'static Descriptor,
     input: &Value,
@@ -290,13 +305,19 @@ fn gate(
     // under the lock, by its own runner (`store::transact`), which refuses a write that
     // cannot apply and answers a keyed retry from its key as the gate would.
     if ctx.approval == crate::interact::ApprovalPolicy::TrustClient {
-        let by = crate::interact::confirm(ctx.approval, ctx.desk(), level, d.id, || {
-            crate::interact::Described {
+        let by = crate::interact::confirm(
+            &*ctx.peer,
+            ctx.transport,
+            ctx.approval,
+            ctx.desk(),
+            level,
+            d.id,
+            || crate::interact::Described {
                 binding: crate::interact::binding(d.id, input),
                 review: d.render_review(input),
                 detail: Value::Null,
-            }
-        })?;
+            },
+        )?;
         return Ok((by, None));
     }
     // A write that cannot apply is answered its error at once, without a question — but
@@ -317,86 +338,92 @@ fn gate(
     } else {
         None
     };
-    let by = crate::interact::confirm(ctx.approval, ctx.desk(), level, d.id, || {
-        let Some(p) = planned.as_ref() else {
-            let mut review = d.render_review(input);
+    let by = crate::interact::confirm(
+        &*ctx.peer,
+        ctx.transport,
+        ctx.approval,
+        ctx.desk(),
+        level,
+        d.id,
+        || {
+            let Some(p) = planned.as_ref() else {
+                let mut review = d.render_review(input);
+                if d.disclosure == Disclosure::Repository {
+                    disclose_string(&mut review);
+                }
+                return crate::interact::Described {
+                    binding: crate::interact::binding(d.id, input),
+                    review,
+                    detail: Value::Null,
+                };
+            };
+            let answer = &p.plan().answer;
+            let mut review = answer
+                .get("review")
+                .and_then(Value::as_str)
+                .map_or_else(|| d.render_review(input), str::to_string);
+            let mut plan = answer.get("plan").cloned();
+            // What the person reads: the plan's own diff (redacted by the store), the files a
+            // commit records, the sentence.
+            let shown = p.diff(&ctx.repo);
+            let mut detail = json!({
+                "plan": plan,
+                "diff": shown.get("diff"),
+                "diff_truncated": shown.get("diff_truncated"),
+                "diff_withheld": shown.get("diff_withheld"),
+                "files": answer.get("files"),
+            });
             if d.disclosure == Disclosure::Repository {
                 disclose_string(&mut review);
+                if let Some(p) = plan.as_mut() {
+                    redact_value(p);
+                }
+                redact_value(&mut detail);
             }
-            return crate::interact::Described {
-                binding: crate::interact::binding(d.id, input),
+            // The message a write records beside its files (a commit's, whose review names the
+            // subject alone), whole, redacted alike.
+            let mut message = input
+                .get("message")
+                .filter(|m| {
+                    m.is_string() && d.effect == seneschal_model::policy::Effect::RepositoryWrite
+                })
+                .cloned();
+            if d.disclosure == Disclosure::Repository {
+                if let Some(m) = message.as_mut() {
+                    redact_value(m);
+                }
+            }
+            if let Some(m) = message {
+                detail["message"] = m;
+            }
+            crate::interact::Described {
+                // The plan as a dry run's caller saw it (redacted like every answer), so that the
+                // token made from that answer binds the same plan.
+                binding: crate::interact::plan_binding(d.id, input, plan.as_ref()),
                 review,
-                detail: Value::Null,
-            };
-        };
-        let answer = &p.plan().answer;
-        let mut review = answer
-            .get("review")
-            .and_then(Value::as_str)
-            .map_or_else(|| d.render_review(input), str::to_string);
-        let mut plan = answer.get("plan").cloned();
-        // What the person reads: the plan's own diff (redacted by the store), the files a
-        // commit records, the sentence.
-        let shown = p.diff(&ctx.repo);
-        let mut detail = json!({
-            "plan": plan,
-            "diff": shown.get("diff"),
-            "diff_truncated": shown.get("diff_truncated"),
-            "diff_withheld": shown.get("diff_withheld"),
-            "files": answer.get("files"),
-        });
-        if d.disclosure == Disclosure::Repository {
-            disclose_string(&mut review);
-            if let Some(p) = plan.as_mut() {
-                redact_value(p);
+                detail,
             }
-            redact_value(&mut detail);
-        }
-        // The message a write records beside its files (a commit's, whose review names the
-        // subject alone), whole, redacted alike.
-        let mut message = input
-            .get("message")
-            .filter(|m| {
-                m.is_string() && d.effect == seneschal_model::policy::Effect::RepositoryWrite
-            })
-            .cloned();
-        if d.disclosure == Disclosure::Repository {
-            if let Some(m) = message.as_mut() {
-                redact_value(m);
-            }
-        }
-        if let Some(m) = message {
-            detail["message"] = m;
-        }
-        crate::interact::Described {
-            // The plan as a dry run's caller saw it (redacted like every answer), so that the
-            // token made from that answer binds the same plan.
-            binding: crate::interact::plan_binding(d.id, input, plan.as_ref()),
-            review,
-            detail,
-        }
-    })?;
+        },
+    )?;
     if let Some(e) = failed {
         return Err(e);
     }
     Ok((by, planned.map(Captured::Plan)))
 }
 
-/// Plans a write once, without applying it: its handler runs under the store's
-/// [`crate::store::CaptureScope`], so the one runner of every write
-/// (`handlers::plan_or_apply`) hands its plan (or its key's replay) over instead of applying
-/// it. A handler's own error (the write cannot apply) is the answer; a write that applied
-/// anyway cannot happen (`store::transact` refuses under the scope), and one that neither
-/// planned nor failed is a fault.
+/// Plans a write once, without applying it: its handler runs with a planning call
+/// ([`Call::planning`]), so the one runner of every write (`handlers::plan_or_apply`) hands its
+/// plan (or its key's replay) over instead of applying it. A handler's own error (the write
+/// cannot apply) is the answer; one that neither planned nor failed is a fault.
 fn plan(
-    ctx: &Context,
+    ctx: &Call,
     index: usize,
     d: &'static Descriptor,
     input: &Value,
 ) -> Result<Captured, CapabilityError> {
-    let scope = crate::store::CaptureScope::enter();
-    let result = answer(ctx, index, d, input.clone());
-    match scope.take() {
+    let planning = ctx.planning();
+    let result = answer(&planning, index, d, input.clone());
+    match planning.take_plan() {
         Some(captured) => Ok(captured),
         None => Err(result.err().unwrap_or_else(|| {
             CapabilityError::internal(format!("`{}` answered without planning its write", d.id))
@@ -422,7 +449,7 @@ fn planned(id: &str, class: &seneschal_model::policy::Class) -> Option<Capabilit
 
 /// The handler's (or the embedded resource's) answer, a panic turned into `internal`.
 fn answer(
-    ctx: &Context,
+    ctx: &Call,
     index: usize,
     d: &'static Descriptor,
     input: Value,
@@ -522,26 +549,41 @@ pub fn knowledge_resources(ctx: &Context) -> Vec<Resource> {
 /// content is what `knowledge.get` answers, so it is confirmed as
 /// `knowledge.get` is — the same session-level approval, remembered under that capability,
 /// asked through the peer of the request with `review` shown (redacted).
-fn confirm_knowledge(ctx: &Context, target: &str, review: &str) -> Result<(), CapabilityError> {
+fn confirm_knowledge(
+    ctx: &Context,
+    caller: &Caller,
+    target: &str,
+    review: &str,
+) -> Result<(), CapabilityError> {
     let (_, d) = registry::find("knowledge.get").expect("knowledge.get is registered");
-    crate::interact::confirm(ctx.approval, ctx.desk(), d.approval(), d.id, || {
-        let mut review = review.to_string();
-        disclose_string(&mut review);
-        crate::interact::Described {
-            binding: crate::interact::binding(d.id, &json!({ "uri": target })),
-            review,
-            detail: Value::Null,
-        }
-    })
+    let peer = &*caller.peer;
+    crate::interact::confirm(
+        peer,
+        caller.transport,
+        ctx.approval,
+        ctx.desk(),
+        d.approval(),
+        d.id,
+        || {
+            let mut review = review.to_string();
+            disclose_string(&mut review);
+            crate::interact::Described {
+                binding: crate::interact::binding(d.id, &json!({ "uri": target })),
+                review,
+                detail: Value::Null,
+            }
+        },
+    )
     .map(|_| ())
 }
 
 /// One knowledge object's text (`resources/read`), confirmed like `knowledge.get` and
 /// through the same disclosure as a `repository` answer; `Ok(None)` when no object has the
-/// URI.
+/// URI. `caller` is who is asked when the read needs approval.
 pub fn knowledge_read(
     ctx: &Context,
     uri: &str,
+    caller: &Caller,
 ) -> Result<Option<(String, String)>, CapabilityError> {
     if !knowledge_served(ctx) {
         return Ok(None);
@@ -550,7 +592,12 @@ pub fn knowledge_read(
     else {
         return Ok(None);
     };
-    confirm_knowledge(ctx, uri, &format!("Read the knowledge object {uri}"))?;
+    confirm_knowledge(
+        ctx,
+        caller,
+        uri,
+        &format!("Read the knowledge object {uri}"),
+    )?;
     disclose_string(&mut mime);
     disclose_string(&mut text);
     Ok(Some((mime, text)))

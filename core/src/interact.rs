@@ -2,21 +2,21 @@
 //! input, report progress and log lines, and notice that it was cancelled.
 //!
 //! Each transport implements [`Peer`] for the calls it carries (MCP over stdio and over
-//! Streamable HTTP in each era, the HTTP API, the command line) and enters a [`Scope`] around
-//! [`crate::execute::execute_index`]; the executor and the handlers reach the peer of the call
-//! on their thread through the free functions here, never through a transport. A call made
-//! without a scope has [`NoPeer`]: it cannot ask anyone, so whatever needs an answer falls
-//! to the process's approval policy — the safe side.
+//! Streamable HTTP in each era, the HTTP API, the command line) and hands it to
+//! [`crate::execute::execute_index`] in its [`crate::execute::Caller`]; the executor and the
+//! handlers reach it through the call's [`crate::context::Call`] (a value, never a thread's
+//! state), never through a transport. A call made with [`NoPeer`] cannot ask anyone, so
+//! whatever needs an answer falls to the process's approval policy — the safe side.
 
-use std::cell::RefCell;
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use seneschal_access::error::{CapabilityError, ErrorCode};
+use seneschal_access::transport::Transport;
 use seneschal_model::policy::Approval;
 
 /// What asking the client produced.
@@ -393,6 +393,7 @@ fn granted(peer: &dyn Peer, desk: Option<Desk<'_>>) -> Option<String> {
 /// revokes it), remembered by the session.
 fn give_grant(
     peer: &dyn Peer,
+    transport: Transport,
     desk: Option<Desk<'_>>,
     minutes: u64,
     by: &str,
@@ -406,13 +407,14 @@ fn give_grant(
                 "expires": expires,
                 "by": by,
                 "client": peer.client_info(),
-                "transport": crate::store::current_transport(),
+                "transport": transport.as_str(),
             }),
         )?,
         None => seneschal_access::text::hex(&seneschal_access::text::random::<16>()),
     };
     peer.remember_approval(&format!("{GRANT_KEY}{id}:{expires}"));
-    log(
+    log_to(
+        peer,
         LogLevel::Notice,
         json!({"grant": id, "minutes": minutes, "by": by}),
     );
@@ -510,7 +512,10 @@ const DESK_PROGRESS: Duration = Duration::from_secs(5);
 ///
 /// Under `ask`, a `per_call` call whose client cannot be asked waits on the `desk` (when the
 /// process has one) for the person's decision.
+#[allow(clippy::too_many_arguments)]
 pub fn confirm(
+    peer: &dyn Peer,
+    transport: Transport,
     policy: ApprovalPolicy,
     desk: Option<Desk<'_>>,
     level: Approval,
@@ -520,7 +525,6 @@ pub fn confirm(
     if level == Approval::None {
         return Ok(None);
     }
-    let peer = current();
     let refusal = |why: String| {
         CapabilityError::new(ErrorCode::NotApproved, why)
             .with_data(json!({"capability": id, "approval": level.as_str()}))
@@ -542,7 +546,7 @@ pub fn confirm(
     }
     // A write of a session the person gave a grant to runs without a question; it is planned,
     // shown on the desk's feed and audited like any other.
-    if level == Approval::PerCall && granted(&*peer, desk).is_some() {
+    if level == Approval::PerCall && granted(peer, desk).is_some() {
         return Ok(Some("grant"));
     }
     // Under `ask` a session call nobody can ask about runs: a peer whose client declared no
@@ -581,7 +585,7 @@ pub fn confirm(
                 }
                 let grant = answer.pointer("/content/grant") == Some(&Value::Bool(true));
                 if let (true, Some(minutes)) = (grant, offered) {
-                    give_grant(&*peer, desk, minutes, peer.approver())?;
+                    give_grant(peer, transport, desk, minutes, peer.approver())?;
                 }
                 Ok(Some(peer.approver()))
             }
@@ -602,7 +606,15 @@ pub fn confirm(
         Asked::Unavailable(_)
             if policy == ApprovalPolicy::Ask && level == Approval::PerCall && desk.is_some() =>
         {
-            on_the_desk(desk.expect("checked"), id, level, described, &refusal)
+            on_the_desk(
+                peer,
+                transport,
+                desk.expect("checked"),
+                id,
+                level,
+                described,
+                &refusal,
+            )
         }
         Asked::Unavailable(why) | Asked::Failed(why) => {
             if policy == ApprovalPolicy::Ask && level == Approval::Session {
@@ -725,6 +737,8 @@ fn short(id: &str) -> &str {
 /// An approval stays open for the desk's `wait` (`--approval-timeout`); then, or when its
 /// waiting call is cancelled, it is withdrawn. A decision carries the grant the person chose.
 fn on_the_desk(
+    peer: &dyn Peer,
+    transport: Transport,
     desk: Desk<'_>,
     id: &str,
     level: Approval,
@@ -732,7 +746,6 @@ fn on_the_desk(
     refusal: &dyn Fn(String) -> CapabilityError,
 ) -> Result<Option<&'static str>, CapabilityError> {
     use crate::store::desk;
-    let peer = current();
     let key = question_key(&described);
     let found = desk::find(desk.root, &key)?;
     let first = found.is_none();
@@ -747,7 +760,7 @@ fn on_the_desk(
                 "binding": described.binding,
                 "key": key,
                 "detail": described.shown_detail(),
-                "transport": crate::store::current_transport(),
+                "transport": transport.as_str(),
                 "client": peer.client_info(),
                 "can_grant": peer.remembers(),
                 "expires": expires,
@@ -774,7 +787,8 @@ fn on_the_desk(
         }))
     };
     if first {
-        log(
+        log_to(
+            peer,
             LogLevel::Notice,
             json!({"approval": "pending", "id": pending, "capability": id}),
         );
@@ -809,11 +823,12 @@ fn on_the_desk(
                 return Ok(Some(d));
             }
             let waited = started.elapsed();
-            if cancelled() || waited >= until || !desk::open(desk.root, &pending)? {
+            if peer.cancelled() || waited >= until || !desk::open(desk.root, &pending)? {
                 return Ok(None);
             }
             if reported.is_none_or(|t| t.elapsed() >= DESK_PROGRESS) {
-                progress(
+                progress_to(
+                    peer,
                     waited.as_secs_f64(),
                     Some(until.as_secs_f64()),
                     Some(&where_to),
@@ -830,7 +845,7 @@ fn on_the_desk(
     }
     let made = made?;
     let still_open = desk::open(desk.root, &pending)?;
-    if made.is_none() && still_open && !cancelled() {
+    if made.is_none() && still_open && !peer.cancelled() {
         return Err(pending_answer(open_for()));
     }
     // The withdrawal answers a decision made after the last look, so none is lost.
@@ -839,7 +854,7 @@ fn on_the_desk(
     match made {
         Some(d) if d.approve => {
             if let Some(minutes) = d.grant.filter(|_| peer.remembers()) {
-                give_grant(&*peer, Some(desk), minutes, d.by.as_str())?;
+                give_grant(peer, transport, Some(desk), minutes, d.by.as_str())?;
             }
             Ok(Some(d.by.as_str()))
         }
@@ -848,7 +863,7 @@ fn on_the_desk(
             d.by.as_str(),
             short(&pending)
         ))),
-        None if cancelled() => Err(refusal(format!(
+        None if peer.cancelled() => Err(refusal(format!(
             "`{id}` was cancelled while it waited for approval {}",
             short(&pending)
         ))),
@@ -1001,50 +1016,9 @@ impl LogLevel {
     }
 }
 
-thread_local! {
-    static CURRENT: RefCell<Option<Arc<dyn Peer>>> = const { RefCell::new(None) };
-}
-
-/// Makes `peer` the peer of the calls executed on this thread until dropped.
-pub struct Scope(Option<Arc<dyn Peer>>);
-
-impl Scope {
-    /// Enters a call whose other end is `peer`.
-    pub fn enter(peer: Arc<dyn Peer>) -> Scope {
-        Scope(CURRENT.with(|c| c.borrow_mut().replace(peer)))
-    }
-}
-
-impl Drop for Scope {
-    fn drop(&mut self) {
-        let before = self.0.take();
-        CURRENT.with(|c| *c.borrow_mut() = before);
-    }
-}
-
-/// The peer of the call on this thread ([`NoPeer`] outside any scope).
-pub fn current() -> Arc<dyn Peer> {
-    CURRENT
-        .with(|c| c.borrow().clone())
-        .unwrap_or_else(|| Arc::new(NoPeer))
-}
-
-/// Asks the peer of the current call (see [`Peer::ask`]).
-pub fn ask(key: &str, method: &str, params: Value) -> Asked {
-    current().ask(key, method, params)
-}
-
-/// Whether the current call was cancelled.
-pub fn cancelled() -> bool {
-    CURRENT.with(|c| c.borrow().as_ref().is_some_and(|p| p.cancelled()))
-}
-
-/// Reports progress of the current call, when its caller attached a progress token:
+/// Reports progress of a call to its `peer`, when the caller attached a progress token:
 /// `progress` so far, of `total` when known, with an optional message.
-pub fn progress(progress: f64, total: Option<f64>, message: Option<&str>) {
-    let Some(peer) = CURRENT.with(|c| c.borrow().clone()) else {
-        return;
-    };
+pub fn progress_to(peer: &dyn Peer, progress: f64, total: Option<f64>, message: Option<&str>) {
     let Some(token) = peer.progress_token() else {
         return;
     };
@@ -1058,12 +1032,9 @@ pub fn progress(progress: f64, total: Option<f64>, message: Option<&str>) {
     peer.notify("notifications/progress", params);
 }
 
-/// Sends a log message about the current call at `level`, when the client asked for that
+/// Sends a log message about a call to its `peer` at `level`, when the client asked for that
 /// level (`logging/setLevel`).
-pub fn log(level: LogLevel, data: Value) {
-    let Some(peer) = CURRENT.with(|c| c.borrow().clone()) else {
-        return;
-    };
+pub fn log_to(peer: &dyn Peer, level: LogLevel, data: Value) {
     if peer.log_level().is_some_and(|min| level >= min) {
         peer.notify(
             "notifications/message",
@@ -1075,7 +1046,7 @@ pub fn log(level: LogLevel, data: Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
+    use std::sync::{Arc, Mutex};
 
     #[derive(Default)]
     struct Recorder(Mutex<Vec<(String, Value)>>);
@@ -1163,12 +1134,19 @@ mod tests {
         policy: ApprovalPolicy,
         level: Approval,
     ) -> Result<Option<&'static str>, String> {
-        let _scope = Scope::enter(peer.clone());
-        confirm(policy, None, level, "demo.write", || Described {
-            binding: "sha256:b".into(),
-            review: "Write demo".into(),
-            detail: Value::Null,
-        })
+        confirm(
+            &**peer,
+            Transport::Cli,
+            policy,
+            None,
+            level,
+            "demo.write",
+            || Described {
+                binding: "sha256:b".into(),
+                review: "Write demo".into(),
+                detail: Value::Null,
+            },
+        )
         .map_err(|e| format!("{}: {}", e.code.as_str(), e.message))
     }
 
@@ -1239,11 +1217,26 @@ mod tests {
         );
         assert!(p.asked.lock().unwrap().is_empty());
         // Outside any scope nobody can be asked: the policy decides.
-        assert!(confirm(Ask, None, Approval::PerCall, "x", Described::default).is_err());
+        assert!(confirm(
+            &NoPeer,
+            Transport::Cli,
+            Ask,
+            None,
+            Approval::PerCall,
+            "x",
+            Described::default
+        )
+        .is_err());
         assert_eq!(
-            confirm(Ask, None, Approval::Session, "x", || panic!(
-                "a client that offers no elicitation is not asked: no request is built"
-            )),
+            confirm(
+                &NoPeer,
+                Transport::Cli,
+                Ask,
+                None,
+                Approval::Session,
+                "x",
+                || panic!("a client that offers no elicitation is not asked: no request is built")
+            ),
             Ok(None)
         );
     }
@@ -1310,19 +1303,16 @@ mod tests {
     }
 
     #[test]
-    fn a_scope_reaches_its_peer_and_outside_one_nobody_is_asked() {
+    fn a_call_reaches_its_peer_and_nobody_else_is_asked() {
         assert!(matches!(
-            ask("k", "elicitation/create", Value::Null),
+            NoPeer.ask("k", "elicitation/create", Value::Null),
             Asked::Unavailable(_)
         ));
         let rec = Arc::new(Recorder::default());
-        {
-            let _scope = Scope::enter(rec.clone());
-            progress(1.0, Some(2.0), None);
-            log(LogLevel::Info, Value::from("dropped: below warning"));
-            log(LogLevel::Error, Value::from("sent"));
-        }
-        progress(2.0, None, None);
+        progress_to(&*rec, 1.0, Some(2.0), None);
+        log_to(&*rec, LogLevel::Info, Value::from("dropped: below warning"));
+        log_to(&*rec, LogLevel::Error, Value::from("sent"));
+        progress_to(&NoPeer, 2.0, None, None);
         let sent = rec.0.lock().unwrap();
         assert_eq!(sent.len(), 2, "{sent:?}");
         assert_eq!(sent[0].0, "notifications/progress");

@@ -451,11 +451,6 @@ pub fn run(template: &Path, only: &[String]) -> Vec<Row> {
         .enumerate()
         .filter(|(_, d)| d.executable() && (only.is_empty() || only.iter().any(|o| o == d.id)))
     {
-        seneschal_core::interact::progress(
-            index as f64,
-            Some(CAPABILITIES.len() as f64),
-            Some(d.id),
-        );
         match run_one(&probe, index, d) {
             Ok(mut r) => rows.append(&mut r),
             Err(e) => rows.push(Row {

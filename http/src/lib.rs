@@ -247,8 +247,15 @@ pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
         idle_timeout: options.timeout,
     };
     let served = Arc::clone(&state);
+    // The HTTP edge: a panic in serving one request (past the executor's own, which answers a
+    // handler's panic as `internal`) ends that request, its connection closed, and never the
+    // worker or the server.
     let accept = tiny_http::serve(listener.into(), limits, move |request| {
-        routes::handle(&served, request)
+        let served = std::panic::AssertUnwindSafe(&served);
+        if let Err(panic) = std::panic::catch_unwind(move || routes::handle(&served, request)) {
+            let why = seneschal_access::text::panic_message(panic.as_ref(), "a panic");
+            eprintln!("seneschal serve: a request panicked: {why}");
+        }
     })
     .map_err(|e| CapabilityError::internal(format!("the HTTP server does not start: {e}")))?;
 

@@ -191,25 +191,25 @@ pub struct Index {
 }
 
 /// What the index asks of the process that keeps it, without knowing it: which URIs the
-/// process's built-in resources take (a knowledge object cannot take one), and where a long
-/// read reports its progress (to the caller of the call that reads).
+/// process's built-in resources take (a knowledge object cannot take one).
 #[derive(Debug, Clone, Copy)]
 pub struct Hooks {
     /// Whether a built-in resource takes `uri`.
     pub reserved: fn(uri: &str) -> bool,
-    /// Reports `progress` of `total` with a message, to whoever waits for the read.
-    pub progress: fn(progress: f64, total: Option<f64>, message: Option<&str>),
 }
 
 impl Default for Hooks {
-    /// No URI reserved, progress reported to nobody.
+    /// No URI reserved.
     fn default() -> Hooks {
         Hooks {
             reserved: |_| false,
-            progress: |_, _, _| {},
         }
     }
 }
+
+/// Where a long read reports its progress (`progress` of `total`, with a message): to the
+/// caller of the call that reads.
+pub type Progress<'a> = &'a (dyn Fn(f64, Option<f64>, Option<&str>) + Sync);
 
 impl std::fmt::Debug for Index {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -282,6 +282,11 @@ impl Index {
 
     /// The current snapshot of the repository at `root`, refreshed from disk as needed.
     pub fn snapshot(&self, root: &Path) -> Arc<Snapshot> {
+        self.snapshot_reporting(root, &|_, _, _| {})
+    }
+
+    /// [`Index::snapshot`], reporting the progress of a long read to `progress`.
+    pub fn snapshot_reporting(&self, root: &Path, progress: Progress<'_>) -> Arc<Snapshot> {
         let mut state = self.state.lock().unwrap_or_else(|poisoned| {
             let mut s = poisoned.into_inner();
             *s = State::default();
@@ -350,6 +355,7 @@ impl Index {
             old_results,
             &unread,
             self.hooks,
+            progress,
         );
         state.unread = unread;
         let snapshot = Arc::new(snapshot);
@@ -597,6 +603,7 @@ fn pregrow_arena(bytes: usize) {
 /// read as (in the same order). `old` and `old_results` are the previous listing and what its
 /// files read as (empty when nothing can be reused). Each file read writes the stamp of the
 /// version it read into `listing` (a cold listing leaves plain files unstamped for that).
+#[allow(clippy::too_many_arguments)]
 fn build(
     root: &Root,
     kinds: &Arc<Kinds>,
@@ -605,6 +612,7 @@ fn build(
     old_results: Vec<Arc<FileResult>>,
     unread: &[Finding],
     hooks: Hooks,
+    progress: Progress<'_>,
 ) -> (Snapshot, Vec<Arc<FileResult>>) {
     let mut findings: Vec<Finding> = kinds.findings.clone();
     findings.extend(unread.iter().cloned());
@@ -673,8 +681,7 @@ fn build(
                 if start >= todo.len() {
                     break out;
                 }
-                // Reaches the caller only from the calling thread (the one in its scope).
-                (hooks.progress)(
+                progress(
                     start as f64,
                     Some(todo.len() as f64),
                     Some("knowledge files read"),

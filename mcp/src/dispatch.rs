@@ -552,15 +552,15 @@ fn debug_ask(call: &mut Call<'_>) -> Option<Body> {
     if target.is_none() || name != target.as_deref() {
         return None;
     }
-    use seneschal_core::interact::{self, Asked};
-    let _peer = interact::Scope::enter(std::sync::Arc::new(super::peer::McpPeer::of(call)));
-    interact::progress(1.0, Some(2.0), Some("asking"));
-    let asked = interact::ask(
+    use seneschal_core::interact::{self, Asked, Peer};
+    let peer = super::peer::McpPeer::of(call);
+    interact::progress_to(&peer, 1.0, Some(2.0), Some("asking"));
+    let asked = peer.ask(
         "debug",
         "elicitation/create",
         json!({"mode": "form", "message": "Go on?", "requestedSchema": {"type": "object", "properties": {"go": {"type": "boolean"}}}}),
     );
-    interact::progress(2.0, Some(2.0), Some("asked"));
+    interact::progress_to(&peer, 2.0, Some(2.0), Some("asked"));
     let asked = match asked {
         Asked::Answered(v) => json!({"answered": v}),
         Asked::Deferred => json!({"deferred": true}),

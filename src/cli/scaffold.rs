@@ -164,7 +164,7 @@ pub fn scaffold(
             .push(format!("core/src/handlers/{group}.rs"));
     } else {
         let text = format!(
-            "//! Handlers of the `{group}.*` group.\n\nuse crate::context::Context;\nuse seneschal_access::error::CapabilityError;\nuse crate::registry::types::{types};\n\n{}",
+            "//! Handlers of the `{group}.*` group.\n\nuse crate::context::Call;\nuse seneschal_access::error::CapabilityError;\nuse crate::registry::types::{types};\n\n{}",
             handler(id, &function, &types, false)
         );
         write(&group_file, &text)?;
@@ -240,12 +240,12 @@ fn with_module(text: &str, group: &str) -> String {
 fn handler(id: &str, function: &str, types: &str, qualified: bool) -> String {
     let (ctx, error, module) = if qualified {
         (
-            "crate::context::Context",
+            "crate::context::Call",
             "seneschal_access::error::CapabilityError",
             format!("crate::registry::types::{types}"),
         )
     } else {
-        ("Context", "CapabilityError", types.to_string())
+        ("Call", "CapabilityError", types.to_string())
     };
     format!(
         "/// `{id}`: replace this body with what the capability does. `{types}::Input` and\n/// `Output` are generated from the manifest's schemas (see the reference,\n/// generated/capabilities.md).\npub fn {function}(\n    _ctx: &{ctx},\n    _input: {module}::Input,\n) -> Result<{module}::Output, {error}> {{\n    Ok({module}::Output {{ ok: true }})\n}}\n"

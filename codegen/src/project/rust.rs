@@ -348,7 +348,7 @@ pub fn render_registry(reg: &Registry, repo_root: &Path) -> Result<String, Vec<D
         /// Calls the handler of the capability at `index` with its typed input.
         pub fn dispatch(
             index: usize,
-            ctx: &crate::context::Context,
+            ctx: &crate::context::Call,
             input: serde_json::Value,
         ) -> Result<serde_json::Value, seneschal_access::error::CapabilityError> {
             match index {
@@ -689,7 +689,7 @@ pub fn check_handler_modules(
 }
 
 /// Checks each executable query's handler signature against its manifest, before rustc sees
-/// the generated dispatch: `pub fn f(ctx: &Context, input: <types>::Input) ->
+/// the generated dispatch: `pub fn f(ctx: &Call, input: <types>::Input) ->
 /// Result<<types>::Output, CapabilityError>`. A wrong input or output type, swapped or
 /// missing arguments are reported at the handler's file and line with the expected signature
 /// (a missing function or `pub` is reported by the registry check). Type paths are resolved
@@ -793,25 +793,25 @@ fn signature_problem(
         if file
             .resolve(&path)
             .iter()
-            .any(|full| full.last().is_some_and(|l| l == "Context"))
+            .any(|full| full.last().is_some_and(|l| l == "Call"))
         {
             return Some(true);
         }
-        placed(&r.elem, "Context").map(|_| false)
+        placed(&r.elem, "Call").map(|_| false)
     };
     let shown = |t: &syn::Type| show_type(t);
     if args.len() != 2 {
         return Some(format!(
-            "takes {} argument(s), not two (the context and the input)",
+            "takes {} argument(s), not two (the call and the input)",
             args.len()
         ));
     }
     if placed(args[0], "Input") == Some(true) && is_context(args[1]) == Some(true) {
-        return Some("takes its arguments swapped: the context comes first, then the input".into());
+        return Some("takes its arguments swapped: the call comes first, then the input".into());
     }
     if is_context(args[0]) == Some(false) {
         return Some(format!(
-            "takes `{}` as its first argument, not `&Context`",
+            "takes `{}` as its first argument, not `&Call`",
             shown(args[0])
         ));
     }

@@ -1,7 +1,7 @@
 //! Handlers of the `capabilities.*` group: the registry describing itself.
 
 use super::same_variants;
-use crate::context::Context;
+use crate::context::Call;
 use crate::registry::types::{capabilities_list, capabilities_projections, capabilities_show};
 use crate::registry::{Descriptor, Kind, CAPABILITIES};
 use seneschal_access::error::CapabilityError;
@@ -18,7 +18,7 @@ fn cli_path(d: &Descriptor) -> Option<String> {
 /// `capabilities.list`: every capability, filtered by tag, effect or stability; executable
 /// when this process executes it (a narrowed process lists what it refuses as not executable).
 pub fn list(
-    ctx: &Context,
+    ctx: &Call,
     input: capabilities_list::Input,
 ) -> Result<capabilities_list::Output, CapabilityError> {
     let capabilities = CAPABILITIES
@@ -62,7 +62,7 @@ same_variants!(Stability => capabilities_list::OutputCapabilitiesItemStability {
 /// `capabilities.show`: the whole descriptor of one capability, read from the descriptor
 /// compiled into the binary (the one the projections publish) straight into its type.
 pub fn show(
-    _ctx: &Context,
+    _ctx: &Call,
     input: capabilities_show::Input,
 ) -> Result<capabilities_show::Output, CapabilityError> {
     let (_, d) = crate::registry::find(&input.id).ok_or_else(|| {
@@ -78,7 +78,7 @@ pub fn show(
 /// `capabilities.projections`: where each interface exposes each capability; executable when
 /// this process executes it.
 pub fn projections(
-    ctx: &Context,
+    ctx: &Call,
     _input: capabilities_projections::Input,
 ) -> Result<capabilities_projections::Output, CapabilityError> {
     let capabilities = CAPABILITIES
@@ -115,7 +115,8 @@ mod tests {
     /// descriptor of the registry must read (a policy value its schema lacks would not).
     #[test]
     fn every_compiled_descriptor_is_a_capabilities_show_answer() {
-        let ctx = Context::new(std::env::temp_dir(), Effect::Read);
+        let process = crate::context::Context::new(std::env::temp_dir(), Effect::Read);
+        let ctx = Call::unasked(&process, seneschal_access::transport::Transport::Cli);
         for d in CAPABILITIES.iter() {
             let input = capabilities_show::Input {
                 id: d.id.to_string(),

@@ -2,14 +2,14 @@
 
 use serde_json::{Map, Value};
 
-use crate::context::Context;
+use crate::context::Call;
 use crate::registry::projections::CONTRACT_LOCK;
 use crate::registry::types::contract_digest;
 use seneschal_access::error::CapabilityError;
 
 /// `contract.digest`: the digest, the section hashes, and optionally the whole lock.
 pub fn digest(
-    _ctx: &Context,
+    _ctx: &Call,
     input: contract_digest::Input,
 ) -> Result<contract_digest::Output, CapabilityError> {
     let bad = |what: &str| CapabilityError::internal(format!("the compiled contract lock {what}"));

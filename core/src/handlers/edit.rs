@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::context::Context;
+use crate::context::Call;
 use crate::registry::types::{files_delete, files_edit, files_move, files_write};
 use crate::store::{self, Effects};
 use seneschal_access::confine::{self, refusal, Rule};
@@ -198,7 +198,7 @@ macro_rules! answer {
 
 /// Runs a prepared write through [`super::plan_or_apply`].
 fn run<T: Serialize + DeserializeOwned>(
-    ctx: &Context,
+    ctx: &Call,
     id: &str,
     raw: Value,
     dry_run: bool,
@@ -226,7 +226,7 @@ fn crlf(text: &str) -> bool {
 
 /// `files.write`: create, or replace a file whose digest is given.
 pub fn write(
-    ctx: &Context,
+    ctx: &Call,
     input: files_write::Input,
 ) -> Result<files_write::Output, CapabilityError> {
     let raw = json!(input);
@@ -338,10 +338,7 @@ fn apply_edit(
 }
 
 /// `files.edit`: exact-text replacements.
-pub fn edit(
-    ctx: &Context,
-    input: files_edit::Input,
-) -> Result<files_edit::Output, CapabilityError> {
+pub fn edit(ctx: &Call, input: files_edit::Input) -> Result<files_edit::Output, CapabilityError> {
     let raw = json!(input);
     let prepare = || {
         let t = target(&ctx.repo, input.path.as_str(), "/path")?;
@@ -417,7 +414,7 @@ fn mode_of(root: &Path, rel: &str) -> Option<u32> {
 
 /// `files.move`: a file to a new path.
 pub fn move_file(
-    ctx: &Context,
+    ctx: &Call,
     input: files_move::Input,
 ) -> Result<files_move::Output, CapabilityError> {
     let raw = json!(input);
@@ -485,7 +482,7 @@ pub fn move_file(
 
 /// `files.delete`: one file.
 pub fn delete(
-    ctx: &Context,
+    ctx: &Call,
     input: files_delete::Input,
 ) -> Result<files_delete::Output, CapabilityError> {
     let raw = json!(input);

@@ -20,7 +20,7 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::overrides::OverrideBuilder;
 use ignore::{WalkBuilder, WalkState};
 
-use crate::context::Context;
+use crate::context::Call;
 use crate::registry::types::{files_read, files_search};
 use seneschal_access::confine::{self, refusal, Rule};
 use seneschal_access::error::CapabilityError;
@@ -54,7 +54,7 @@ fn cut(s: &str, max: usize) -> &str {
 }
 
 /// The repository root, held open for one call.
-fn open_root(ctx: &Context) -> Result<Root, CapabilityError> {
+fn open_root(ctx: &Call) -> Result<Root, CapabilityError> {
     Root::open(&ctx.repo).map_err(|e| {
         CapabilityError::internal(format!("the repository root cannot be opened: {e}"))
     })
@@ -230,10 +230,7 @@ pub const MAX_PATHS: usize = 50;
 /// so one refused path does not fail the others), and the top-level fields sum the call up:
 /// `path` empty, `content`, `total_lines`, `next_offset` and `digest` null, `size`, `lines`
 /// and `redactions` the sums, `truncated` when any file was.
-pub fn read(
-    ctx: &Context,
-    input: files_read::Input,
-) -> Result<files_read::Output, CapabilityError> {
+pub fn read(ctx: &Call, input: files_read::Input) -> Result<files_read::Output, CapabilityError> {
     let paths: Vec<(&str, String)> = match (&input.path, input.paths.is_empty()) {
         (Some(p), true) => vec![(p.as_str(), "/path".to_string())],
         (None, false) => input
@@ -511,8 +508,7 @@ fn report(peer: &Arc<dyn crate::interact::Peer>, last: &Mutex<u64>, searched: u6
     let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
     if searched > *last {
         *last = searched;
-        let _scope = crate::interact::Scope::enter(Arc::clone(peer));
-        crate::interact::progress(searched as f64, None, Some("files searched"));
+        crate::interact::progress_to(&**peer, searched as f64, None, Some("files searched"));
     }
 }
 
@@ -584,7 +580,7 @@ struct Tally {
 /// and only the lines the pattern matches are redacted; for any other pattern, every line that
 /// holds a rule's gate ([`seneschal_access::redact::redact_lines`]).
 pub fn search(
-    ctx: &Context,
+    ctx: &Call,
     input: files_search::Input,
 ) -> Result<files_search::Output, CapabilityError> {
     let root_path = ctx.repo.canonicalize().map_err(|e| {
@@ -628,11 +624,7 @@ pub fn search(
     let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     let tally = Tally::default();
     // The walker's threads reach the call's peer through this handle (progress, cancellation).
-    let (peer, reported, stopped) = (
-        crate::interact::current(),
-        Mutex::new(0),
-        AtomicBool::new(false),
-    );
+    let (peer, reported, stopped) = (Arc::clone(&ctx.peer), Mutex::new(0), AtomicBool::new(false));
     walk.build_parallel().run(|| {
         let matcher = matcher.clone();
         let mut searcher = SearcherBuilder::new()

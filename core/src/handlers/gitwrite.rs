@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::context::Context;
+use crate::context::Call;
 use crate::gitwrite::{self, Work};
 use crate::registry::types::{
     repo_branch_create, repo_commit, repo_restore, repo_stage, repo_switch, repo_unstage,
@@ -49,7 +49,7 @@ impl Prepared {
     /// changed as the file stands now.
     fn write(
         &mut self,
-        ctx: &Context,
+        ctx: &Call,
         path: &str,
         bytes: Option<Vec<u8>>,
     ) -> Result<(), CapabilityError> {
@@ -59,7 +59,7 @@ impl Prepared {
     /// Plans `bytes` at a git file the store writes itself.
     fn git(
         &mut self,
-        ctx: &Context,
+        ctx: &Call,
         file: GitFile,
         bytes: Option<Vec<u8>>,
     ) -> Result<(), CapabilityError> {
@@ -68,7 +68,7 @@ impl Prepared {
 
     fn plan(
         &mut self,
-        ctx: &Context,
+        ctx: &Call,
         target: Target,
         bytes: Option<Vec<u8>>,
     ) -> Result<(), CapabilityError> {
@@ -101,7 +101,7 @@ fn answer(id: &str, p: &Prepared, applied: bool, dry_run: bool) -> Value {
 /// folder), or under the lock through the store, whose answer (kept for an idempotency key)
 /// is read back into the output type.
 fn run<I: Serialize, T: DeserializeOwned>(
-    ctx: &Context,
+    ctx: &Call,
     id: &str,
     input: &I,
     dry_run: bool,
@@ -128,7 +128,7 @@ fn run<I: Serialize, T: DeserializeOwned>(
 
 /// The client's paths confined (`.` for the root), none in `.git/` or `.seneschal/`.
 fn confined<P: std::ops::Deref<Target = String>>(
-    ctx: &Context,
+    ctx: &Call,
     paths: &[P],
 ) -> Result<Vec<String>, CapabilityError> {
     let mut out = Vec::new();
@@ -162,7 +162,7 @@ fn list(paths: &[String]) -> String {
 
 /// Plans the write of `.git/index` when the private copy's bytes differ from `before`.
 fn plan_index(
-    ctx: &Context,
+    ctx: &Call,
     work: &Work,
     before: &Option<Vec<u8>>,
     p: &mut Prepared,
@@ -175,10 +175,7 @@ fn plan_index(
 }
 
 /// `repo.stage`: `git add -A` of the paths on a copy of the index, the copy written back.
-pub fn stage(
-    ctx: &Context,
-    input: repo_stage::Input,
-) -> Result<repo_stage::Output, CapabilityError> {
+pub fn stage(ctx: &Call, input: repo_stage::Input) -> Result<repo_stage::Output, CapabilityError> {
     let rels = confined(ctx, &input.paths)?;
     let dry = input.dry_run.unwrap_or(false);
     run(ctx, "repo.stage", &input, dry, |work| {
@@ -297,7 +294,7 @@ pub fn stage(
 
 /// `repo.unstage`: the paths' index entries back to HEAD's (removed before the first commit).
 pub fn unstage(
-    ctx: &Context,
+    ctx: &Call,
     input: repo_unstage::Input,
 ) -> Result<repo_unstage::Output, CapabilityError> {
     let rels = confined(ctx, &input.paths)?;
@@ -355,7 +352,7 @@ pub fn unstage(
 /// `repo.commit`: `write-tree` and `commit-tree` of the index, then the branch's ref file (or
 /// `.git/HEAD` when detached) moved to the new commit. No hook runs.
 pub fn commit(
-    ctx: &Context,
+    ctx: &Call,
     input: repo_commit::Input,
 ) -> Result<repo_commit::Output, CapabilityError> {
     let text = input.message.trim_end();
@@ -478,7 +475,7 @@ pub fn commit(
 
 /// `repo.branch.create`: a new loose ref at a commit.
 pub fn branch_create(
-    ctx: &Context,
+    ctx: &Call,
     input: repo_branch_create::Input,
 ) -> Result<repo_branch_create::Output, CapabilityError> {
     let dry = input.dry_run.unwrap_or(false);
@@ -524,7 +521,7 @@ pub fn branch_create(
 
 /// `repo.switch`: the differing files, the index and HEAD, refused when it would lose work.
 pub fn switch(
-    ctx: &Context,
+    ctx: &Call,
     input: repo_switch::Input,
 ) -> Result<repo_switch::Output, CapabilityError> {
     let dry = input.dry_run.unwrap_or(false);
@@ -676,7 +673,7 @@ pub fn switch(
 
 /// `repo.restore`: working-tree files back to their staged version (or `source`'s).
 pub fn restore(
-    ctx: &Context,
+    ctx: &Call,
     input: repo_restore::Input,
 ) -> Result<repo_restore::Output, CapabilityError> {
     let rels = confined(ctx, &input.paths)?;

@@ -12,7 +12,7 @@
 //! group is `repository` disclosure, so the executor redacts it whole before any transport
 //! (see [`crate::execute`]).
 
-use crate::context::Context;
+use crate::context::Call;
 use crate::registry::types::{repo_blame, repo_branches, repo_diff, repo_log, repo_show};
 use seneschal_access::confine;
 use seneschal_access::error::CapabilityError;
@@ -157,7 +157,7 @@ fn diffed(
 /// ([`seneschal_access::gitdir::pin`]) before anything of the call is read: no `.git` is `not_found`, a
 /// layout that leads outside the root is `refused`. No git run: a call pays for the git
 /// commands that answer it, not for one that finds the root.
-fn top(ctx: &Context) -> Result<std::path::PathBuf, CapabilityError> {
+fn top(ctx: &Call) -> Result<std::path::PathBuf, CapabilityError> {
     seneschal_access::gitdir::pin(&ctx.repo).map_err(|u| u.into_error("the repository"))?;
     Ok(ctx.repo.clone())
 }
@@ -170,7 +170,7 @@ fn change<C: std::str::FromStr>(kind: &str, modified: C) -> C {
 
 /// `repo.diff`: the working tree or the index against the index, HEAD, a revision, or two
 /// revisions against each other.
-pub fn diff(ctx: &Context, input: repo_diff::Input) -> Result<repo_diff::Output, CapabilityError> {
+pub fn diff(ctx: &Call, input: repo_diff::Input) -> Result<repo_diff::Output, CapabilityError> {
     if input.to.is_some() && input.from.is_none() {
         return Err(CapabilityError::invalid_input(
             "`to` needs `from`: the diff goes from one to the other",
@@ -236,7 +236,7 @@ pub fn diff(ctx: &Context, input: repo_diff::Input) -> Result<repo_diff::Output,
 }
 
 /// `repo.show`: one commit, its files against its first parent, and optionally its patch.
-pub fn show(ctx: &Context, input: repo_show::Input) -> Result<repo_show::Output, CapabilityError> {
+pub fn show(ctx: &Call, input: repo_show::Input) -> Result<repo_show::Output, CapabilityError> {
     let root = top(ctx)?;
     let sha = git::resolve_commit(&root, input.rev.as_str(), "/rev")?;
     // The commit's fields and its diff against its first parent come from two git runs, run
@@ -299,10 +299,7 @@ pub fn show(ctx: &Context, input: repo_show::Input) -> Result<repo_show::Output,
 }
 
 /// `repo.blame`: who last changed each line of a range of one confined file.
-pub fn blame(
-    ctx: &Context,
-    input: repo_blame::Input,
-) -> Result<repo_blame::Output, CapabilityError> {
+pub fn blame(ctx: &Call, input: repo_blame::Input) -> Result<repo_blame::Output, CapabilityError> {
     let path = input.path.as_str();
     let root = top(ctx)?;
     let rel = confine::confine(&ctx.repo, path, "/path")?.rel;
@@ -402,7 +399,7 @@ pub fn blame(
 
 /// `repo.branches`: local and remote-tracking branches with heads and upstreams.
 pub fn branches(
-    ctx: &Context,
+    ctx: &Call,
     input: repo_branches::Input,
 ) -> Result<repo_branches::Output, CapabilityError> {
     let root = top(ctx)?;
@@ -481,7 +478,7 @@ fn log_bound(
 
 /// `repo.log`: the last commits of HEAD, of a revision or of a range, optionally of one
 /// confined path and between two committer dates.
-pub fn log(ctx: &Context, input: repo_log::Input) -> Result<repo_log::Output, CapabilityError> {
+pub fn log(ctx: &Call, input: repo_log::Input) -> Result<repo_log::Output, CapabilityError> {
     let since = log_bound(input.since.as_deref().map(|s| s.as_str()), false, "/since")?;
     let until = log_bound(input.until.as_deref().map(|s| s.as_str()), true, "/until")?;
     if let Some(rev) = input.rev.as_deref() {

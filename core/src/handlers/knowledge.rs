@@ -6,7 +6,7 @@
 use sha2::{Digest, Sha256};
 
 use super::same_variants;
-use crate::context::Context;
+use crate::context::Call;
 use crate::registry::types::{
     knowledge_check, knowledge_get, knowledge_kinds, knowledge_list, knowledge_search,
     knowledge_summarize,
@@ -94,10 +94,10 @@ fn resume<'a>(
 
 /// `knowledge.kinds`: the kinds and their schemas.
 pub fn kinds(
-    ctx: &Context,
+    ctx: &Call,
     _input: knowledge_kinds::Input,
 ) -> Result<knowledge_kinds::Output, CapabilityError> {
-    let snapshot = ctx.knowledge.snapshot(&ctx.repo);
+    let snapshot = ctx.snapshot();
     let mut all: Vec<_> = snapshot.kinds.all.iter().collect();
     all.sort_by(|a, b| a.name.cmp(&b.name));
     let kinds = all
@@ -134,11 +134,11 @@ same_variants!(Format => knowledge_kinds::OutputKindsItemFormat { Markdown, Yaml
 
 /// `knowledge.list`: valid objects by URI, filtered, a page at a time.
 pub fn list(
-    ctx: &Context,
+    ctx: &Call,
     input: knowledge_list::Input,
 ) -> Result<knowledge_list::Output, CapabilityError> {
     let after = input.cursor.as_deref().map(decode_cursor).transpose()?;
-    let snapshot = ctx.knowledge.snapshot(&ctx.repo);
+    let snapshot = ctx.snapshot();
     known_kind(&snapshot, &input.kind)?;
     let limit = input.limit.map_or(50, |l| l.get() as usize);
     let matching: Vec<_> = snapshot
@@ -199,10 +199,10 @@ fn object<'a>(
 }
 
 pub fn get(
-    ctx: &Context,
+    ctx: &Call,
     input: knowledge_get::Input,
 ) -> Result<knowledge_get::Output, CapabilityError> {
-    let snapshot = ctx.knowledge.snapshot(&ctx.repo);
+    let snapshot = ctx.snapshot();
     let o = object(&snapshot, &input.uri)?;
     Ok(knowledge_get::Output {
         uri: o.uri.clone(),
@@ -223,7 +223,7 @@ pub fn get(
 
 /// `knowledge.search`: BM25-ranked hits with snippets.
 pub fn search(
-    ctx: &Context,
+    ctx: &Call,
     input: knowledge_search::Input,
 ) -> Result<knowledge_search::Output, CapabilityError> {
     let terms = search::SearchIndex::query_terms(&input.query).ok_or_else(|| {
@@ -232,7 +232,7 @@ pub fn search(
         )
         .at("/query")
     })?;
-    let snapshot = ctx.knowledge.snapshot(&ctx.repo);
+    let snapshot = ctx.snapshot();
     known_kind(&snapshot, &input.kind)?;
     let limit = input.limit.map_or(10, |l| l.get() as usize);
     let objects = &snapshot.objects;
@@ -260,10 +260,10 @@ pub fn search(
 
 /// `knowledge.check`: every finding.
 pub fn check(
-    ctx: &Context,
+    ctx: &Call,
     _input: knowledge_check::Input,
 ) -> Result<knowledge_check::Output, CapabilityError> {
-    let snapshot = ctx.knowledge.snapshot(&ctx.repo);
+    let snapshot = ctx.snapshot();
     let mut adr_folders: Vec<String> = snapshot
         .kinds
         .all
@@ -293,11 +293,11 @@ pub fn check(
 /// `sampling/createMessage` (through [`crate::interact`]; the link redacts what leaves), and
 /// the model's answer.
 pub fn summarize(
-    ctx: &Context,
+    ctx: &Call,
     input: knowledge_summarize::Input,
 ) -> Result<knowledge_summarize::Output, CapabilityError> {
-    use crate::interact::{ask, Asked};
-    let snapshot = ctx.knowledge.snapshot(&ctx.repo);
+    use crate::interact::Asked;
+    let snapshot = ctx.snapshot();
     let o = object(&snapshot, &input.uri)?;
     let max_tokens = input.max_tokens;
     let request = serde_json::json!({
@@ -322,7 +322,7 @@ pub fn summarize(
         ))
     };
     let answer =
-        match ask("summary", "sampling/createMessage", request) {
+        match ctx.peer.ask("summary", "sampling/createMessage", request) {
             Asked::Answered(v) => v,
             Asked::Deferred => return Err(CapabilityError::unsupported(
                 "the summary waits for the client's model: the call is made again with its answer",

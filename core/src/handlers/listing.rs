@@ -17,17 +17,14 @@ use ignore::overrides::OverrideBuilder;
 use rustix::fs::FileType;
 
 use super::files::IgnoreRules;
-use crate::context::Context;
+use crate::context::Call;
 use crate::registry::types::{files_find, files_list};
 use seneschal_access::confine::{self, refusal};
 use seneschal_access::error::CapabilityError;
 use seneschal_access::rootfs::{Denied, Dir, Follow, Root};
 
 /// `files.list`: the entries of one folder, sorted by name.
-pub fn list(
-    ctx: &Context,
-    input: files_list::Input,
-) -> Result<files_list::Output, CapabilityError> {
+pub fn list(ctx: &Call, input: files_list::Input) -> Result<files_list::Output, CapabilityError> {
     let path = input.path.as_str();
     let rel = confine::lexical_relative(path, "/path")?;
     let root_path = ctx.repo.canonicalize().map_err(|e| {
@@ -215,10 +212,7 @@ impl Find<'_> {
 
 /// `files.find`: the files and folders under a folder whose repository-relative path matches
 /// a glob, depth first, each folder's entries by name.
-pub fn find(
-    ctx: &Context,
-    input: files_find::Input,
-) -> Result<files_find::Output, CapabilityError> {
+pub fn find(ctx: &Call, input: files_find::Input) -> Result<files_find::Output, CapabilityError> {
     let path = input.path.as_str();
     let rel = confine::lexical_relative(path, "/path")?;
     let root_path = ctx.repo.canonicalize().map_err(|e| {

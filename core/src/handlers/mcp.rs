@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::same_variants;
-use crate::context::Context;
+use crate::context::Call;
 use crate::registry;
 use crate::registry::types::mcp_projection;
 use seneschal_access::error::CapabilityError;
@@ -604,7 +604,7 @@ fn client_state(
 
 /// `mcp.projection`: how seneschal answers over MCP.
 pub fn projection(
-    ctx: &Context,
+    ctx: &Call,
     _input: mcp_projection::Input,
 ) -> Result<mcp_projection::Output, CapabilityError> {
     // Debug builds (the tests') can make this handler panic, so that the executor's recovery

@@ -36,13 +36,13 @@ pub mod live;
 
 /// A planned write's answer, the one way every writer runs: with `dry_run`, the answer of
 /// `prepare(true)` (nothing locked, nothing written); while the executor's approval gate plans
-/// the call ([`crate::store::capturing`]), the plan of `prepare(false)` (or the answer its
-/// idempotency key already holds) handed to the gate, which shows it and applies that very
-/// plan ([`crate::store::apply_planned`]); otherwise `prepare(false)` runs under the lock and
+/// the call ([`crate::context::Call::is_planning`]), the plan of `prepare(false)` (or the
+/// answer its idempotency key already holds) handed to the gate, which shows it and applies
+/// that very plan ([`crate::store::apply_planned`]); otherwise `prepare(false)` runs under the lock and
 /// its plan is applied through [`crate::store::transact`]. The stored answer (JSON, so that an
 /// idempotency key can replay it) is read back into the output type.
 pub(crate) fn plan_or_apply<T: serde::Serialize + serde::de::DeserializeOwned>(
-    ctx: &crate::context::Context,
+    ctx: &crate::context::Call,
     id: &str,
     raw: &serde_json::Value,
     dry_run: bool,
@@ -63,10 +63,10 @@ pub(crate) fn plan_or_apply<T: serde::Serialize + serde::de::DeserializeOwned>(
             answer,
         })
     };
-    if crate::store::capturing() {
-        use crate::store::{capture, Captured, Planned};
-        if let Some(answer) = crate::store::replayed(&ctx.repo, id, raw)? {
-            return Err(capture(Captured::Replay(answer)));
+    if ctx.is_planning() {
+        use crate::store::{Captured, Planned};
+        if let Some(answer) = crate::store::replayed(&ctx.repo, ctx.record(), id, raw)? {
+            return Err(ctx.hand_over(Captured::Replay(answer)));
         }
         // Planned under the lock, as `transact` plans: the bytes `prepare` judged and the
         // digests the plan records are of one moment no other writer of the repository can
@@ -74,9 +74,11 @@ pub(crate) fn plan_or_apply<T: serde::Serialize + serde::de::DeserializeOwned>(
         let locked = crate::store::lock(&ctx.repo)?;
         let planned = Planned::new(&ctx.repo, raw, encode(prepare(false)?)?)?;
         drop(locked);
-        return Err(capture(Captured::Plan(planned)));
+        return Err(ctx.hand_over(Captured::Plan(planned)));
     }
-    let stored = crate::store::transact(&ctx.repo, id, raw, |_locked| encode(prepare(false)?))?;
+    let stored = crate::store::transact(&ctx.repo, ctx.record(), id, raw, |_locked| {
+        encode(prepare(false)?)
+    })?;
     serde_json::from_value(stored).map_err(|e| {
         CapabilityError::internal(format!(
             "the stored answer of `{id}` does not match its output type: {e}"

@@ -6,21 +6,21 @@
 //! shaped by [`git::shown_url`] (no query value, no fragment), which also tells whether a
 //! credential was removed.
 
-use crate::context::Context;
+use crate::context::Call;
 use crate::registry::types::{repo_identity, repo_status};
 use seneschal_access::error::CapabilityError;
 use seneschal_access::git;
 
 /// The repository root: the context's, which every git run is pinned to
 /// ([`seneschal_access::gitdir::pin`] refuses a layout that leads elsewhere).
-fn root(ctx: &Context) -> Result<std::path::PathBuf, CapabilityError> {
+fn root(ctx: &Call) -> Result<std::path::PathBuf, CapabilityError> {
     seneschal_access::gitdir::pin(&ctx.repo).map_err(|u| u.into_error("the repository root"))?;
     Ok(ctx.repo.clone())
 }
 
 /// `repo.identity`: root, branch, HEAD and remotes, their URLs shaped.
 pub fn identity(
-    ctx: &Context,
+    ctx: &Call,
     _input: repo_identity::Input,
 ) -> Result<repo_identity::Output, CapabilityError> {
     let root = root(ctx)?;
@@ -77,7 +77,7 @@ macro_rules! changes {
 
 /// `repo.status`: staged, unstaged, conflicted and untracked files, without any lock.
 pub fn status(
-    ctx: &Context,
+    ctx: &Call,
     _input: repo_status::Input,
 ) -> Result<repo_status::Output, CapabilityError> {
     let s = git::status(&ctx.repo)?;

@@ -1,7 +1,7 @@
 //! Handlers of the `server.*` group: this process describing itself.
 
 use super::same_variants;
-use crate::context::Context;
+use crate::context::Call;
 use crate::interact::ApprovalPolicy;
 use crate::registry::types::server_status;
 use crate::registry::CAPABILITIES;
@@ -10,7 +10,7 @@ use seneschal_model::policy::{Effect, Stability};
 
 /// `server.status`: version, pid, uptime, repository, profile and capability counts.
 pub fn status(
-    ctx: &Context,
+    ctx: &Call,
     _input: server_status::Input,
 ) -> Result<server_status::Output, CapabilityError> {
     let count = |f: &dyn Fn(&crate::registry::Descriptor) -> bool| {

@@ -2,11 +2,11 @@
 
 use serde_json::json;
 
-use crate::context::{Context, Note};
+use crate::context::{Call, Note};
 use crate::registry::types::{session_note_add, session_note_list};
 use seneschal_access::error::CapabilityError;
 
-fn notes(ctx: &Context) -> std::sync::MutexGuard<'_, Vec<Note>> {
+fn notes<'a>(ctx: &'a Call<'_>) -> std::sync::MutexGuard<'a, Vec<Note>> {
     // A panic elsewhere while the lock was held leaves the notes themselves intact.
     ctx.notes
         .lock()
@@ -17,7 +17,7 @@ pub use seneschal_access::limits::MAX_NOTES;
 
 /// `session.note.add`: appends a note; the same text twice makes two notes.
 pub fn note_add(
-    ctx: &Context,
+    ctx: &Call,
     input: session_note_add::Input,
 ) -> Result<session_note_add::Output, CapabilityError> {
     let at_ms = u64::try_from(ctx.started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -45,7 +45,7 @@ pub fn note_add(
 
 /// `session.note.list`: the notes of this process, oldest first.
 pub fn note_list(
-    ctx: &Context,
+    ctx: &Call,
     _input: session_note_list::Input,
 ) -> Result<session_note_list::Output, CapabilityError> {
     let notes = notes(ctx)
@@ -69,6 +69,7 @@ fn nonzero(n: u64) -> Result<std::num::NonZeroU64, CapabilityError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::Context;
     use crate::execute::{execute, Transport};
     use seneschal_model::policy::Effect;
 

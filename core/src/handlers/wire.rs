@@ -12,7 +12,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::context::Context;
+use crate::context::Call;
 use crate::registry::types::mcp_wire;
 use crate::store::{self, Effects};
 use seneschal_access::error::CapabilityError;
@@ -661,7 +661,7 @@ fn output(
 }
 
 /// `mcp.wire`: wires the clients asked for, through the store.
-pub fn wire(ctx: &Context, input: mcp_wire::Input) -> Result<mcp_wire::Output, CapabilityError> {
+pub fn wire(ctx: &Call, input: mcp_wire::Input) -> Result<mcp_wire::Output, CapabilityError> {
     let raw = serde_json::to_value(&input).map_err(|e| CapabilityError::internal(e.to_string()))?;
     if input.command.as_str().chars().any(char::is_control) {
         return Err(

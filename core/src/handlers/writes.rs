@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::context::Context;
+use crate::context::Call;
 use crate::registry::types::{audit_list, knowledge_create, knowledge_delete, knowledge_update};
 use crate::store::{self, Effects};
 use seneschal_access::confine;
@@ -68,7 +68,7 @@ macro_rules! answer {
 /// Runs a prepared write through [`super::plan_or_apply`], on a snapshot of the knowledge
 /// taken for the call (under the lock when it applies).
 fn run<T: Serialize + DeserializeOwned>(
-    ctx: &Context,
+    ctx: &Call,
     id: &str,
     raw: Value,
     dry_run: bool,
@@ -76,7 +76,7 @@ fn run<T: Serialize + DeserializeOwned>(
     prepare: impl Fn(&Snapshot) -> Result<Prepared, CapabilityError>,
 ) -> Result<T, CapabilityError> {
     super::plan_or_apply(ctx, id, &raw, dry_run, |dry| {
-        let p = prepare(&ctx.knowledge.snapshot(&ctx.repo))?;
+        let p = prepare(&ctx.snapshot())?;
         let answer = answer(id, &p, !dry, dry);
         Ok(store::Plan {
             writes: store::tree_writes(&ctx.repo, vec![(p.file, p.bytes)])?,
@@ -314,7 +314,7 @@ fn next_number(snapshot: &Snapshot, kind: &str) -> String {
 
 /// The plan of a new record whose text the knowledge layer wrote in its repository's format.
 fn create_planned(
-    ctx: &Context,
+    ctx: &Call,
     snapshot: &Snapshot,
     kind: &Kind,
     p: adr::Planned,
@@ -362,7 +362,7 @@ fn capped(text: &str) -> Result<(), CapabilityError> {
 
 /// `knowledge.create`: a new object in its kind's folder.
 pub fn create(
-    ctx: &Context,
+    ctx: &Call,
     input: knowledge_create::Input,
 ) -> Result<knowledge_create::Output, CapabilityError> {
     let raw = serde_json::to_value(&input).map_err(|e| CapabilityError::internal(e.to_string()))?;
@@ -487,7 +487,7 @@ pub fn create(
 
 /// Finds the object at `uri` and checks its file still has `expected`.
 fn current<'s>(
-    ctx: &Context,
+    ctx: &Call,
     snapshot: &'s Snapshot,
     uri: &str,
     expected: &str,
@@ -527,7 +527,7 @@ fn current<'s>(
 
 /// `knowledge.update`: new front matter, body or both, on the digest the caller read.
 pub fn update(
-    ctx: &Context,
+    ctx: &Call,
     input: knowledge_update::Input,
 ) -> Result<knowledge_update::Output, CapabilityError> {
     let raw = serde_json::to_value(&input).map_err(|e| CapabilityError::internal(e.to_string()))?;
@@ -601,7 +601,7 @@ pub fn update(
 
 /// `knowledge.delete`: removes the object's file, on the digest the caller read.
 pub fn delete(
-    ctx: &Context,
+    ctx: &Call,
     input: knowledge_delete::Input,
 ) -> Result<knowledge_delete::Output, CapabilityError> {
     let raw = serde_json::to_value(&input).map_err(|e| CapabilityError::internal(e.to_string()))?;
@@ -629,7 +629,7 @@ pub fn delete(
 
 /// `audit.list`: the audit log, a page at a time.
 pub fn audit_list(
-    ctx: &Context,
+    ctx: &Call,
     input: audit_list::Input,
 ) -> Result<audit_list::Output, CapabilityError> {
     let all = store::records(&ctx.repo)?;

@@ -43,7 +43,6 @@
 //! The transport is recorded but never handed to a handler: the executor sets it for the
 //! duration of a call in a thread-local ([`TransportScope`]) that only this module reads.
 
-use std::cell::Cell;
 use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -89,63 +88,25 @@ const GITIGNORE_OLD: [&str; 3] = [
     "# Written by seneschal: per-machine write state, never committed.\nlock\nidempotency/\naudit.jsonl\naudit.anchor\ndesk/\n",
 ];
 
-thread_local! {
-    static TRANSPORT: Cell<Option<Transport>> = const { Cell::new(None) };
-    static APPROVED_BY: Cell<Option<&'static str>> = const { Cell::new(None) };
+/// The call a write is made for, as its records name it: how it arrived and how it was
+/// approved. The executor hands it down with the call ([`crate::context::Call::record`]);
+/// nothing of it is kept per thread.
+#[derive(Debug, Clone, Copy)]
+pub struct CallRecord {
+    /// How the call arrived.
+    pub transport: Transport,
+    /// How it was approved (`elicitation`, `desk`, `grant`, …; `None`: not asked).
+    pub approved_by: Option<&'static str>,
 }
 
-/// Sets how the current call was approved (`elicitation`, `token`, `yes`, …) until dropped:
-/// the executor's approval gate holds it around the handler, and the write's intent and
-/// outcome records carry it as `approved_by`.
-pub struct ApprovalScope(Option<&'static str>);
-
-impl ApprovalScope {
-    /// Enters a call approved by `by` (`None`: not asked).
-    pub fn enter(by: Option<&'static str>) -> ApprovalScope {
-        ApprovalScope(APPROVED_BY.with(|c| c.replace(by)))
+impl CallRecord {
+    /// `r` with `approved_by` when the call was approved.
+    fn stamp(self, mut r: Value) -> Value {
+        if let Some(by) = self.approved_by {
+            r["approved_by"] = json!(by);
+        }
+        r
     }
-}
-
-impl Drop for ApprovalScope {
-    fn drop(&mut self) {
-        APPROVED_BY.with(|c| c.set(self.0));
-    }
-}
-
-/// A record of the current call, with `approved_by` when the call was approved.
-fn approved(mut r: Value) -> Value {
-    if let Some(by) = APPROVED_BY.with(|c| c.get()) {
-        r["approved_by"] = json!(by);
-    }
-    r
-}
-
-/// Sets the transport of the current call on this thread until dropped (the executor holds it
-/// around the dispatch; handlers never see it).
-pub struct TransportScope(Option<Transport>);
-
-impl TransportScope {
-    /// Enters a call that arrived over `t`.
-    pub fn enter(t: Transport) -> TransportScope {
-        TransportScope(TRANSPORT.with(|c| c.replace(Some(t))))
-    }
-}
-
-impl Drop for TransportScope {
-    fn drop(&mut self) {
-        TRANSPORT.with(|c| c.set(self.0));
-    }
-}
-
-/// The transport of the current call on this thread (`unknown` outside the executor).
-pub fn current_transport() -> &'static str {
-    transport()
-}
-
-fn transport() -> &'static str {
-    TRANSPORT
-        .with(|c| c.get())
-        .map_or("unknown", Transport::as_str)
 }
 
 /// `sha256:<hex>` of bytes.
@@ -421,6 +382,7 @@ fn outcome_record(
 /// be the very write its profile forbids).
 pub fn audit_rejected(
     root: &Path,
+    transport: Transport,
     capability: &str,
     input: &Value,
     err: &CapabilityError,
@@ -430,7 +392,7 @@ pub fn audit_rejected(
     if let Ok(Some(mut s)) = Session::open_if(root, may_create) {
         let mut r = outcome_record(
             capability,
-            transport(),
+            transport.as_str(),
             &request_digest(capability, input),
             &json!([]),
             None,
@@ -612,7 +574,8 @@ impl Planned {
     }
 }
 
-/// What planning a write (under [`CaptureScope`]) produced instead of applying it.
+/// What planning a write (a planning [`crate::context::Call`]) produced instead of applying
+/// it.
 pub enum Captured {
     /// The write, planned.
     Plan(Planned),
@@ -620,54 +583,12 @@ pub enum Captured {
     Replay(Value),
 }
 
-thread_local! {
-    static CAPTURING: Cell<bool> = const { Cell::new(false) };
-    static CAPTURED: std::cell::RefCell<Option<Captured>> = const { std::cell::RefCell::new(None) };
-}
-
-/// While held, a write on this thread is planned and handed over ([`capture`]) instead of
-/// applied: the executor's approval gate plans a write once, shows that plan, and applies it
-/// ([`apply_planned`]); the handler does not run a second time. [`transact`] refuses to run
-/// under it.
-pub struct CaptureScope(bool);
-
-impl CaptureScope {
-    /// Enters planning.
-    pub fn enter() -> CaptureScope {
-        CAPTURED.with(|c| c.borrow_mut().take());
-        CaptureScope(CAPTURING.with(|c| c.replace(true)))
-    }
-
-    /// What the write handed over, if it planned.
-    pub fn take(&self) -> Option<Captured> {
-        CAPTURED.with(|c| c.borrow_mut().take())
-    }
-}
-
-impl Drop for CaptureScope {
-    fn drop(&mut self) {
-        CAPTURING.with(|c| c.set(self.0));
-        CAPTURED.with(|c| c.borrow_mut().take());
-    }
-}
-
-/// Whether a write on this thread is being planned, not applied.
-pub fn capturing() -> bool {
-    CAPTURING.with(Cell::get)
-}
-
-/// Hands a planned write (or its key's replay) to the [`CaptureScope`]; the error to return
-/// in its place (the executor takes the capture, not the error).
-pub fn capture(c: Captured) -> CapabilityError {
-    CAPTURED.with(|slot| *slot.borrow_mut() = Some(c));
-    CapabilityError::internal("the write was planned, not applied")
-}
-
 /// The answer a keyed write already has ([`transact`]'s replay, audited as `replayed`), or
 /// `None` when the input carries no key or its key is new. A key reused for another request
 /// is the error (`conflict`), which the executor audits as the refusal it is.
 pub fn replayed(
     root: &Path,
+    call: CallRecord,
     capability: &str,
     input: &Value,
 ) -> Result<Option<Value>, CapabilityError> {
@@ -675,13 +596,20 @@ pub fn replayed(
         return Ok(None);
     };
     let mut s = Session::open(root)?;
-    replay(&mut s, capability, &request_digest(capability, input), key)
+    replay(
+        &mut s,
+        call,
+        capability,
+        &request_digest(capability, input),
+        key,
+    )
 }
 
 /// The answer `key` already holds for `request`, audited as `replayed`; `None` for a new key;
 /// `conflict` for a key of another request (the caller audits the refusal).
 fn replay(
     s: &mut Session,
+    call: CallRecord,
     capability: &str,
     request: &str,
     key: &str,
@@ -689,9 +617,9 @@ fn replay(
     match keys::check(&s.locked, key, request)? {
         keys::Replay::Same(mut result) => {
             result["replayed"] = json!(true);
-            s.append(approved(outcome_record(
+            s.append(call.stamp(outcome_record(
                 capability,
-                transport(),
+                call.transport.as_str(),
                 request,
                 &json!([]),
                 None,
@@ -710,6 +638,7 @@ fn replay(
 /// written: the person approved that plan, on those bytes.
 pub fn apply_planned(
     root: &Path,
+    call: CallRecord,
     capability: &str,
     planned: Planned,
 ) -> Result<Value, CapabilityError> {
@@ -718,7 +647,7 @@ pub fn apply_planned(
         before,
         input,
     } = planned;
-    run(root, capability, &input, Some(&before), |_| Ok(plan))
+    run(root, call, capability, &input, Some(&before), |_| Ok(plan))
 }
 
 /// Runs one write under the lock: settles interrupted writes, answers a replayed idempotency
@@ -727,16 +656,12 @@ pub fn apply_planned(
 /// appends the outcome. `prepare` receives the lock as proof it is held.
 pub fn transact(
     root: &Path,
+    call: CallRecord,
     capability: &str,
     input: &Value,
     prepare: impl FnOnce(&Locked) -> Result<Plan, CapabilityError>,
 ) -> Result<Value, CapabilityError> {
-    if capturing() {
-        return Err(CapabilityError::internal(format!(
-            "`{capability}` applied a write while it was to be planned only"
-        )));
-    }
-    run(root, capability, input, None, prepare)
+    run(root, call, capability, input, None, prepare)
 }
 
 /// The size above which a target's two digests are computed at once, on two threads.
@@ -746,6 +671,7 @@ const PARALLEL_DIGEST: usize = 1 << 20;
 /// the plan's writes) when the plan was made before the lock.
 fn run(
     root: &Path,
+    call: CallRecord,
     capability: &str,
     input: &Value,
     expected: Option<&[String]>,
@@ -754,7 +680,7 @@ fn run(
     let mut s = Session::open(root)?;
     let request = request_digest(capability, input);
     let key = input.get("idempotency_key").and_then(Value::as_str);
-    let t = transport();
+    let t = call.transport.as_str();
     let refused = |s: &mut Session, e: CapabilityError| {
         s.append(outcome_record(
             capability,
@@ -768,7 +694,7 @@ fn run(
         Err(e)
     };
     if let Some(key) = key {
-        match replay(&mut s, capability, &request, key) {
+        match replay(&mut s, call, capability, &request, key) {
             Ok(Some(result)) => return Ok(result),
             Ok(None) => {}
             Err(e) => return refused(&mut s, e),
@@ -839,14 +765,14 @@ fn run(
     // write syncs it at once (the key's reservation names it); otherwise it is synced
     // together with the staged files and the anchor, in `apply`.
     let seq = if key.is_some() {
-        s.append_unanchored(approved(intent))?
+        s.append_unanchored(call.stamp(intent))?
     } else {
-        s.log.append_unsynced(approved(intent))?
+        s.log.append_unsynced(call.stamp(intent))?
     }["seq"]
         .as_u64()
         .expect("a seq");
     let outcome = |s: &mut Session, word: &str, e: Option<&CapabilityError>| {
-        s.append(approved(outcome_record(
+        s.append(call.stamp(outcome_record(
             capability,
             t,
             &request,

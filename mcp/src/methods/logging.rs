@@ -41,13 +41,18 @@ fn set_level(call: &mut Call<'_>) -> Result<Body, RpcError> {
 
 /// Logs a failed tool call to the client (when it asked for log messages): an internal
 /// failure at `error`, any other refusal or failure at `warning`.
-pub fn call_failed(tool: &str, e: &seneschal_access::error::CapabilityError) {
+pub fn call_failed(
+    peer: &dyn seneschal_core::interact::Peer,
+    tool: &str,
+    e: &seneschal_access::error::CapabilityError,
+) {
     let level = if e.code == seneschal_access::error::ErrorCode::Internal {
         LogLevel::Error
     } else {
         LogLevel::Warning
     };
-    seneschal_core::interact::log(
+    seneschal_core::interact::log_to(
+        peer,
         level,
         json!({"tool": tool, "code": e.code.as_str(), "message": e.message}),
     );

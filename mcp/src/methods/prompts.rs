@@ -65,8 +65,7 @@ fn get(call: &mut Call<'_>) -> Result<Body, RpcError> {
             call.params,
         )?);
         let peer = McpPeer::of(call).asking_through(Arc::clone(&round));
-        let _peer = seneschal_core::interact::Scope::enter(Arc::new(peer));
-        ask_missing_arguments(call, &name, &mut arguments);
+        ask_missing_arguments(call, &peer, &name, &mut arguments);
         if let Some(asking) = round.input_required() {
             return Ok(Body::Owned(asking));
         }
@@ -92,7 +91,12 @@ const ARGUMENTS_KEY: &str = "arguments";
 /// that `arguments` lacks, and adds the accepted values. Declined, unanswerable or deferred
 /// (an input-required result follows), the arguments stay as they are: rendering then names
 /// what is missing.
-fn ask_missing_arguments(call: &Call<'_>, name: &str, arguments: &mut Map<String, Value>) {
+fn ask_missing_arguments(
+    call: &Call<'_>,
+    peer: &dyn interact::Peer,
+    name: &str,
+    arguments: &mut Map<String, Value>,
+) {
     let Some(prompt) = knowledge_prompts(call.ctx)
         .into_iter()
         .find(|p| p.name == name)
@@ -123,7 +127,7 @@ fn ask_missing_arguments(call: &Call<'_>, name: &str, arguments: &mut Map<String
         "message": format!("The prompt `{name}` needs: {}.", names.join(", ")),
         "requestedSchema": {"type": "object", "properties": properties, "required": names},
     });
-    if let Asked::Answered(answer) = interact::ask(ARGUMENTS_KEY, "elicitation/create", request) {
+    if let Asked::Answered(answer) = peer.ask(ARGUMENTS_KEY, "elicitation/create", request) {
         if answer.get("action").and_then(Value::as_str) == Some("accept") {
             let content = answer.get("content").and_then(Value::as_object);
             for (k, v) in content.into_iter().flatten() {

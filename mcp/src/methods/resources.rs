@@ -167,18 +167,13 @@ fn read(call: &mut Call<'_>) -> Result<Body, RpcError> {
     // resource of disclosure `repository`, a knowledge object as knowledge.get) asks through it.
     let peer: std::sync::Arc<dyn seneschal_core::interact::Peer> =
         std::sync::Arc::new(crate::peer::McpPeer::of(call));
-    let _peer = seneschal_core::interact::Scope::enter(std::sync::Arc::clone(&peer));
+    let caller = seneschal_core::execute::Caller::new(Transport::Mcp, peer);
     let found = registry::by_resource(&uri)
         .map(|(index, d)| (index, d, json!({})))
         .or_else(|| registry::by_resource_template(&uri));
     let (mime_type, text, (ttl, scope)) = if let Some((index, d, args)) = found {
-        let out = execute_index(
-            call.ctx,
-            index,
-            args,
-            seneschal_core::execute::Caller::new(Transport::Mcp, peer),
-        )
-        .map_err(|e| capability_rpc_error(era, &uri, e))?;
+        let out = execute_index(call.ctx, index, args, caller.clone())
+            .map_err(|e| capability_rpc_error(era, &uri, e))?;
         let field = |name: &str| {
             out.get(name)
                 .and_then(|t| t.as_str())
@@ -199,7 +194,7 @@ fn read(call: &mut Call<'_>) -> Result<Body, RpcError> {
             read_cache(d.determinism, d.disclosure),
         )
     } else if let Some((mime, text)) =
-        knowledge_read(call.ctx, &uri).map_err(|e| capability_rpc_error(era, &uri, e))?
+        knowledge_read(call.ctx, &uri, &caller).map_err(|e| capability_rpc_error(era, &uri, e))?
     {
         (
             mime,

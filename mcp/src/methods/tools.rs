@@ -121,15 +121,14 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
         None => McpPeer::of(call),
         Some(r) => McpPeer::of(call).asking_through(Arc::clone(r)),
     };
-    // The call's peer is passed to the executor; this scope lasts to the answer, so that a
-    // failure is logged to the client through it.
+    // The call's peer is passed to the executor, and kept to the answer, so that a failure
+    // is logged to the client through it.
     let peer: Arc<dyn seneschal_core::interact::Peer> = Arc::new(peer);
-    let _peer = seneschal_core::interact::Scope::enter(Arc::clone(&peer));
     let outcome = execute_index(
         call.ctx,
         index,
         args,
-        seneschal_core::execute::Caller::new(Transport::Mcp, peer),
+        seneschal_core::execute::Caller::new(Transport::Mcp, Arc::clone(&peer)),
     );
     // Whatever the call made of an answer it lacks, the client is asked for it.
     if let Some(round) = round.as_deref() {
@@ -161,7 +160,7 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
             Ok(Body::Owned(success_bytes(&v, blocks, call.era)))
         }
         Err(e) => {
-            super::logging::call_failed(&params.name, &e);
+            super::logging::call_failed(&*peer, &params.name, &e);
             Ok(Body::of(&error_result(e)))
         }
     }
