@@ -251,8 +251,8 @@ pub fn serve(repo: PathBuf, options: &Options) -> Result<(), CapabilityError> {
     // handler's panic as `internal`) ends that request, its connection closed, and never the
     // worker or the server.
     let accept = tiny_http::serve(listener.into(), limits, move |request| {
-        let served = std::panic::AssertUnwindSafe(&served);
-        if let Err(panic) = std::panic::catch_unwind(move || routes::handle(&served, request)) {
+        let serve = std::panic::AssertUnwindSafe(|| routes::handle(&served, request));
+        if let Err(panic) = std::panic::catch_unwind(serve) {
             let why = seneschal_access::text::panic_message(panic.as_ref(), "a panic");
             eprintln!("seneschal serve: a request panicked: {why}");
         }
