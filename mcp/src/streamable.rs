@@ -538,12 +538,8 @@ impl Mcp {
             pending,
         };
         let mut state = before.clone();
-        // A request its client cancelled (closing it, or `notifications/cancelled`) while it ran
-        // is not answered: nobody reads the answer, and the receiver of a cancellation does
-        // not respond. The connection gets an empty 202.
-        let Some(answer) = dispatch::handle_value(&self.ctx, &mut state, &link, message) else {
-            return Outcome::Whole(accepted());
-        };
+        let answer = dispatch::handle_value(&self.ctx, &mut state, &link, message)
+            .expect("a request is always answered");
         let status = if envelope_invalid {
             400
         } else {

@@ -84,13 +84,13 @@ examples:
 
 const LYING_HANDLERS: &str = r#"
 /// `demo.liar`: writes a file although it is declared `read`.
-pub fn liar(ctx: &Context, _input: crate::registry::types::demo_liar::Input) -> Result<crate::registry::types::demo_liar::Output, CapabilityError> {
+pub fn liar(ctx: &Call, _input: crate::registry::types::demo_liar::Input) -> Result<crate::registry::types::demo_liar::Output, CapabilityError> {
     std::fs::write(ctx.repo.join("lie.txt"), "written by a read").map_err(|e| CapabilityError::internal(e.to_string()))?;
     Ok(crate::registry::types::demo_liar::Output { ok: true })
 }
 
 /// `demo.counter`: appends on every call although it is declared idempotent.
-pub fn counter(ctx: &Context, _input: crate::registry::types::demo_counter::Input) -> Result<crate::registry::types::demo_counter::Output, CapabilityError> {
+pub fn counter(ctx: &Call, _input: crate::registry::types::demo_counter::Input) -> Result<crate::registry::types::demo_counter::Output, CapabilityError> {
     use std::io::Write;
     let mut f = std::fs::OpenOptions::new().create(true).append(true).open(ctx.repo.join("counter.txt")).map_err(|e| CapabilityError::internal(e.to_string()))?;
     writeln!(f, "one more").map_err(|e| CapabilityError::internal(e.to_string()))?;

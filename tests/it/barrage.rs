@@ -1,4 +1,4 @@
-//! The bad-input barrage: the classic hostile inputs and the limits of `core/src/limits.rs`, replayed
+//! The bad-input barrage: the classic hostile inputs and the limits of `access/src/limits.rs`, replayed
 //! against ONE `seneschal mcp` process and ONE `seneschal serve` process (and the command line),
 //! each with its expected code; then the same two processes must still answer `ping` and a read
 //! capability correctly.

@@ -819,7 +819,7 @@ fn the_model_is_one_crate_shared_by_the_build_and_the_binary() {
     let planted = [
         (
             "codegen/src/lib.rs".to_string(),
-            "#[path = \"../../src/policy.rs\"]\npub mod policy;".to_string(),
+            "#[path = \"../../model/src/policy.rs\"]\npub mod policy;".to_string(),
         ),
         (
             "core/src/handlers/mod.rs".to_string(),

@@ -112,7 +112,7 @@ fn documentation_names_only_tests_that_exist() {
                 named += 1;
                 let (module, name) = (c[1].replace("::", "/"), &c[2]);
                 let module = module.strip_prefix("seneschal/").unwrap_or(&module);
-                let found = [format!("src/{module}.rs"), format!("src/{module}/mod.rs")]
+                let found = module_files(module)
                     .iter()
                     .any(|p| has_fn(&root.join(p), name));
                 if !found {
@@ -353,8 +353,9 @@ fn exit_statuses() -> std::collections::BTreeSet<u8> {
     all.extend(COMMAND_EXITS.iter().flat_map(|e| e.first..=e.last));
     let constant = regex::Regex::new(r"const EXIT_[A-Z_]+: u8 = (\d+);").unwrap();
     let mut sources = Vec::new();
-    rust_under(&root.join("src"), &mut sources);
-    rust_under(&root.join("model/src"), &mut sources);
+    for dir in CRATE_SOURCES {
+        rust_under(&root.join(dir), &mut sources);
+    }
     for f in sources {
         let text = std::fs::read_to_string(&f).unwrap();
         all.extend(
@@ -421,7 +422,9 @@ fn every_exit_status_is_in_the_readme_and_help_tables() {
     // No status is returned as a bare number: each comes from the codes table.
     let bare = regex::Regex::new(r"ExitCode::from\(\s*\d|process::exit\(").unwrap();
     let mut sources = Vec::new();
-    rust_under(&root.join("src"), &mut sources);
+    for dir in CRATE_SOURCES {
+        rust_under(&root.join(dir), &mut sources);
+    }
     for f in sources {
         let text = std::fs::read_to_string(&f).unwrap();
         assert!(
@@ -667,4 +670,36 @@ mod check {
         let fenced = "<!-- prose-check: off -->\n`repo_teleport`\n<!-- prose-check: on -->\n";
         assert_eq!(check(fenced), vec![]);
     }
+}
+
+/// The source folders of the workspace's crates (codegen aside).
+const CRATE_SOURCES: &[&str] = &[
+    "src",
+    "model/src",
+    "access/src",
+    "knowledge/src",
+    "core/src",
+    "mcp/src",
+    "http/src",
+    "devtools/src",
+];
+
+/// The files a module path written as one crate's (`redact`, `handlers/files`,
+/// `mcp/methods/tools`) may be, now that each room is a crate.
+fn module_files(module: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in ["src", "model/src", "access/src", "core/src", "devtools/src"] {
+        out.push(format!("{dir}/{module}.rs"));
+        out.push(format!("{dir}/{module}/mod.rs"));
+    }
+    let (first, rest) = module.split_once('/').unwrap_or((module, ""));
+    if ["knowledge", "mcp", "http"].contains(&first) {
+        if rest.is_empty() {
+            out.push(format!("{first}/src/lib.rs"));
+        } else {
+            out.push(format!("{first}/src/{rest}.rs"));
+            out.push(format!("{first}/src/{rest}/mod.rs"));
+        }
+    }
+    out
 }
