@@ -165,7 +165,7 @@ fn a_fixture_module_is_checked_only_when_its_folder_joins() {
     let diags = with.expect_err("the extra module is not declared");
     assert_eq!(
         report(&diags),
-        "seneschal: the capability registry has 1 problem(s):\n  core/src/handlers/mod.rs:4: handler module `extra` of `extra.shout` (extra/capabilities/extra.shout.yaml) is not declared: add the line `#[cfg(feature = \"conformance-fixtures\")] #[path = \"../../extra/handlers/extra.rs\"] pub mod extra;`\n"
+        "seneschal: the capability registry has 1 problem(s):\n  core/src/handlers/mod.rs:4: handler module `extra` of `extra.shout` (extra/capabilities/extra.shout.yaml) is not declared: add the line `#[cfg(feature = \"conformance-fixtures\")] #[path = \"../../../extra/handlers/extra.rs\"] pub mod extra;`\n"
     );
 }
 

@@ -752,6 +752,11 @@ fn json_body(headers: &[(String, String)], body: &[u8]) -> Result<Value, Capabil
 }
 
 fn send(request: Request, reply: Reply) {
+    if reply.status == seneschal_mcp::streamable::UNANSWERED {
+        // Its client went away: the connection's writer is released without a byte.
+        drop(request.into_writer());
+        return;
+    }
     let mut headers: Vec<Header> = Vec::with_capacity(reply.headers.len() + 2);
     headers.push(Header::from_bytes(&b"Server"[..], SERVER.as_bytes()).expect("ASCII"));
     headers

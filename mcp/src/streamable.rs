@@ -97,6 +97,9 @@ fn json_reply(status: u16, answer: Answer) -> HttpReply {
     }
 }
 
+/// The status of a reply the server must not send: the connection is closed unanswered.
+pub const UNANSWERED: u16 = 0;
+
 fn accepted() -> HttpReply {
     HttpReply {
         status: 202,
@@ -529,6 +532,7 @@ impl Mcp {
         }
         // A client that closes its request cancels it (MCP 2026-07-28: closing the request is
         // the cancellation over Streamable HTTP): the call looks whenever it asks.
+        let closed = gone.clone();
         let link = Link {
             sink: Arc::new(Watched {
                 gone,
@@ -538,8 +542,19 @@ impl Mcp {
             pending,
         };
         let mut state = before.clone();
-        let answer = dispatch::handle_value(&self.ctx, &mut state, &link, message)
-            .expect("a request is always answered");
+        // A request its client cancelled while it ran gets no JSON-RPC answer (the receiver of
+        // a cancellation does not respond): closed by its client, nothing at all is written;
+        // cancelled by `notifications/cancelled`, its HTTP request ends with an empty 202.
+        let Some(answer) = dispatch::handle_value(&self.ctx, &mut state, &link, message) else {
+            if !closed.client_gone() {
+                return Outcome::Whole(accepted());
+            }
+            return Outcome::Whole(HttpReply {
+                status: UNANSWERED,
+                headers: Vec::new(),
+                body: Vec::new(),
+            });
+        };
         let status = if envelope_invalid {
             400
         } else {
