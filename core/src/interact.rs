@@ -34,6 +34,80 @@ pub enum Asked {
     Failed(String),
 }
 
+/// What the approval gate asks whoever approves one call: the typed question every
+/// transport renders its own way (an MCP elicitation form or input-required result, the HTTP
+/// API's confirmation token, the terminal's y/N prompt); the desk keeps the same question for
+/// the person.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    /// The question's key within the call: a call made again (an MCP 2026-07-28
+    /// input-required result) finds its answer under it.
+    pub key: String,
+    /// The capability asked about.
+    pub capability: String,
+    /// Its derived approval level.
+    pub level: Approval,
+    /// The question as a person reads it: the review sentence, a commit's message, the diff.
+    pub text: String,
+    /// The binding of the request and its plan ([`plan_binding`]): an answer approves this
+    /// plan and no other.
+    pub binding: String,
+    /// What a `session` approval covers (`repository content`, `session state`).
+    pub scope: Option<&'static str>,
+    /// The grant offered beside the approval: the session's other writes for these minutes.
+    pub grant_minutes: Option<u64>,
+}
+
+/// An answer to a [`Question`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// Approved; `grant`: the offered grant was taken too.
+    Approved {
+        /// Whether the session's other writes are approved for the offered minutes.
+        grant: bool,
+    },
+    /// Not approved: what the other end answered (`decline`, `cancel`), if anything.
+    Refused(Option<String>),
+    /// The answer travels with the call's answer (an MCP 2026-07-28 input-required result).
+    Deferred,
+    /// Nobody can be asked; why.
+    Unavailable(String),
+    /// The asking failed, or was not answered in time; why.
+    Failed(String),
+}
+
+/// What a call asks its client's model ([`Peer::sample`]): one user message, with a system
+/// prompt, and no context of the client's own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sampling {
+    /// The system prompt.
+    pub system: String,
+    /// The user message.
+    pub text: String,
+    /// The longest answer wanted, in tokens.
+    pub max_tokens: u64,
+}
+
+/// What the client's model answered ([`Peer::sample`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sampled {
+    /// Its text blocks, joined by lines, with the model's name and why it stopped.
+    Text {
+        /// The answer's text.
+        text: String,
+        /// The model that answered, as the client names it.
+        model: Option<String>,
+        /// Why it stopped, as the client says.
+        stop_reason: Option<String>,
+    },
+    /// The request travels with the call's answer (an MCP 2026-07-28 input-required result).
+    Deferred,
+    /// The model cannot be asked; why.
+    Unavailable(String),
+    /// The asking failed, or the answer held no text; why.
+    Failed(String),
+}
+
 /// The MCP client capability a server-to-client request needs.
 pub fn capability_of(method: &str) -> Option<&'static str> {
     match method {
@@ -75,10 +149,24 @@ impl Declared {
 
 /// The other end of one call.
 pub trait Peer: Send + Sync {
-    /// Sends the server-to-client request `method` with `params` (`elicitation/create`,
-    /// `sampling/createMessage`, `roots/list`) and waits for its answer. `key` names the
-    /// request within the call: a call that runs again (2026-07-28 input-required results)
-    /// finds the answer to the same key.
+    /// Asks whoever the peer stands for to approve the call described by `question`; each
+    /// transport renders the question in its own form. Nobody by default.
+    fn approve(&self, question: &Question) -> Answer {
+        let _ = question;
+        Answer::Unavailable("this transport cannot ask its client".into())
+    }
+
+    /// Asks the client's model for a completion of `request`. `key` as for [`Peer::ask`].
+    fn sample(&self, key: &str, request: &Sampling) -> Sampled {
+        let _ = (key, request);
+        Sampled::Unavailable("this transport cannot ask its client's model".into())
+    }
+
+    /// Sends a raw MCP server-to-client request `method` with `params` and waits for its
+    /// answer: the MCP transports' own door, used by [`Peer::approve`] and [`Peer::sample`]
+    /// there and by the MCP conformance suite's fixture tools; the core asks through the typed
+    /// doors above. `key` names the request within the call: a call that runs again
+    /// (2026-07-28 input-required results) finds the answer to the same key.
     fn ask(&self, key: &str, method: &str, params: Value) -> Asked {
         let _ = (key, params);
         Asked::Unavailable(format!(
@@ -179,12 +267,8 @@ pub trait Peer: Send + Sync {
 pub struct Accepting(pub &'static str);
 
 impl Peer for Accepting {
-    fn ask(&self, _key: &str, method: &str, _params: Value) -> Asked {
-        if method == "elicitation/create" {
-            Asked::Answered(json!({"action": "accept"}))
-        } else {
-            Asked::Unavailable(format!("{} answers no `{method}`", self.0))
-        }
+    fn approve(&self, _question: &Question) -> Answer {
+        Answer::Approved { grant: false }
     }
 
     fn offers(&self, name: &str) -> bool {
@@ -293,42 +377,6 @@ pub fn plan_binding(id: &str, input: &Value, plan: Option<&Value>) -> String {
         ),
         None => b,
     }
-}
-
-/// The `elicitation/create` parameters (an MCP 2025-11-25 form request) that ask to approve
-/// the call of `id` at `level`, showing the rendered `review` sentence. With `grant`, the form
-/// has one optional boolean field, `grant`: checked with an accept, the session's other
-/// writes are approved for that many minutes ([`grant_for`]).
-pub fn approval_request(
-    id: &str,
-    level: Approval,
-    review: &str,
-    binding: &str,
-    grant: Option<u64>,
-) -> Value {
-    let mut meta = json!({
-        "seneschal/approval": level.as_str(),
-        "seneschal/capability": id,
-        "seneschal/binding": binding,
-    });
-    if level == Approval::Session {
-        meta["seneschal/scope"] = json!(consent_scope(id));
-    }
-    let properties = match grant {
-        Some(minutes) => json!({"grant": {
-            "type": "boolean",
-            "title": format!("Also approve this session's other writes for {minutes} minutes"),
-            "description": "Each is still planned, shown on the desk's feed, audited with its diff and undoable; the desk revokes the grant.",
-            "default": false,
-        }}),
-        None => json!({}),
-    };
-    json!({
-        "mode": "form",
-        "message": review,
-        "requestedSchema": {"type": "object", "properties": properties},
-        "_meta": meta,
-    })
 }
 
 /// What one `session` approval covers: every read of the repository's content (files,
@@ -559,51 +607,51 @@ pub fn confirm(
         described.review = consent_question(id, &described.review);
     }
     let offered = (level == Approval::PerCall && peer.remembers()).then(grant_for);
-    let params = approval_request(
-        id,
+    let question = Question {
+        key: question_key(&described),
+        capability: id.to_string(),
         level,
-        &described.question(),
-        &described.binding,
-        offered,
-    );
+        text: described.question(),
+        binding: described.binding.clone(),
+        scope: (level == Approval::Session).then(|| consent_scope(id)),
+        grant_minutes: offered,
+    };
     // A client's answer is the person's decision only where the peer vouches for it; anyone
     // else is not asked (under `ask`, a write waits on the desk).
-    let asked = if peer.vouched() {
-        peer.ask(&question_key(&described), "elicitation/create", params)
+    let answer = if peer.vouched() {
+        peer.approve(&question)
     } else {
-        Asked::Unavailable(
+        Answer::Unavailable(
             "this client's session has not proved that it holds what the person gave it (the \
              desk secret), so its own answer approves nothing"
                 .into(),
         )
     };
-    match asked {
-        Asked::Answered(answer) => match answer.get("action").and_then(Value::as_str) {
-            Some("accept") => {
-                if level == Approval::Session {
-                    peer.remember_approval(&consent_key(id));
-                }
-                let grant = answer.pointer("/content/grant") == Some(&Value::Bool(true));
-                if let (true, Some(minutes)) = (grant, offered) {
-                    give_grant(peer, transport, desk, minutes, peer.approver())?;
-                }
-                Ok(Some(peer.approver()))
+    match answer {
+        Answer::Approved { grant } => {
+            if level == Approval::Session {
+                peer.remember_approval(&consent_key(id));
             }
-            other => {
-                if level == Approval::Session && other == Some("decline") && peer.remembers() {
-                    peer.remember_approval(&declined_key(id));
-                }
-                Err(refusal(format!(
-                    "`{id}` was not approved: the client answered {}",
-                    other.unwrap_or("without an action")
-                )))
+            if let (true, Some(minutes)) = (grant, offered) {
+                give_grant(peer, transport, desk, minutes, peer.approver())?;
             }
-        },
-        Asked::Deferred => Err(refusal(
+            Ok(Some(peer.approver()))
+        }
+        Answer::Refused(other) => {
+            if level == Approval::Session && other.as_deref() == Some("decline") && peer.remembers()
+            {
+                peer.remember_approval(&declined_key(id));
+            }
+            Err(refusal(format!(
+                "`{id}` was not approved: the client answered {}",
+                other.as_deref().unwrap_or("without an action")
+            )))
+        }
+        Answer::Deferred => Err(refusal(
             "approval pending: the call is made again with the client's answer".into(),
         )
         .with_data(json!({"pending": true}))),
-        Asked::Unavailable(_)
+        Answer::Unavailable(_)
             if policy == ApprovalPolicy::Ask && level == Approval::PerCall && desk.is_some() =>
         {
             on_the_desk(
@@ -616,7 +664,7 @@ pub fn confirm(
                 &refusal,
             )
         }
-        Asked::Unavailable(why) | Asked::Failed(why) => {
+        Answer::Unavailable(why) | Answer::Failed(why) => {
             if policy == ApprovalPolicy::Ask && level == Approval::Session {
                 return Ok(None);
             }
@@ -1066,7 +1114,7 @@ mod tests {
     /// A peer that answers approval requests with `answer` and counts them.
     struct Answers {
         answer: Asked,
-        asked: Mutex<Vec<Value>>,
+        asked: Mutex<Vec<Question>>,
         remembered: Mutex<Vec<String>>,
         vouched: bool,
     }
@@ -1083,11 +1131,18 @@ mod tests {
     }
 
     impl Peer for Answers {
-        fn ask(&self, key: &str, method: &str, params: Value) -> Asked {
-            assert!(key.starts_with(APPROVAL_KEY), "{key}");
-            assert_eq!(method, "elicitation/create");
-            self.asked.lock().unwrap().push(params);
-            self.answer.clone()
+        fn approve(&self, question: &Question) -> Answer {
+            assert!(question.key.starts_with(APPROVAL_KEY), "{}", question.key);
+            self.asked.lock().unwrap().push(question.clone());
+            match &self.answer {
+                Asked::Answered(a) => match a.get("action").and_then(Value::as_str) {
+                    Some("accept") => Answer::Approved { grant: false },
+                    other => Answer::Refused(other.map(str::to_string)),
+                },
+                Asked::Deferred => Answer::Deferred,
+                Asked::Unavailable(why) => Answer::Unavailable(why.clone()),
+                Asked::Failed(why) => Answer::Failed(why.clone()),
+            }
         }
         fn approved_before(&self, id: &str) -> bool {
             self.remembered.lock().unwrap().iter().any(|r| r == id)
@@ -1157,15 +1212,11 @@ mod tests {
         assert_eq!(gate(&yes, Ask, Approval::PerCall), Ok(Some("elicitation")));
         assert_eq!(gate(&yes, Deny, Approval::PerCall), Ok(Some("elicitation")));
         let sent = yes.asked.lock().unwrap()[0].clone();
-        assert_eq!(sent["mode"], "form");
-        assert_eq!(sent["message"], "Write demo");
-        assert_eq!(
-            sent["requestedSchema"],
-            json!({"type": "object", "properties": {}})
-        );
-        assert_eq!(sent["_meta"]["seneschal/approval"], "per_call");
-        assert_eq!(sent["_meta"]["seneschal/capability"], "demo.write");
-        assert_eq!(sent["_meta"]["seneschal/binding"], "sha256:b");
+        assert_eq!(sent.text, "Write demo");
+        assert_eq!(sent.level, Approval::PerCall);
+        assert_eq!(sent.capability, "demo.write");
+        assert_eq!(sent.binding, "sha256:b");
+        assert_eq!((sent.scope, sent.grant_minutes), (None, None));
         // A session approval is asked once, then remembered; a per-call one every time.
         assert_eq!(gate(&yes, Ask, Approval::Session), Ok(Some("elicitation")));
         assert_eq!(gate(&yes, Ask, Approval::Session), Ok(None));

@@ -18,10 +18,8 @@
 
 use std::net::SocketAddr;
 
-use serde_json::{json, Value};
-
 use seneschal_access::error::CapabilityError;
-use seneschal_core::interact::{Asked, Peer};
+use seneschal_core::interact::{Answer, Peer, Question};
 use seneschal_model::policy::{APPROVAL_HEADER, DESK_SECRET_HEADER};
 
 /// The peer of an HTTP API call: it answers the approval gate's request with `accept` when
@@ -37,16 +35,8 @@ pub struct Confirmation {
 }
 
 impl Peer for Confirmation {
-    fn ask(&self, _key: &str, method: &str, params: Value) -> Asked {
-        if method != "elicitation/create" {
-            return Asked::Unavailable(format!(
-                "the HTTP API cannot send `{method}` to its client"
-            ));
-        }
-        let binding = params
-            .pointer("/_meta/seneschal~1binding")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+    fn approve(&self, question: &Question) -> Answer {
+        let binding = question.binding.as_str();
         // A token binds the plan; it is spent only when it applies (with the secret): a
         // write put on the desk may present it again when it is made again.
         let spent = |t: &str| {
@@ -58,7 +48,7 @@ impl Peer for Confirmation {
         };
         match &self.token {
             Some(t) if spent(t) => {
-                return Asked::Failed(format!(
+                return Answer::Failed(format!(
                     "the `{APPROVAL_HEADER}` token does not confirm this request: it was issued \
                      for another capability, input or plan, by another server process, more \
                      than ten minutes ago, or it was presented before (a token is one plan, \
@@ -68,9 +58,9 @@ impl Peer for Confirmation {
             _ => {}
         }
         if self.person {
-            return Asked::Answered(json!({"action": "accept"}));
+            return Answer::Approved { grant: false };
         }
-        Asked::Unavailable(format!(
+        Answer::Unavailable(format!(
             "the HTTP API cannot ask its caller, and a caller does not approve its own call: \
              the person approves it on the desk (the cockpit, or `seneschal approvals`), or \
              the request carries the `{DESK_SECRET_HEADER}` that `seneschal serve` printed"

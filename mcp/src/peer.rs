@@ -6,13 +6,15 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::feature::Call;
 use super::link::{Link, ANSWER_TIMEOUT};
 use super::model::{Era, META_CLIENT_CAPABILITIES};
 use super::mrtr::Round;
-use seneschal_core::interact::{capability_of, Asked, Declared, LogLevel, Peer};
+use seneschal_core::interact::{
+    capability_of, Answer, Asked, Declared, LogLevel, Peer, Question, Sampled, Sampling,
+};
 
 /// The `_meta` key of a 2026-07-28 request's log level: the least severe log message the
 /// client wants about that request.
@@ -98,6 +100,14 @@ impl McpPeer {
 }
 
 impl Peer for McpPeer {
+    fn approve(&self, question: &Question) -> Answer {
+        approve_by_elicitation(self, question)
+    }
+
+    fn sample(&self, key: &str, request: &Sampling) -> Sampled {
+        sample_by_request(self, key, request)
+    }
+
     fn vouched(&self) -> bool {
         self.vouched
     }
@@ -196,5 +206,145 @@ impl Peer for McpPeer {
 
     fn log_level(&self) -> Option<LogLevel> {
         self.log_level
+    }
+}
+
+/// The `elicitation/create` parameters (an MCP 2025-11-25 form request) of an approval
+/// `question`: its text as the message, and the capability, level, binding and scope in
+/// `_meta`. With a grant offered, the form has one optional boolean field, `grant`: checked
+/// with an accept, the session's other writes are approved for that many minutes.
+pub fn elicitation_of(question: &Question) -> Value {
+    let mut meta = json!({
+        "seneschal/approval": question.level.as_str(),
+        "seneschal/capability": question.capability,
+        "seneschal/binding": question.binding,
+    });
+    if let Some(scope) = question.scope {
+        meta["seneschal/scope"] = json!(scope);
+    }
+    let properties = match question.grant_minutes {
+        Some(minutes) => json!({"grant": {
+            "type": "boolean",
+            "title": format!("Also approve this session's other writes for {minutes} minutes"),
+            "description": "Each is still planned, shown on the desk's feed, audited with its diff and undoable; the desk revokes the grant.",
+            "default": false,
+        }}),
+        None => json!({}),
+    };
+    json!({
+        "mode": "form",
+        "message": question.text,
+        "requestedSchema": {"type": "object", "properties": properties},
+        "_meta": meta,
+    })
+}
+
+/// An approval asked through `peer`'s raw MCP door: the question as an elicitation form
+/// ([`elicitation_of`]), the client's result read back as an [`Answer`].
+pub fn approve_by_elicitation(peer: &dyn Peer, question: &Question) -> Answer {
+    match peer.ask(
+        &question.key,
+        "elicitation/create",
+        elicitation_of(question),
+    ) {
+        Asked::Answered(result) => match result.get("action").and_then(Value::as_str) {
+            Some("accept") => Answer::Approved {
+                grant: result.pointer("/content/grant") == Some(&Value::Bool(true)),
+            },
+            other => Answer::Refused(other.map(str::to_string)),
+        },
+        Asked::Deferred => Answer::Deferred,
+        Asked::Unavailable(why) => Answer::Unavailable(why),
+        Asked::Failed(why) => Answer::Failed(why),
+    }
+}
+
+/// A completion asked through `peer`'s raw MCP door (`sampling/createMessage`), its text
+/// blocks read back (one block up to 2025-06-18, a list from 2025-11-25).
+pub fn sample_by_request(peer: &dyn Peer, key: &str, request: &Sampling) -> Sampled {
+    let params = json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": request.text}}],
+        "systemPrompt": request.system,
+        "includeContext": "none",
+        "maxTokens": request.max_tokens,
+    });
+    let answer = match peer.ask(key, "sampling/createMessage", params) {
+        Asked::Answered(v) => v,
+        Asked::Deferred => return Sampled::Deferred,
+        Asked::Unavailable(why) => return Sampled::Unavailable(why),
+        Asked::Failed(why) => return Sampled::Failed(why),
+    };
+    let blocks = match answer.get("content") {
+        Some(Value::Array(a)) => a.clone(),
+        Some(b) => vec![b.clone()],
+        None => Vec::new(),
+    };
+    let text: Vec<&str> = blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect();
+    if text.is_empty() {
+        return Sampled::Failed("its answer held no text".to_string());
+    }
+    let field = |k: &str| answer.get(k).and_then(Value::as_str).map(str::to_string);
+    Sampled::Text {
+        text: text.join("\n"),
+        model: field("model"),
+        stop_reason: field("stopReason"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use seneschal_model::policy::Approval;
+
+    /// The approval form says the question and pins its plan in `_meta`; a grant offered is
+    /// its one optional field, and a client's accept with it checked takes the grant.
+    #[test]
+    fn an_approval_question_is_an_elicitation_form_and_its_result_an_answer() {
+        let mut q = Question {
+            key: "approval:x".into(),
+            capability: "demo.write".into(),
+            level: Approval::PerCall,
+            text: "Write demo".into(),
+            binding: "sha256:b".into(),
+            scope: None,
+            grant_minutes: None,
+        };
+        let sent = elicitation_of(&q);
+        assert_eq!(sent["mode"], "form");
+        assert_eq!(sent["message"], "Write demo");
+        assert_eq!(
+            sent["requestedSchema"],
+            json!({"type": "object", "properties": {}})
+        );
+        assert_eq!(sent["_meta"]["seneschal/approval"], "per_call");
+        assert_eq!(sent["_meta"]["seneschal/capability"], "demo.write");
+        assert_eq!(sent["_meta"]["seneschal/binding"], "sha256:b");
+        q.grant_minutes = Some(15);
+        let sent = elicitation_of(&q);
+        assert_eq!(
+            sent["requestedSchema"]["properties"]["grant"]["type"],
+            "boolean"
+        );
+        struct Client(Value);
+        impl Peer for Client {
+            fn ask(&self, _key: &str, method: &str, _params: Value) -> Asked {
+                assert_eq!(method, "elicitation/create");
+                Asked::Answered(self.0.clone())
+            }
+        }
+        let accept = Client(json!({"action": "accept", "content": {"grant": true}}));
+        assert_eq!(
+            approve_by_elicitation(&accept, &q),
+            Answer::Approved { grant: true }
+        );
+        let decline = Client(json!({"action": "decline"}));
+        assert_eq!(
+            approve_by_elicitation(&decline, &q),
+            Answer::Refused(Some("decline".into()))
+        );
     }
 }

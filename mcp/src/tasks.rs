@@ -17,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Map, Value};
 
-use seneschal_core::interact::{capability_of, Asked, Peer};
+use seneschal_core::interact::{capability_of, Answer, Asked, Peer, Question, Sampled, Sampling};
 
 /// How long a task stays in the table after its creation (`ttlMs`).
 pub const TTL_MS: u64 = seneschal_access::limits::MCP_TASK_TTL_MS;
@@ -376,6 +376,14 @@ impl TaskPeer {
 }
 
 impl Peer for TaskPeer {
+    fn approve(&self, question: &Question) -> Answer {
+        crate::peer::approve_by_elicitation(self, question)
+    }
+
+    fn sample(&self, key: &str, request: &Sampling) -> Sampled {
+        crate::peer::sample_by_request(self, key, request)
+    }
+
     fn ask(&self, key: &str, method: &str, params: Value) -> Asked {
         if let Some(v) = self.answered.get(key) {
             return Asked::Answered(v.clone());

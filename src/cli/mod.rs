@@ -672,31 +672,26 @@ struct Terminal {
 }
 
 impl crate::interact::Peer for Terminal {
-    fn ask(&self, _key: &str, method: &str, params: Value) -> crate::interact::Asked {
-        use crate::interact::Asked;
-        if method != "elicitation/create" {
-            return Asked::Unavailable(format!("the command line answers no `{method}`"));
-        }
+    fn approve(&self, question: &crate::interact::Question) -> crate::interact::Answer {
+        use crate::interact::Answer;
         if self.yes {
-            return Asked::Answered(serde_json::json!({"action": "accept"}));
+            return Answer::Approved { grant: false };
         }
         if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
-            return Asked::Unavailable(
+            return Answer::Unavailable(
                 "pass --yes to approve it (there is no terminal to ask on)".into(),
             );
         }
-        let message = params["message"].as_str().unwrap_or_default();
-        eprint!("{message}\nApprove? [y/N] ");
+        eprint!("{}\nApprove? [y/N] ", question.text);
         let _ = std::io::stderr().flush();
         let mut line = String::new();
         if std::io::stdin().read_line(&mut line).is_err() {
-            return Asked::Failed("standard input could not be read".into());
+            return Answer::Failed("standard input could not be read".into());
         }
-        let action = match line.trim().to_ascii_lowercase().as_str() {
-            "y" | "yes" => "accept",
-            _ => "decline",
-        };
-        Asked::Answered(serde_json::json!({ "action": action }))
+        match line.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => Answer::Approved { grant: false },
+            _ => Answer::Refused(Some("decline".into())),
+        }
     }
 
     fn approved_before(&self, _id: &str) -> bool {

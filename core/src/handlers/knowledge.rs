@@ -296,65 +296,44 @@ pub fn summarize(
     ctx: &Call,
     input: knowledge_summarize::Input,
 ) -> Result<knowledge_summarize::Output, CapabilityError> {
-    use crate::interact::Asked;
+    use crate::interact::{Sampled, Sampling};
     let snapshot = ctx.snapshot();
     let o = object(&snapshot, &input.uri)?;
-    let max_tokens = input.max_tokens;
-    let request = serde_json::json!({
-        "messages": [{
-            "role": "user",
-            "content": {
-                "type": "text",
-                "text": format!(
-                    "Summarize this {} (\"{}\", {}) in at most three sentences: what it decides or \
-                     teaches, and why. Answer with the summary only.\n\n{}",
-                    o.kind, o.title, o.file, o.body()
-                ),
-            },
-        }],
-        "systemPrompt": "You summarize engineering documents of a software repository for its developers, plainly and briefly.",
-        "includeContext": "none",
-        "maxTokens": max_tokens,
-    });
+    let request = Sampling {
+        system: "You summarize engineering documents of a software repository for its \
+                 developers, plainly and briefly."
+            .to_string(),
+        text: format!(
+            "Summarize this {} (\"{}\", {}) in at most three sentences: what it decides or \
+             teaches, and why. Answer with the summary only.\n\n{}",
+            o.kind,
+            o.title,
+            o.file,
+            o.body()
+        ),
+        max_tokens: u64::try_from(input.max_tokens).unwrap_or_default(),
+    };
     let refuse = |why: String| {
         CapabilityError::unsupported(format!(
             "knowledge.summarize asks the client's model (MCP sampling), and {why}; read the object with knowledge.get instead"
         ))
     };
-    let answer =
-        match ctx.peer.ask("summary", "sampling/createMessage", request) {
-            Asked::Answered(v) => v,
-            Asked::Deferred => return Err(CapabilityError::unsupported(
-                "the summary waits for the client's model: the call is made again with its answer",
-            )),
-            Asked::Unavailable(why) | Asked::Failed(why) => return Err(refuse(why)),
-        };
-    // `content` is one block (2025-06-18 and earlier) or a list of blocks (2025-11-25).
-    let blocks = match answer.get("content") {
-        Some(serde_json::Value::Array(a)) => a.clone(),
-        Some(b) => vec![b.clone()],
-        None => Vec::new(),
-    };
-    let summary: Vec<&str> = blocks
-        .iter()
-        .filter(|b| b.get("type").and_then(serde_json::Value::as_str) == Some("text"))
-        .filter_map(|b| b.get("text").and_then(serde_json::Value::as_str))
-        .collect();
-    if summary.is_empty() {
-        return Err(refuse("its answer held no text".to_string()));
+    match ctx.peer.sample("summary", &request) {
+        Sampled::Text {
+            text,
+            model,
+            stop_reason,
+        } => Ok(knowledge_summarize::Output {
+            uri: o.uri.clone(),
+            summary: text,
+            model: model.unwrap_or_else(|| "(unnamed)".to_string()),
+            stop_reason,
+        }),
+        Sampled::Deferred => Err(CapabilityError::unsupported(
+            "the summary waits for the client's model: the call is made again with its answer",
+        )),
+        Sampled::Unavailable(why) | Sampled::Failed(why) => Err(refuse(why)),
     }
-    let text = |k: &str| {
-        answer
-            .get(k)
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_string)
-    };
-    Ok(knowledge_summarize::Output {
-        uri: o.uri.clone(),
-        summary: summary.join("\n"),
-        model: text("model").unwrap_or_else(|| "(unnamed)".to_string()),
-        stop_reason: text("stopReason"),
-    })
 }
 
 #[cfg(test)]
