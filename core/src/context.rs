@@ -264,7 +264,7 @@ impl<'a> Call<'a> {
 
     /// Reports progress to the caller, when it attached a progress token.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        crate::interact::progress_to(&*self.peer, progress, total, message);
+        self.peer.progress(progress, total, message);
     }
 
     /// The repository's knowledge now, a long read reporting its progress to the caller.
@@ -272,7 +272,7 @@ impl<'a> Call<'a> {
         let peer = &*self.peer;
         self.knowledge
             .snapshot_reporting(&self.repo, &|p, total, message| {
-                crate::interact::progress_to(peer, p, total, message)
+                peer.progress(p, total, message)
             })
     }
 

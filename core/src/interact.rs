@@ -108,45 +108,6 @@ pub enum Sampled {
     Failed(String),
 }
 
-/// The MCP client capability a server-to-client request needs.
-pub fn capability_of(method: &str) -> Option<&'static str> {
-    match method {
-        "elicitation/create" => Some("elicitation"),
-        "sampling/createMessage" => Some("sampling"),
-        "roots/list" => Some("roots"),
-        _ => None,
-    }
-}
-
-/// The client capabilities a server asks with ([`capability_of`] each request it may send).
-pub const ASKED_WITH: [&str; 3] = ["elicitation", "sampling", "roots"];
-
-/// Which of [`ASKED_WITH`] a client declared: all a peer needs of its capabilities, kept
-/// without copying them (a peer is made for every call).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Declared(u8);
-
-impl Declared {
-    /// What the client capabilities `declared` (an MCP `ClientCapabilities` object) offer.
-    pub fn of(declared: &serde_json::Map<String, Value>) -> Declared {
-        Declared(
-            ASKED_WITH
-                .iter()
-                .enumerate()
-                .filter(|(_, name)| declared.contains_key(**name))
-                .fold(0, |bits, (i, _)| bits | 1 << i),
-        )
-    }
-
-    /// Whether the client declared `name`, one of [`ASKED_WITH`] (no other name is kept).
-    pub fn contains(self, name: &str) -> bool {
-        ASKED_WITH
-            .iter()
-            .position(|n| *n == name)
-            .is_some_and(|i| self.0 & 1 << i != 0)
-    }
-}
-
 /// The other end of one call.
 pub trait Peer: Send + Sync {
     /// Asks whoever the peer stands for to approve the call described by `question`; each
@@ -174,10 +135,17 @@ pub trait Peer: Send + Sync {
         ))
     }
 
-    /// Sends a notification about the call (`notifications/progress`,
-    /// `notifications/message`); dropped when nobody listens.
-    fn notify(&self, method: &str, params: Value) {
-        let _ = (method, params);
+    /// Reports progress of the call to its caller, when the caller asked for progress:
+    /// `progress` so far, of `total` when known, with an optional message; dropped when
+    /// nobody listens.
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let _ = (progress, total, message);
+    }
+
+    /// Sends a log line about the call at `level`, when the client asked for that level;
+    /// dropped when nobody listens.
+    fn log(&self, level: LogLevel, data: Value) {
+        let _ = (level, data);
     }
 
     /// Whether the call was cancelled (`notifications/cancelled`, `tasks/cancel`, a closed
@@ -194,11 +162,6 @@ pub trait Peer: Send + Sync {
         false
     }
 
-    /// The progress token the caller attached to the call, if any.
-    fn progress_token(&self) -> Option<Value> {
-        None
-    }
-
     /// Whether the capability `id` was approved earlier in this session (MCP connection or
     /// HTTP session), so that a `session`-level approval is asked once.
     fn approved_before(&self, id: &str) -> bool {
@@ -209,12 +172,6 @@ pub trait Peer: Send + Sync {
     /// Remembers for the rest of the session that the capability `id` was approved.
     fn remember_approval(&self, id: &str) {
         let _ = id;
-    }
-
-    /// The least severe log level the client wants to receive (`logging/setLevel`), if it
-    /// asked for log messages at all.
-    fn log_level(&self) -> Option<LogLevel> {
-        None
     }
 
     /// Whether this peer's answer to an approval question is the person's decision: the
@@ -461,8 +418,7 @@ fn give_grant(
         None => seneschal_access::text::hex(&seneschal_access::text::random::<16>()),
     };
     peer.remember_approval(&format!("{GRANT_KEY}{id}:{expires}"));
-    log_to(
-        peer,
+    peer.log(
         LogLevel::Notice,
         json!({"grant": id, "minutes": minutes, "by": by}),
     );
@@ -835,8 +791,7 @@ fn on_the_desk(
         }))
     };
     if first {
-        log_to(
-            peer,
+        peer.log(
             LogLevel::Notice,
             json!({"approval": "pending", "id": pending, "capability": id}),
         );
@@ -875,8 +830,7 @@ fn on_the_desk(
                 return Ok(None);
             }
             if reported.is_none_or(|t| t.elapsed() >= DESK_PROGRESS) {
-                progress_to(
-                    peer,
+                peer.progress(
                     waited.as_secs_f64(),
                     Some(until.as_secs_f64()),
                     Some(&where_to),
@@ -1064,52 +1018,10 @@ impl LogLevel {
     }
 }
 
-/// Reports progress of a call to its `peer`, when the caller attached a progress token:
-/// `progress` so far, of `total` when known, with an optional message.
-pub fn progress_to(peer: &dyn Peer, progress: f64, total: Option<f64>, message: Option<&str>) {
-    let Some(token) = peer.progress_token() else {
-        return;
-    };
-    let mut params = serde_json::json!({"progressToken": token, "progress": progress});
-    if let Some(t) = total {
-        params["total"] = t.into();
-    }
-    if let Some(m) = message {
-        params["message"] = m.into();
-    }
-    peer.notify("notifications/progress", params);
-}
-
-/// Sends a log message about a call to its `peer` at `level`, when the client asked for that
-/// level (`logging/setLevel`).
-pub fn log_to(peer: &dyn Peer, level: LogLevel, data: Value) {
-    if peer.log_level().is_some_and(|min| level >= min) {
-        peer.notify(
-            "notifications/message",
-            serde_json::json!({"level": level.as_str(), "logger": "seneschal", "data": data}),
-        );
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::{Arc, Mutex};
-
-    #[derive(Default)]
-    struct Recorder(Mutex<Vec<(String, Value)>>);
-
-    impl Peer for Recorder {
-        fn notify(&self, method: &str, params: Value) {
-            self.0.lock().unwrap().push((method.into(), params));
-        }
-        fn progress_token(&self) -> Option<Value> {
-            Some(Value::from(7))
-        }
-        fn log_level(&self) -> Option<LogLevel> {
-            Some(LogLevel::Warning)
-        }
-    }
 
     /// A peer that answers approval requests with `answer` and counts them.
     struct Answers {
@@ -1328,46 +1240,22 @@ mod tests {
     }
 
     #[test]
-    fn declared_capabilities_are_the_ones_asked_with() {
-        for method in ["elicitation/create", "sampling/createMessage", "roots/list"] {
-            let cap = capability_of(method).expect("a request to the client");
-            assert!(ASKED_WITH.contains(&cap), "{cap}");
-            let one = json!({ cap: {} });
-            let d = Declared::of(one.as_object().unwrap());
-            for other in ASKED_WITH {
-                assert_eq!(
-                    d.contains(other),
-                    other == cap,
-                    "{cap} declared, {other} asked"
-                );
-            }
-        }
-        let all = json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {"listChanged": true}, "experimental": {}});
-        let d = Declared::of(all.as_object().unwrap());
-        assert!(ASKED_WITH.iter().all(|c| d.contains(c)));
-        assert!(
-            !d.contains("experimental"),
-            "only the capabilities asked with are kept"
-        );
-        assert_eq!(Declared::of(&serde_json::Map::new()), Declared::default());
-        assert!(!Declared::default().contains("elicitation"));
-    }
-
-    #[test]
-    fn a_call_reaches_its_peer_and_nobody_else_is_asked() {
+    fn nobody_is_asked_through_no_peer() {
         assert!(matches!(
             NoPeer.ask("k", "elicitation/create", Value::Null),
             Asked::Unavailable(_)
         ));
-        let rec = Arc::new(Recorder::default());
-        progress_to(&*rec, 1.0, Some(2.0), None);
-        log_to(&*rec, LogLevel::Info, Value::from("dropped: below warning"));
-        log_to(&*rec, LogLevel::Error, Value::from("sent"));
-        progress_to(&NoPeer, 2.0, None, None);
-        let sent = rec.0.lock().unwrap();
-        assert_eq!(sent.len(), 2, "{sent:?}");
-        assert_eq!(sent[0].0, "notifications/progress");
-        assert_eq!(sent[0].1["progressToken"], 7);
-        assert_eq!(sent[1].1["level"], "error");
+        assert!(matches!(
+            NoPeer.approve(&Question {
+                key: "approval:x".into(),
+                capability: "demo.write".into(),
+                level: Approval::PerCall,
+                text: String::new(),
+                binding: String::new(),
+                scope: None,
+                grant_minutes: None,
+            }),
+            Answer::Unavailable(_)
+        ));
     }
 }

@@ -552,15 +552,15 @@ fn debug_ask(call: &mut Call<'_>) -> Option<Body> {
     if target.is_none() || name != target.as_deref() {
         return None;
     }
-    use seneschal_core::interact::{self, Asked, Peer};
+    use seneschal_core::interact::{Asked, Peer};
     let peer = super::peer::McpPeer::of(call);
-    interact::progress_to(&peer, 1.0, Some(2.0), Some("asking"));
+    peer.progress(1.0, Some(2.0), Some("asking"));
     let asked = peer.ask(
         "debug",
         "elicitation/create",
         json!({"mode": "form", "message": "Go on?", "requestedSchema": {"type": "object", "properties": {"go": {"type": "boolean"}}}}),
     );
-    interact::progress_to(&peer, 2.0, Some(2.0), Some("asked"));
+    peer.progress(2.0, Some(2.0), Some("asked"));
     let asked = match asked {
         Asked::Answered(v) => json!({"answered": v}),
         Asked::Deferred => json!({"deferred": true}),

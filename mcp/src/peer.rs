@@ -12,9 +12,46 @@ use super::feature::Call;
 use super::link::{Link, ANSWER_TIMEOUT};
 use super::model::{Era, META_CLIENT_CAPABILITIES};
 use super::mrtr::Round;
-use seneschal_core::interact::{
-    capability_of, Answer, Asked, Declared, LogLevel, Peer, Question, Sampled, Sampling,
-};
+use seneschal_core::interact::{Answer, Asked, LogLevel, Peer, Question, Sampled, Sampling};
+
+/// The MCP client capability a server-to-client request needs.
+pub fn capability_of(method: &str) -> Option<&'static str> {
+    match method {
+        "elicitation/create" => Some("elicitation"),
+        "sampling/createMessage" => Some("sampling"),
+        "roots/list" => Some("roots"),
+        _ => None,
+    }
+}
+
+/// The client capabilities a server asks with ([`capability_of`] each request it may send).
+pub const ASKED_WITH: [&str; 3] = ["elicitation", "sampling", "roots"];
+
+/// Which of [`ASKED_WITH`] a client declared: all a peer needs of its capabilities, kept
+/// without copying them (a peer is made for every call).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Declared(u8);
+
+impl Declared {
+    /// What the client capabilities `declared` (an MCP `ClientCapabilities` object) offer.
+    pub fn of(declared: &serde_json::Map<String, Value>) -> Declared {
+        Declared(
+            ASKED_WITH
+                .iter()
+                .enumerate()
+                .filter(|(_, name)| declared.contains_key(**name))
+                .fold(0, |bits, (i, _)| bits | 1 << i),
+        )
+    }
+
+    /// Whether the client declared `name`, one of [`ASKED_WITH`] (no other name is kept).
+    pub fn contains(self, name: &str) -> bool {
+        ASKED_WITH
+            .iter()
+            .position(|n| *n == name)
+            .is_some_and(|i| self.0 & 1 << i != 0)
+    }
+}
 
 /// The `_meta` key of a 2026-07-28 request's log level: the least severe log message the
 /// client wants about that request.
@@ -175,8 +212,19 @@ impl Peer for McpPeer {
         }
     }
 
-    fn notify(&self, method: &str, params: Value) {
-        self.link.notify(method, params);
+    fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(token) = &self.progress_token {
+            self.link.notify(
+                "notifications/progress",
+                progress_notification(token, progress, total, message),
+            );
+        }
+    }
+
+    fn log(&self, level: LogLevel, data: Value) {
+        if let Some(params) = log_notification(self.log_level, level, data) {
+            self.link.notify("notifications/message", params);
+        }
     }
 
     fn cancelled(&self) -> bool {
@@ -189,10 +237,6 @@ impl Peer for McpPeer {
         self.client.contains(name)
     }
 
-    fn progress_token(&self) -> Option<Value> {
-        self.progress_token.clone()
-    }
-
     fn approved_before(&self, id: &str) -> bool {
         self.approved.lock().expect("not poisoned").contains(id)
     }
@@ -203,10 +247,30 @@ impl Peer for McpPeer {
             .expect("not poisoned")
             .insert(id.to_string());
     }
+}
 
-    fn log_level(&self) -> Option<LogLevel> {
-        self.log_level
+/// The parameters of `notifications/progress` for the request whose progress token is `token`.
+pub fn progress_notification(
+    token: &Value,
+    progress: f64,
+    total: Option<f64>,
+    message: Option<&str>,
+) -> Value {
+    let mut params = json!({"progressToken": token, "progress": progress});
+    if let Some(t) = total {
+        params["total"] = t.into();
     }
+    if let Some(m) = message {
+        params["message"] = m.into();
+    }
+    params
+}
+
+/// The parameters of `notifications/message` for a log line at `level`, when the client asked
+/// for that level or a less severe one (`min`); `None` otherwise.
+pub fn log_notification(min: Option<LogLevel>, level: LogLevel, data: Value) -> Option<Value> {
+    min.is_some_and(|min| level >= min)
+        .then(|| json!({"level": level.as_str(), "logger": "seneschal", "data": data}))
 }
 
 /// The `elicitation/create` parameters (an MCP 2025-11-25 form request) of an approval
@@ -299,6 +363,52 @@ pub fn sample_by_request(peer: &dyn Peer, key: &str, request: &Sampling) -> Samp
 mod tests {
     use super::*;
     use seneschal_model::policy::Approval;
+
+    #[test]
+    fn declared_capabilities_are_the_ones_asked_with() {
+        for method in ["elicitation/create", "sampling/createMessage", "roots/list"] {
+            let cap = capability_of(method).expect("a request to the client");
+            assert!(ASKED_WITH.contains(&cap), "{cap}");
+            let one = json!({ cap: {} });
+            let d = Declared::of(one.as_object().unwrap());
+            for other in ASKED_WITH {
+                assert_eq!(
+                    d.contains(other),
+                    other == cap,
+                    "{cap} declared, {other} asked"
+                );
+            }
+        }
+        let all = json!({"elicitation": {"form": {}}, "sampling": {}, "roots": {"listChanged": true}, "experimental": {}});
+        let d = Declared::of(all.as_object().unwrap());
+        assert!(ASKED_WITH.iter().all(|c| d.contains(c)));
+        assert!(
+            !d.contains("experimental"),
+            "only the capabilities asked with are kept"
+        );
+        assert_eq!(Declared::of(&serde_json::Map::new()), Declared::default());
+        assert!(!Declared::default().contains("elicitation"));
+    }
+
+    #[test]
+    fn progress_and_log_lines_are_sent_as_the_client_asked() {
+        let p = progress_notification(&json!(7), 1.0, Some(2.0), None);
+        assert_eq!(
+            p,
+            json!({"progressToken": 7, "progress": 1.0, "total": 2.0})
+        );
+        let min = Some(LogLevel::Warning);
+        assert_eq!(
+            log_notification(min, LogLevel::Info, json!("dropped")),
+            None
+        );
+        assert_eq!(
+            log_notification(None, LogLevel::Error, json!("unasked")),
+            None
+        );
+        let sent = log_notification(min, LogLevel::Error, json!("sent")).expect("sent");
+        assert_eq!(sent["level"], "error");
+    }
 
     /// The approval form says the question and pins its plan in `_meta`; a grant offered is
     /// its one optional field, and a client's accept with it checked takes the grant.

@@ -17,7 +17,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Map, Value};
 
-use seneschal_core::interact::{capability_of, Answer, Asked, Peer, Question, Sampled, Sampling};
+use crate::peer::capability_of;
+use seneschal_core::interact::{Answer, Asked, Peer, Question, Sampled, Sampling};
 
 /// How long a task stays in the table after its creation (`ttlMs`).
 pub const TTL_MS: u64 = seneschal_access::limits::MCP_TASK_TTL_MS;

@@ -980,19 +980,50 @@ fn json_rpc_outside_mcp(files: &[(String, String)]) -> Vec<String> {
                 "{rel} names a JSON-RPC error code by number: mcp/src/model.rs has them"
             ));
         }
+        if !MCP_METHODS_ALLOWED.contains(&rel.as_str())
+            && !rel.starts_with("core/src/handlers/fixtures/")
+        {
+            for method in MCP_REQUESTS {
+                if body.contains(method) {
+                    bad.push(format!(
+                        "{rel} builds the MCP request or notification {method}…: ask through \
+                         the peer's typed doors (approve, sample, progress, log)"
+                    ));
+                }
+            }
+        }
     }
     bad
 }
 
+/// The MCP methods a server sends its client, as their string literals begin.
+const MCP_REQUESTS: &[&str] = &[
+    "\"elicitation/",
+    "\"sampling/",
+    "\"roots/",
+    "\"notifications/",
+];
+
+/// Files outside `mcp/` that may name those methods: the model's table of the protocol's
+/// methods, and the core's documentation of the raw door (`Peer::ask`, in comments only: the
+/// scan reads code and strings). The MCP conformance suite's fixture tools ask through the raw
+/// door on purpose.
+const MCP_METHODS_ALLOWED: &[&str] = &["model/src/versions.rs"];
+
 /// Only `mcp/` knows JSON-RPC (its Streamable HTTP binding included): no code elsewhere (the
-/// HTTP API that carries `/mcp` included) writes a JSON-RPC message or names an error code by
-/// number.
+/// HTTP API that carries `/mcp` included) writes a JSON-RPC message, names an error code by
+/// number, or builds a request or notification to the client (the core asks through the
+/// peer's typed doors).
 #[test]
 fn only_mcp_knows_json_rpc() {
     let files = raw_sources();
     let bad = json_rpc_outside_mcp(&files);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     let planted = [
+        (
+            "core/src/handlers/knowledge.rs".to_string(),
+            "ctx.peer.ask(\"summary\", \"sampling/createMessage\", request)".to_string(),
+        ),
         (
             "http/src/lib.rs".to_string(),
             "pending.take(&json!({\"jsonrpc\": \"2.0\", \"id\": id}));".to_string(),
@@ -1016,6 +1047,12 @@ fn only_mcp_knows_json_rpc() {
         "{caught}"
     );
     assert!(!caught.contains("mcp/src/link.rs"), "{caught}");
+    assert!(
+        caught.contains(
+            "core/src/handlers/knowledge.rs builds the MCP request or notification \"sampling/"
+        ),
+        "{caught}"
+    );
 }
 
 /// The tests and helpers that read the monotonic clock (`Instant::now()`, `.elapsed()`), each

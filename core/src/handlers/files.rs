@@ -508,7 +508,7 @@ fn report(peer: &Arc<dyn crate::interact::Peer>, last: &Mutex<u64>, searched: u6
     let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
     if searched > *last {
         *last = searched;
-        crate::interact::progress_to(&**peer, searched as f64, None, Some("files searched"));
+        peer.progress(searched as f64, None, Some("files searched"));
     }
 }
 

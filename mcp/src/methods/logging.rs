@@ -51,8 +51,7 @@ pub fn call_failed(
     } else {
         LogLevel::Warning
     };
-    seneschal_core::interact::log_to(
-        peer,
+    peer.log(
         level,
         json!({"tool": tool, "code": e.code.as_str(), "message": e.message}),
     );
