@@ -19,12 +19,23 @@ use serde_json::{json, Value};
 /// How long a server-to-client request waits for its response.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(seneschal_access::limits::MCP_ANSWER_SECS);
 
-/// One message the server starts (a request to the client or a notification), serialized
-/// with its params redacted: a sampling request can quote a repository file and a log line
-/// or a progress message can name one, and no secret leaves the process. Every message a
-/// [`Link`] sends passes here.
-pub(super) fn outgoing(id: Option<&Value>, method: &str, mut params: Value) -> Vec<u8> {
+/// A request or notification the server sends its client, its params redacted: a sampling
+/// request can quote a repository file and a log line or a progress message can name one,
+/// and no secret leaves the process. Every message the server starts passes here, however it
+/// travels: written on a [`Link`] ([`outgoing`]), carried in a 2026-07-28 input-required
+/// result (`mrtr::Round::defer`), or held by a task for `tasks/result` (`tasks`).
+pub fn to_client(method: &str, mut params: Value) -> Value {
     seneschal_access::redact::redact_value(&mut params);
+    json!({"method": method, "params": params})
+}
+
+/// One message the server starts, serialized as a JSON-RPC message whose params passed
+/// [`to_client`].
+pub(super) fn outgoing(id: Option<&Value>, method: &str, params: Value) -> Vec<u8> {
+    let params = to_client(method, params)
+        .get_mut("params")
+        .map(Value::take)
+        .unwrap_or_default();
     let message = match id {
         Some(id) => json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         None => json!({"jsonrpc": "2.0", "method": method, "params": params}),

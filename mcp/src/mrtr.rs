@@ -180,7 +180,7 @@ impl Round {
         self.asked
             .lock()
             .expect("not poisoned")
-            .insert(key.to_string(), json!({"method": method, "params": params}));
+            .insert(key.to_string(), crate::link::to_client(method, params));
     }
 
     /// Notes that the call needed the client capability `name`, which the client did not

@@ -397,7 +397,7 @@ impl Peer for TaskPeer {
             }
         }
         self.task
-            .wait_for(key, json!({"method": method, "params": params}))
+            .wait_for(key, crate::link::to_client(method, params))
     }
 
     fn cancelled(&self) -> bool {

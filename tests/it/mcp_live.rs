@@ -426,6 +426,38 @@ fn requests_beyond_the_queue_while_the_server_waits_for_the_client_are_refused_n
 /// What the server asks its client is redacted like an answer: `knowledge.summarize` sends an
 /// ADR holding a planted key to the client's model, and the key never reaches the pipe, while
 /// the rest of the ADR does (a bypass of `link::outgoing` would show the key here).
+/// In the 2026-07-28 era a request to the client travels inside the call's input-required
+/// result, not on the link: it is redacted all the same.
+#[test]
+fn a_modern_sampling_request_quoting_a_planted_secret_leaves_redacted() {
+    let d = crate::support::adr_repo();
+    let key = format!("AKIA{}", "QWERTYUIOPASDFGH");
+    std::fs::write(
+        d.path().join("docs/adr/0001-first.md"),
+        format!(
+            "---\nid: \"0001\"\ntitle: First\nstatus: accepted\ndate: 2026-11-30\n---\n# First\n\nWe keep aws_key = {key} out of the repository.\n"
+        ),
+    )
+    .expect("plant the key");
+    let mut mcp = Mcp::start_with(d.path(), &[], &[]);
+    let mut meta = crate::support::mcp::modern_meta(crate::support::mcp::MODERN);
+    meta["io.modelcontextprotocol/clientCapabilities"] = json!({"sampling": {}});
+    let answer = mcp.request(
+        "tools/call",
+        json!({"name": "knowledge_summarize",
+               "arguments": {"uri": "seneschal://knowledge/adr/0001"},
+               "_meta": meta}),
+    );
+    let r = &answer["result"];
+    assert_eq!(r["resultType"], "input_required", "{answer}");
+    let asked = r["inputRequests"].to_string();
+    assert!(asked.contains("sampling/createMessage"), "{answer}");
+    assert!(!asked.contains(&key), "{asked}");
+    assert!(asked.contains("out of the repository"), "{asked}");
+    let (status, _, _) = mcp.finish();
+    assert!(status.success());
+}
+
 #[test]
 fn a_sampling_request_quoting_a_planted_secret_leaves_redacted() {
     let d = crate::support::adr_repo();
