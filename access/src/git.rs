@@ -6,9 +6,12 @@
 //! from starting a program of its own choosing; no terminal prompt is ever shown. Every run
 //! the server waits for is watched: one that outlasts [`GIT_DEADLINE_SECS`] (a FIFO planted in
 //! `.git` blocks git for ever) is killed, and fails. Machine
-//! output is read in `-z` forms (NUL-separated, never quoted). Nothing here redacts for
-//! disclosure: git's error text and everything read reach the executor, which redacts the
-//! answers and errors of every `repository` capability (see [`crate::execute`]).
+//! output is read in `-z` forms (NUL-separated, never quoted). Disclosure is not
+//! decided here: git's error text and everything read reach the executor, which redacts the
+//! answers and errors of every `repository` capability whole. What is done here is the
+//! content gate's part of a patch (hunks of a YAML or JSON file redacted as the whole file
+//! reads, [`redact_by_whole_files`]) and a remote URL's shaping, which the executor's pass
+//! cannot do line by line.
 //!
 //! Shelling out costs a process per call; git2 and gix cost 100–190 s of cold build on a
 //! 2-core machine for no gain here. Naming revisions would cost a second process (`rev-parse`)

@@ -8,7 +8,8 @@
 //! of secret-bearing files are left out of diffs by name, as `files.search` leaves them out,
 //! and counted. The files and the patch come from one git run ([`git::diff_with_patch`]),
 //! the patch read under a byte cap (git is stopped, never read to its end) and cut on a line
-//! boundary; when a file was left out, the patch is read again naming only the files shown. No handler here redacts: every answer of the
+//! boundary; when a file was left out, the patch is read again naming only the files shown. These handlers apply the content gate to a patch (each
+//! hunk redacted as its whole file reads) and otherwise leave disclosure to the executor: every answer of the
 //! group is `repository` disclosure, so the executor redacts it whole before any transport
 //! (see [`crate::execute`]).
 

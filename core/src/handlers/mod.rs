@@ -6,8 +6,9 @@
 //! `handler` names is declared here, each module declared here is named by a manifest, and
 //! each file of this folder is declared; a missing line is reported with the line to add. A
 //! new capability group is its manifest, its handler file and its line here. A handler takes
-//! `&Context` and its generated `Input`, and returns its `Output` or a `CapabilityError`; it
-//! never sees a transport.
+//! `&Call` (the process's context with the call's metadata, [`crate::context::Call`]) and its
+//! generated `Input`, and returns its `Output` or a `CapabilityError`; it reaches its caller
+//! only through the call's peer, and never names a transport.
 
 pub mod capabilities;
 pub mod contract;

@@ -40,8 +40,9 @@
 //!   the normalized request digest, the answer and an expiry (24 h), read and written under
 //!   the lock, so they hold across processes. Every keyed write deletes the expired ones.
 //!
-//! The transport is recorded but never handed to a handler: the executor sets it for the
-//! duration of a call in a thread-local ([`TransportScope`]) that only this module reads.
+//! How a call arrived and how it was approved are recorded from its [`CallRecord`], which
+//! the executor hands down with the call (`Call::record`); a handler passes it on and never
+//! reads it.
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd};
