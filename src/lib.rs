@@ -15,7 +15,7 @@ pub use seneschal_access::{
     confine, display, error, gate, git, gitdir, keep, limits, redact, rootfs, rules, text,
     transport, udiff,
 };
-pub use seneschal_core::{context, execute, gitwrite, handlers, interact, registry, store};
+pub use seneschal_core::{context, execute, interact, registry, store};
 pub use seneschal_devtools::{conformance, contract, generate};
 pub use seneschal_http as http;
 pub use seneschal_knowledge as knowledge;

@@ -1,6 +1,6 @@
 //! Credential redaction: the rules that say what a secret looks like, and nothing else.
 //!
-//! **Where it runs.** Not in handlers: the executor ([`crate::execute`]) is the one choke
+//! **Where it runs.** Not in handlers: the executor (`crate::execute`) is the one choke
 //! point. It walks the answer (and the error) of every capability whose `disclosure` is
 //! `repository`, and every knowledge resource the MCP projection lists or reads, and passes
 //! each string (object keys too) through [`redact_value`] after the handler and before any

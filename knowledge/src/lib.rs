@@ -824,7 +824,7 @@ impl Template {
 }
 
 /// Every valid knowledge object of the repository, sorted by URI, unredacted: the MCP
-/// projection lists them through [`crate::execute::knowledge_resources`], which discloses them.
+/// projection lists them through `crate::execute::knowledge_resources`, which discloses them.
 pub fn resources(index: &Index, repo: &Path) -> Vec<Resource> {
     index
         .snapshot(repo)
@@ -842,7 +842,7 @@ pub fn resources(index: &Index, repo: &Path) -> Vec<Resource> {
 
 /// The content of one knowledge object: `(mime type, text)`, or `None` when no object has
 /// this URI; unredacted: the MCP projection reads it through
-/// [`crate::execute::knowledge_read`], which discloses it.
+/// `crate::execute::knowledge_read`, which discloses it.
 pub fn read(index: &Index, repo: &Path, uri: &str) -> Option<(String, String)> {
     let snapshot = index.snapshot(repo);
     snapshot
@@ -851,7 +851,7 @@ pub fn read(index: &Index, repo: &Path, uri: &str) -> Option<(String, String)> {
 }
 
 /// One URI template per kind, unredacted (a repository's own kinds are its content): the MCP
-/// projection lists them through [`crate::execute::knowledge_templates`].
+/// projection lists them through `crate::execute::knowledge_templates`.
 pub fn templates(index: &Index, repo: &Path) -> Vec<Template> {
     let snapshot = index.snapshot(repo);
     let mut out: Vec<Template> = snapshot

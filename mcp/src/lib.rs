@@ -30,7 +30,7 @@ use seneschal_core::context::Context;
 use seneschal_model::codes::ErrorCode;
 use seneschal_model::policy::Effect;
 
-/// What `seneschal mcp` serves with (parsed from argv by [`crate::cli`]).
+/// What `seneschal mcp` serves with (parsed from argv by `crate::cli`).
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     /// The strongest effect listed and executed.

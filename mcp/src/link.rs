@@ -22,7 +22,7 @@ pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(seneschal_access::limit
 /// A request or notification the server sends its client, its params redacted: a sampling
 /// request can quote a repository file and a log line or a progress message can name one,
 /// and no secret leaves the process. Every message the server starts passes here, however it
-/// travels: written on a [`Link`] ([`outgoing`]), carried in a 2026-07-28 input-required
+/// travels: written on a [`Link`] (`outgoing`), carried in a 2026-07-28 input-required
 /// result (`mrtr::Round::defer`), or held by a task for `tasks/result` (`tasks`).
 pub fn to_client(method: &str, mut params: Value) -> Value {
     seneschal_access::redact::redact_value(&mut params);

@@ -5,7 +5,7 @@
 //! request that needs one is answered `{"resultType":"input_required","inputRequests":{key:
 //! {method, params}},"requestState":…}` and the client makes it again carrying
 //! `inputResponses` (`{key: result}`) and the `requestState`. Each [`Round`] serves one such
-//! request: [`seneschal_core::interact::ask`] finds the answer to its key among the request's
+//! request: `seneschal_core::interact::ask` finds the answer to its key among the request's
 //! `inputResponses` and the answers the state carries, or records the request under its key
 //! (when the client declared the capability it needs). When anything was recorded, the
 //! method answers [`Round::input_required`] whatever the call made of the missing answer.

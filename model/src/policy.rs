@@ -376,7 +376,7 @@ impl Toolset {
         Toolset::ALL.into_iter().find(|t| t.as_str() == s)
     }
 
-    /// This toolset's bit in a [`Toolsets`] mask.
+    /// This toolset's bit in a `Toolsets` mask.
     pub const fn bit(self) -> u8 {
         1 << self as u8
     }

@@ -753,6 +753,26 @@ fn keep_freed_memory() {
 }
 
 pub fn main() -> ExitCode {
+    // The command line's edge: a panic anywhere in a command (past the executor's own, which
+    // answers a handler's panic as `internal`) ends it with the `internal` status and a line
+    // that says so, never with the runtime's abort status.
+    match std::panic::catch_unwind(run_command) {
+        Ok(code) => code,
+        Err(panic) => {
+            let why = crate::text::panic_message(panic.as_ref(), "a panic");
+            eprintln!("error[internal]: seneschal stopped: {why}");
+            ExitCode::from(ErrorCode::Internal.exit_code())
+        }
+    }
+}
+
+/// Parses argv and runs the command it names.
+fn run_command() -> ExitCode {
+    // A debug build stops here on purpose when asked, so that a test drives the edge above.
+    #[cfg(debug_assertions)]
+    if std::env::var_os("SENESCHAL_DEBUG_PANIC").is_some() {
+        panic!("SENESCHAL_DEBUG_PANIC is set");
+    }
     keep_freed_memory();
     let args: Vec<OsString> = std::env::args_os().collect();
     let matches = match command_for_args(&args).try_get_matches_from(args) {

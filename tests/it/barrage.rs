@@ -296,7 +296,7 @@ fn the_mcp_stdio_server_survives_the_barrage() {
 
     // The session note cap: 1,000 notes (pipelined), then the next is refused, and the list
     // holds exactly the cap.
-    let cap = seneschal::handlers::session::MAX_NOTES;
+    let cap = seneschal::limits::MAX_NOTES;
     let mut frames = Vec::new();
     for i in 0..=cap {
         let f = json!({"jsonrpc": "2.0", "id": 10_000 + i, "method": "tools/call",
@@ -539,7 +539,7 @@ fn the_http_server_survives_the_barrage() {
     }
 
     // The session note cap, over one keep-alive connection.
-    let cap = seneschal::handlers::session::MAX_NOTES;
+    let cap = seneschal::limits::MAX_NOTES;
     let mut c = s.connect();
     for i in 0..=cap {
         let body = json!({ "text": format!("note {i}") }).to_string();

@@ -315,3 +315,26 @@ fn help_lists_the_maintainer_commands_apart() {
         assert!(rest.contains(&format!("\n  contract {sub} ")), "{rest}");
     }
 }
+
+/// A panic in a command ends it at the command line's edge with the `internal` status and a
+/// line saying so, not with the runtime's abort status (101).
+#[test]
+fn a_panic_in_a_command_exits_internal() {
+    let o = Command::new(bin())
+        .args(["capabilities", "list"])
+        .env("SENESCHAL_DEBUG_PANIC", "1")
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(i32::from(ErrorCode::Internal.exit_code())),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("error[internal]: seneschal stopped: SENESCHAL_DEBUG_PANIC is set"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

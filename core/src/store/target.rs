@@ -101,7 +101,7 @@ fn is_content_of_state_dir(path: &str) -> bool {
 pub struct BranchName(String);
 
 impl BranchName {
-    /// A branch name the caller has checked with [`crate::gitwrite::check_branch_name`] (or
+    /// A branch name the caller has checked with `crate::gitwrite::check_branch_name` (or
     /// read from a ref that exists); the store checks it again, lexically, before it spells a
     /// path with it.
     pub fn new(name: &str, field: &str) -> Result<BranchName, CapabilityError> {

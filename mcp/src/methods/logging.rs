@@ -1,6 +1,6 @@
 //! Logging: `logging/setLevel` (initialize era) sets the least severe level of the log
 //! messages (`notifications/message`) the connection receives; calls send them through
-//! [`seneschal_core::interact::log`], which drops those below the level, and sends none before the
+//! `seneschal_core::interact::log`, which drops those below the level, and sends none before the
 //! client asks for a level.
 
 use serde_json::{json, Value};
