@@ -270,9 +270,16 @@ impl<'a> Call<'a> {
     /// The repository's knowledge now, a long read reporting its progress to the caller.
     pub fn snapshot(&self) -> std::sync::Arc<seneschal_knowledge::Snapshot> {
         let peer = &*self.peer;
+        // The readers report from several threads: a figure is sent only above the last one
+        // sent (progress only increases), and under the lock, so in order.
+        let last = std::sync::Mutex::new(f64::NEG_INFINITY);
         self.knowledge
             .snapshot_reporting(&self.repo, &|p, total, message| {
-                peer.progress(p, total, message)
+                let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+                if p > *last {
+                    *last = p;
+                    peer.progress(p, total, message);
+                }
             })
     }
 
