@@ -225,6 +225,41 @@ pub fn parse_entries(out: &[u8]) -> BTreeMap<String, Entry> {
     m
 }
 
+/// Parses `git ls-files -z -t -s -c -o` (one read of the index for both): the index entries
+/// (`<tag> mode oid stage\tpath`, a conflicted path keeping its highest stage) and the other
+/// files (`? path`). The tag is git's, written before the path, so no file name can pass for
+/// an entry.
+pub fn parse_tagged(out: &[u8]) -> (BTreeMap<String, Entry>, Vec<String>) {
+    let mut entries = BTreeMap::new();
+    let mut others = Vec::new();
+    for rec in git::split_z(out) {
+        let Some((tag, rest)) = rec.split_once(' ') else {
+            continue;
+        };
+        if tag == "?" {
+            others.push(rest.to_string());
+            continue;
+        }
+        let Some((head, path)) = rest.split_once('\t') else {
+            continue;
+        };
+        let mut parts = head.split(' ');
+        let (Some(mode), Some(oid), Some(stage)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        entries.insert(
+            path.to_string(),
+            Entry {
+                mode: mode.to_string(),
+                oid: oid.to_string(),
+                stage: stage.parse().unwrap_or(0),
+            },
+        );
+    }
+    (entries, others)
+}
+
 /// The paths whose entries differ between two indexes: `added`, `modified` or `deleted`, by
 /// path.
 pub fn changed(
@@ -749,6 +784,20 @@ mod tests {
                 ("c.txt".to_string(), "added")
             ]
         );
+    }
+
+    /// Entries and other files come from one tagged listing; an untracked file named like an
+    /// entry stays a file, because the tag before it is git's.
+    #[test]
+    fn a_tagged_listing_parts_entries_from_other_files() {
+        let (entries, others) = parse_tagged(
+            b"? new.txt\0H 100644 aaaa 0\ta.txt\0? 100644 bbbb 0\tforged\0M 100644 cccc 2\tc.txt\0",
+        );
+        assert_eq!(others, vec!["new.txt", "100644 bbbb 0\tforged"]);
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries["a.txt"].oid, "aaaa");
+        assert_eq!(entries["c.txt"].stage, 2);
+        assert!(!entries.contains_key("forged"));
     }
 
     #[test]

@@ -182,32 +182,24 @@ pub fn stage(ctx: &Call, input: repo_stage::Input) -> Result<repo_stage::Output,
         gitwrite::index_unlocked(&ctx.repo)?;
         let before = work.copy_index()?;
         let index = work.index();
-        let mut args = vec!["ls-files", "-z", "-c", "-o", "--exclude-standard", "--"];
+        let mut args = vec![
+            "ls-files",
+            "-z",
+            "-t",
+            "-s",
+            "-c",
+            "-o",
+            "--exclude-standard",
+            "--",
+        ];
         args.extend(rels.iter().map(String::as_str));
-        // The entries under the paths and the files to stage: two reads of the same index
-        // copy, at once.
-        let (old, listed) = std::thread::scope(|scope| {
-            let listed = scope.spawn(|| work.git(&args, Some(&index), "the files to stage"));
-            let old = work.entries(&rels);
-            let listed = listed.join().unwrap_or_else(|_| {
-                Err(CapabilityError::internal(
-                    "listing the files to stage panicked",
-                ))
-            });
-            (old, listed)
-        });
-        let (old, listed) = (old?, listed?);
-        let mut files: BTreeSet<String> = seneschal_access::git::split_z(&listed)
-            .into_iter()
-            .collect();
-        // A file the index still lists, deleted from the working tree, is staged as deleted
-        // (`old` holds the entries its pathspecs match; a path with glob characters may match
-        // more than the files under it, which stay as they are).
-        files.extend(
-            old.keys()
-                .filter(|k| rels.iter().any(|r| under(k, r)))
-                .cloned(),
-        );
+        // The entries under the paths and the files to stage, in one read of the index copy:
+        // every entry its pathspecs match (a file the index still lists, deleted from the
+        // working tree, is staged as deleted) and every other file they match.
+        let listed = work.git(&args, Some(&index), "the files to stage")?;
+        let (old, others) = gitwrite::parse_tagged(&listed);
+        let mut files: BTreeSet<String> = others.into_iter().collect();
+        files.extend(old.keys().cloned());
         files.retain(|f| !f.starts_with(".seneschal/"));
         for (i, rel) in rels.iter().enumerate() {
             if !files.iter().any(|f| under(f, rel)) {
