@@ -828,9 +828,8 @@ mod tests {
         assert_eq!(same, e);
     }
 
-    /// The source files of a folder under `src/`, with their text.
-    fn sources(dir: &str) -> Vec<(String, String)> {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    /// The Rust files under `root`/`dir`, named from `root`, with their text.
+    fn rust_sources(root: &std::path::Path, dir: &str) -> Vec<(String, String)> {
         let mut out = Vec::new();
         let mut stack = vec![root.join(dir)];
         while let Some(d) = stack.pop() {
@@ -839,15 +838,18 @@ mod tests {
                 if p.is_dir() {
                     stack.push(p);
                 } else if p.extension().is_some_and(|e| e == "rs") {
-                    let rel = p
-                        .strip_prefix(&root)
-                        .unwrap()
-                        .to_string_lossy()
-                        .into_owned();
+                    let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
                     out.push((rel, std::fs::read_to_string(&p).expect("a source file")));
                 }
             }
         }
+        out
+    }
+
+    /// The source files of a folder under `core/src/`, with their text.
+    fn sources(dir: &str) -> Vec<(String, String)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let out = rust_sources(&root, dir);
         assert!(!out.is_empty(), "no sources under src/{dir}");
         out
     }
@@ -917,24 +919,10 @@ mod tests {
         let workspace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .parent()
             .expect("core is a folder of the workspace");
-        let mut out = Vec::new();
-        for dir in ["core/src", "mcp/src", "http/src", "devtools/src", "src"] {
-            let mut stack = vec![workspace.join(dir)];
-            while let Some(d) = stack.pop() {
-                for entry in std::fs::read_dir(&d).expect("a source folder") {
-                    let p = entry.expect("an entry").path();
-                    if p.is_dir() {
-                        stack.push(p);
-                    } else if p.extension().is_some_and(|e| e == "rs") {
-                        let rel = p.strip_prefix(workspace).unwrap().to_string_lossy();
-                        out.push((
-                            rel.into_owned(),
-                            std::fs::read_to_string(&p).expect("a source file"),
-                        ));
-                    }
-                }
-            }
-        }
+        let out: Vec<(String, String)> = ["core/src", "mcp/src", "http/src", "devtools/src", "src"]
+            .iter()
+            .flat_map(|dir| rust_sources(workspace, dir))
+            .collect();
         assert!(out.len() > 50, "{} sources", out.len());
         out
     }

@@ -747,15 +747,9 @@ fn model_breaks(files: &[(String, String)]) -> Vec<String> {
     let mut bad = Vec::new();
     for (rel, text) in files {
         if rel.ends_with("Cargo.toml") {
-            let mut in_deps = false;
-            for line in text.lines().map(str::trim) {
-                if line.starts_with('[') {
-                    in_deps = line == "[dependencies]";
-                } else if in_deps && !line.is_empty() && !line.starts_with('#') {
-                    let name = line.split(['=', '.', ' ']).next().unwrap_or_default();
-                    if !MODEL_DEPENDENCIES.contains(&name) {
-                        bad.push(format!("{rel}: the model depends on {name}"));
-                    }
+            for name in dependencies(text) {
+                if !MODEL_DEPENDENCIES.contains(&name.as_str()) {
+                    bad.push(format!("{rel}: the model depends on {name}"));
                 }
             }
             continue;

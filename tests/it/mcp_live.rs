@@ -423,13 +423,8 @@ fn requests_beyond_the_queue_while_the_server_waits_for_the_client_are_refused_n
     }
 }
 
-/// What the server asks its client is redacted like an answer: `knowledge.summarize` sends an
-/// ADR holding a planted key to the client's model, and the key never reaches the pipe, while
-/// the rest of the ADR does (a bypass of `link::outgoing` would show the key here).
-/// In the 2026-07-28 era a request to the client travels inside the call's input-required
-/// result, not on the link: it is redacted all the same.
-#[test]
-fn a_modern_sampling_request_quoting_a_planted_secret_leaves_redacted() {
+/// An ADR repository whose first ADR holds a planted key, and the key.
+fn planted_key_repo() -> (tempfile::TempDir, String) {
     let d = crate::support::adr_repo();
     let key = format!("AKIA{}", "QWERTYUIOPASDFGH");
     std::fs::write(
@@ -439,6 +434,14 @@ fn a_modern_sampling_request_quoting_a_planted_secret_leaves_redacted() {
         ),
     )
     .expect("plant the key");
+    (d, key)
+}
+
+/// In the 2026-07-28 era a request to the client travels inside the call's input-required
+/// result, not on the link: it is redacted all the same.
+#[test]
+fn a_modern_sampling_request_quoting_a_planted_secret_leaves_redacted() {
+    let (d, key) = planted_key_repo();
     let mut mcp = Mcp::start_with(d.path(), &[], &[]);
     let mut meta = crate::support::mcp::modern_meta(crate::support::mcp::MODERN);
     meta["io.modelcontextprotocol/clientCapabilities"] = json!({"sampling": {}});
@@ -458,17 +461,12 @@ fn a_modern_sampling_request_quoting_a_planted_secret_leaves_redacted() {
     assert!(status.success());
 }
 
+/// What the server asks its client is redacted like an answer: `knowledge.summarize` sends an
+/// ADR holding a planted key to the client's model, and the key never reaches the pipe, while
+/// the rest of the ADR does (a bypass of `link::outgoing` would show the key here).
 #[test]
 fn a_sampling_request_quoting_a_planted_secret_leaves_redacted() {
-    let d = crate::support::adr_repo();
-    let key = format!("AKIA{}", "QWERTYUIOPASDFGH");
-    std::fs::write(
-        d.path().join("docs/adr/0001-first.md"),
-        format!(
-            "---\nid: \"0001\"\ntitle: First\nstatus: accepted\ndate: 2026-11-30\n---\n# First\n\nWe keep aws_key = {key} out of the repository.\n"
-        ),
-    )
-    .expect("plant the key");
+    let (d, key) = planted_key_repo();
     let mut mcp = Mcp::start_with(d.path(), &[], &[]);
     open(&mut mcp, json!({"sampling": {}}));
     call(
