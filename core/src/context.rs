@@ -217,11 +217,6 @@ impl<'a> Call<'a> {
         Call::new(ctx, transport, std::sync::Arc::new(crate::interact::NoPeer))
     }
 
-    /// The process's context.
-    pub fn context(&self) -> &'a Context {
-        self.ctx
-    }
-
     /// The same call, planning its write instead of applying it.
     pub fn planning(&self) -> Call<'a> {
         Call {
@@ -269,17 +264,11 @@ impl<'a> Call<'a> {
 
     /// The repository's knowledge now, a long read reporting its progress to the caller.
     pub fn snapshot(&self) -> std::sync::Arc<seneschal_knowledge::Snapshot> {
-        let peer = &*self.peer;
-        // The readers report from several threads: a figure is sent only above the last one
-        // sent (progress only increases), and under the lock, so in order.
-        let last = std::sync::Mutex::new(f64::NEG_INFINITY);
+        // The readers report from several threads.
+        let rising = crate::interact::Rising::new(&*self.peer);
         self.knowledge
             .snapshot_reporting(&self.repo, &|p, total, message| {
-                let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
-                if p > *last {
-                    *last = p;
-                    peer.progress(p, total, message);
-                }
+                rising.report(p, total, message)
             })
     }
 

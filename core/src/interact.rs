@@ -108,6 +108,32 @@ pub enum Sampled {
     Failed(String),
 }
 
+/// Progress of one call reported from several of its threads: a figure is sent only above the
+/// last one sent, and under a lock, so the caller sees it rise, in order.
+pub struct Rising<'a> {
+    peer: &'a dyn Peer,
+    last: Mutex<f64>,
+}
+
+impl<'a> Rising<'a> {
+    /// Progress of the call whose other end is `peer`, nothing reported yet.
+    pub fn new(peer: &'a dyn Peer) -> Rising<'a> {
+        Rising {
+            peer,
+            last: Mutex::new(f64::NEG_INFINITY),
+        }
+    }
+
+    /// Reports `progress` (of `total`, with `message`) when it is above the last figure sent.
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if progress > *last {
+            *last = progress;
+            self.peer.progress(progress, total, message);
+        }
+    }
+}
+
 /// The other end of one call.
 pub trait Peer: Send + Sync {
     /// Asks whoever the peer stands for to approve the call described by `question`; each

@@ -24,18 +24,21 @@ pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(seneschal_access::limit
 /// and no secret leaves the process. Every message the server starts passes here, however it
 /// travels: written on a [`Link`] (`outgoing`), carried in a 2026-07-28 input-required
 /// result (`mrtr::Round::defer`), or held by a task for `tasks/result` (`tasks`).
-pub fn to_client(method: &str, mut params: Value) -> Value {
-    seneschal_access::redact::redact_value(&mut params);
-    json!({"method": method, "params": params})
+pub fn to_client(method: &str, params: Value) -> Value {
+    json!({"method": method, "params": redacted(params)})
 }
 
-/// One message the server starts, serialized as a JSON-RPC message whose params passed
-/// [`to_client`].
+/// `params` of a message to the client, redacted: the one redaction every message the server
+/// starts passes ([`to_client`], [`outgoing`]).
+fn redacted(mut params: Value) -> Value {
+    seneschal_access::redact::redact_value(&mut params);
+    params
+}
+
+/// One message the server starts, serialized as a JSON-RPC message, its params
+/// [`redacted`].
 pub(super) fn outgoing(id: Option<&Value>, method: &str, params: Value) -> Vec<u8> {
-    let params = to_client(method, params)
-        .get_mut("params")
-        .map(Value::take)
-        .unwrap_or_default();
+    let params = redacted(params);
     let message = match id {
         Some(id) => json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         None => json!({"jsonrpc": "2.0", "method": method, "params": params}),

@@ -788,3 +788,22 @@ fn a_revision_is_not_a_branch_name() {
     let switched = ok(&mut via, &f, "repo.switch", json!({"branch": "x"}));
     assert_eq!(switched["branch"], "x", "{switched}");
 }
+
+/// seneschal's own state is never staged, even when the repository's copy of
+/// `.seneschal/.gitignore` no longer hides it: staging the whole tree leaves the audit log,
+/// the lock and the keys out of the index.
+#[test]
+fn staging_everything_never_stages_the_state_folder() {
+    let f = fixture();
+    let mut via = Via::Cli;
+    std::fs::write(f.dir().join("notes.txt"), "a note\n").unwrap();
+    // A first write makes the state folder; then its ignore file is emptied.
+    ok(&mut via, &f, "repo.stage", json!({"paths": ["notes.txt"]}));
+    assert!(f.dir().join(".seneschal/audit.jsonl").exists());
+    std::fs::write(f.dir().join(".seneschal/.gitignore"), "").unwrap();
+    std::fs::write(f.dir().join("more.txt"), "more\n").unwrap();
+    ok(&mut via, &f, "repo.stage", json!({"paths": ["."]}));
+    let staged = f.git(&["diff", "--cached", "--name-only"]);
+    assert!(staged.contains("more.txt"), "{staged}");
+    assert!(!staged.contains(".seneschal"), "{staged}");
+}

@@ -502,16 +502,6 @@ fn read_rules(
 /// A search reports its progress each time it has searched this many more files.
 const PROGRESS_EVERY: u64 = 500;
 
-/// Reports `searched` files to the caller of the search from a walker thread; the walker's
-/// threads report in turn, each figure above the last.
-fn report(peer: &Arc<dyn crate::interact::Peer>, last: &Mutex<u64>, searched: u64) {
-    let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
-    if searched > *last {
-        *last = searched;
-        peer.progress(searched as f64, None, Some("files searched"));
-    }
-}
-
 /// True for a walked entry the search must never enter or open, by name.
 fn excluded(name: &std::ffi::OsStr) -> bool {
     confine::name_rule(name).is_some()
@@ -623,8 +613,13 @@ pub fn search(
 
     let hits: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     let tally = Tally::default();
-    // The walker's threads reach the call's peer through this handle (progress, cancellation).
-    let (peer, reported, stopped) = (Arc::clone(&ctx.peer), Mutex::new(0), AtomicBool::new(false));
+    // The walker's threads reach the call's peer (cancellation) and report in turn, each
+    // figure above the last.
+    let (peer, reported, stopped) = (
+        &*ctx.peer,
+        crate::interact::Rising::new(&*ctx.peer),
+        AtomicBool::new(false),
+    );
     walk.build_parallel().run(|| {
         let matcher = matcher.clone();
         let mut searcher = SearcherBuilder::new()
@@ -666,7 +661,7 @@ pub fn search(
             }
             let searched = tally.searched.fetch_add(1, Ordering::Relaxed) + 1;
             if searched % PROGRESS_EVERY == 0 {
-                report(peer, reported, searched);
+                reported.report(searched as f64, None, Some("files searched"));
             }
             if memchr::memchr(0, &buf).is_some() {
                 return WalkState::Continue;
