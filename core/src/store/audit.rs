@@ -3,15 +3,20 @@
 //!
 //! * **Chain.** Each record is one line of canonical JSON; `prev` is the previous record's
 //!   `hash`, `hash` the sha256 of the record without `hash` and `mac`, `seq` its line number.
-//! * **Anchor.** After every append the anchor (`count`, `last` hash, and with a key an
-//!   `anchor_mac`) is rewritten atomically: a temporary file synced at the same time as the log,
-//!   then renamed (its folder is not synced: a lost rename only lags). A log
-//!   shorter than its anchor, or absent while the anchor exists, fails [`verify`]. Before the
-//!   first record an anchor of zero records is written, so a missing anchor always means one
-//!   was removed.
+//! * **Anchor.** The anchor is a file of lines, each a canonical JSON object; the last one that
+//!   reads is the anchor. A line is appended after every append (never synced: a lost line
+//!   only lags), and the file is rewritten to its last line past [`ANCHOR_COMPACT`] bytes. A
+//!   line holds `count` and `last` (the records the disk holds: synced before the line was
+//!   written) and, when the newest records are not synced yet, `written`, `written_last` and
+//!   the `boot` it was written in (`/proc/sys/kernel/random/boot_id`). Within the same boot
+//!   nothing the kernel held is lost, so the log must hold `written` records; after a reboot
+//!   only `count`. A log shorter than its anchor, or absent while the anchor exists, fails
+//!   [`verify`]. Before the first record an anchor of zero records is written, so a missing
+//!   anchor always means one was removed.
 //! * **Keyed chain.** With a key (a file outside the repository named by
 //!   `SENESCHAL_AUDIT_KEY`), each record also carries `mac` = HMAC-SHA256(key, previous mac ‖
-//!   `\n` ‖ hash), so a chain recomputed without the key fails `verify` with it.
+//!   `\n` ‖ hash), and an anchor line `anchor_mac` over all it holds, so a chain recomputed
+//!   or an anchor rewritten without the key fails `verify` with it.
 //! * **Torn tail.** A crash mid-append leaves a last line without its newline; it was never
 //!   acknowledged (nothing acts on a record before it is synced), so the next append cuts it
 //!   off.
@@ -40,8 +45,12 @@ pub const ANCHOR: &str = ".seneschal/audit.anchor";
 pub const KEY_ENV: &str = "SENESCHAL_AUDIT_KEY";
 /// The rule of a write refused because the log is shorter than its anchor.
 pub const RULE_TRUNCATED: &str = Rule::LogTruncated.as_str();
+/// The anchor's size past which its next line replaces it (rewritten whole, as one line).
+pub const ANCHOR_COMPACT: u64 = 64 * 1024;
+/// How much of the anchor's end is read for its last line.
+const ANCHOR_TAIL: u64 = 8 * 1024;
 /// How much of the log's end a writer reads to continue the chain.
-const TAIL_WINDOW: u64 = 256 * 1024;
+const TAIL_WINDOW: u64 = 32 * 1024;
 /// The MAC chained before the first record.
 const MAC_GENESIS: &str =
     "hmac-sha256:0000000000000000000000000000000000000000000000000000000000000000";
@@ -56,6 +65,82 @@ fn record_mac(key: &[u8], prev_mac: &str, hash: &str) -> String {
 fn anchor_mac(key: &[u8], count: u64, last: &str) -> String {
     let msg = format!("seneschal-audit-anchor\n{count}\n{last}");
     format!("hmac-sha256:{}", hex(&hmac_sha256(key, msg.as_bytes())))
+}
+
+/// The MAC of an anchor line that also names records written, not synced, in the boot
+/// `boot`: one MAC over the whole line, so neither part can be dropped or changed alone.
+fn written_mac(key: &[u8], synced: (u64, &str), written: (u64, &str), boot: &str) -> String {
+    let msg = format!(
+        "seneschal-audit-anchor-written\n{}\n{}\n{}\n{}\n{boot}",
+        synced.0, synced.1, written.0, written.1
+    );
+    format!("hmac-sha256:{}", hex(&hmac_sha256(key, msg.as_bytes())))
+}
+
+/// This boot's identity (`/proc/sys/kernel/random/boot_id`), read once; `None` where the
+/// kernel does not say, and then every anchor line counts synced records only.
+pub fn boot() -> Option<&'static str> {
+    static BOOT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    BOOT.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty() && s.len() <= 64)
+    })
+    .as_deref()
+}
+
+/// The last line of the anchor's bytes that reads as an object with a `count`;
+/// `Some(Value::Null)` when no line does (an unreadable anchor), `None` for no bytes at all.
+fn last_anchor(bytes: &[u8]) -> Option<Value> {
+    if bytes.is_empty() {
+        return Some(Value::Null);
+    }
+    Some(
+        bytes
+            .split(|&b| b == b'\n')
+            .rev()
+            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+            .filter_map(|l| serde_json::from_slice::<Value>(l).ok())
+            .find(|v| v["count"].is_u64())
+            .unwrap_or(Value::Null),
+    )
+}
+
+/// What an anchor line holds the log to, in this boot: the records written when the line was
+/// written in this boot, else the records synced.
+fn anchored(a: &Value) -> Option<(u64, &str)> {
+    let written = a["written"].as_u64();
+    if written.is_some() && boot().is_some() && a["boot"].as_str() == boot() {
+        return Some((written?, a["written_last"].as_str().unwrap_or_default()));
+    }
+    Some((a["count"].as_u64()?, a["last"].as_str().unwrap_or_default()))
+}
+
+/// The anchor of `state`: its last readable line (see [`last_anchor`]), `None` when absent.
+/// Only its end is read.
+fn read_anchor(state: &OwnedFd) -> Result<Option<Value>, CapabilityError> {
+    let Some(mut f) = fs::open_state_file(state, ANCHOR_NAME, ANCHOR, Mode::Read)? else {
+        return Ok(None);
+    };
+    let len = f
+        .metadata()
+        .map_err(|e| io_err(&format!("cannot stat `{ANCHOR}`"), e))?
+        .len();
+    let start = len.saturating_sub(ANCHOR_TAIL);
+    let mut bytes = Vec::new();
+    f.seek(SeekFrom::Start(start))
+        .and_then(|_| f.read_to_end(&mut bytes))
+        .map_err(|e| io_err(&format!("cannot read `{ANCHOR}`"), e))?;
+    if start > 0 {
+        // A window that starts mid-file starts after its first newline.
+        let skip = bytes
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(bytes.len(), |i| i + 1);
+        bytes.drain(..skip);
+    }
+    Ok(last_anchor(&bytes))
 }
 
 /// Reads the key file at `path`: it must lie outside the repository `root`, and hold bytes.
@@ -106,6 +191,8 @@ pub(super) struct Log {
     prev: String,
     prev_mac: String,
     next_seq: u64,
+    /// The records the disk holds (synced): their count and the last one's hash.
+    synced: (u64, String),
     key: Option<Vec<u8>>,
     /// Intent records with no outcome yet, in order.
     pub pending: Vec<Value>,
@@ -124,9 +211,9 @@ impl Log {
     /// Opens (creating) the log under the held lock, cuts a torn last line, and writes the
     /// zero anchor before the first record.
     pub fn open(state: &OwnedFd, key: Option<Vec<u8>>) -> Result<Log, CapabilityError> {
-        let anchor: Option<Value> = fs::read_state(state, ANCHOR_NAME, ANCHOR)?
-            .map(|b| serde_json::from_slice(&b).unwrap_or(Value::Null));
-        let anchored_count = anchor.as_ref().and_then(|a| a["count"].as_u64());
+        let anchor = read_anchor(state)?;
+        let held = anchor.as_ref().and_then(anchored);
+        let anchored_count = held.map(|(n, _)| n);
         if anchored_count.is_some_and(|n| n > 0) && !fs::exists_at(state, LOG_NAME) {
             return Err(truncated(format!(
                 "the log is missing but its anchor {ANCHOR} counts {} record(s)",
@@ -144,6 +231,7 @@ impl Log {
             prev: GENESIS.to_string(),
             prev_mac: MAC_GENESIS.to_string(),
             next_seq: 1,
+            synced: (0, GENESIS.to_string()),
             key,
             pending: Vec::new(),
         };
@@ -188,13 +276,13 @@ impl Log {
             break found;
         };
         let count = log.next_seq - 1;
-        match (&anchor, anchored_count) {
-            (Some(_), Some(n)) if n > count => {
+        match (&anchor, held) {
+            (Some(_), Some((n, _))) if n > count => {
                 return Err(truncated(format!(
                     "the log holds {count} record(s) but its anchor {ANCHOR} counts {n}"
                 )))
             }
-            (Some(a), Some(n)) if n > 0 && anchored_hash.as_deref() != a["last"].as_str() => {
+            (Some(_), Some((n, last))) if n > 0 && anchored_hash.as_deref() != Some(last) => {
                 return Err(truncated(format!(
                     "record {n} is not the record the anchor {ANCHOR} holds"
                 )))
@@ -206,7 +294,12 @@ impl Log {
                     "the anchor {ANCHOR} is missing while the log holds {count} record(s)"
                 )))
             }
-            (None, _) if count == 0 => log.write_anchor(state, 0)?,
+            (None, _) if count == 0 => fs::write_at(
+                state,
+                ANCHOR_NAME,
+                ANCHOR,
+                &log.anchor_text(0, GENESIS, None),
+            )?,
             // A log written before anchors existed: the next append anchors it.
             (None, _) => {}
         }
@@ -271,7 +364,7 @@ impl Log {
         (anchored_hash, phased)
     }
 
-    /// Completes `record` (seq, prev, hash, mac), appends it, fsyncs, and rewrites the anchor.
+    /// Completes `record` (seq, prev, hash, mac), appends it, syncs, and anchors it.
     /// Answers the record as written.
     pub fn append(&mut self, state: &OwnedFd, record: Value) -> Result<Value, CapabilityError> {
         let record = self.append_unsynced(record)?;
@@ -279,28 +372,43 @@ impl Log {
         Ok(record)
     }
 
-    /// Makes every record appended so far durable and anchors them: the new anchor is staged
-    /// beside the old one and synced at the same time as the log (two syncs, one wait), and
-    /// renamed over it only once both are durable, so an anchor never counts a record a crash
-    /// can take back.
-    pub fn seal(&self, state: &OwnedFd) -> Result<(), CapabilityError> {
-        let anchor = self.stage_anchor(state, self.next_seq - 1, &self.prev)?;
-        std::thread::scope(|scope| {
-            let staged = scope.spawn(|| anchor.sync());
-            let log = self.sync();
-            let staged = staged
-                .join()
-                .unwrap_or_else(|_| Err(io_err("the anchor's sync", "panicked")));
-            log.and(staged)
-        })?;
-        anchor.commit().map(drop)
+    /// Makes every record appended so far durable, then anchors them: the anchor never counts
+    /// a record a crash can take back.
+    pub fn seal(&mut self, state: &OwnedFd) -> Result<(), CapabilityError> {
+        self.sync()?;
+        self.anchor(state)
     }
 
-    /// [`Log::append`] without rewriting the anchor: for a write's intent, whose outcome
-    /// follows in the same session and anchors both (one anchor per write, not two). The
-    /// record is durable before anything is applied; a crash before the outcome leaves the
-    /// anchor one record behind, which is never taken for a truncation (only a log shorter
-    /// than its anchor is).
+    /// Appends the anchor line of the log as it stands: `count` and `last` name the synced
+    /// records; records written since are named too (`written`, `written_last`) with this
+    /// boot, which holds the log to them only as long as the machine has not restarted
+    /// (nothing the kernel holds is lost before). Without a known boot only synced records
+    /// are named. The line is not synced: a lost line leaves the anchor lagging, which is no
+    /// truncation.
+    pub fn anchor(&self, state: &OwnedFd) -> Result<(), CapabilityError> {
+        let written = self.next_seq - 1;
+        let unsynced = (written > self.synced.0)
+            .then(boot)
+            .flatten()
+            .map(|b| (written, self.prev.as_str(), b));
+        let line = self.anchor_text(self.synced.0, &self.synced.1, unsynced);
+        let mut file =
+            fs::open_state_file(state, ANCHOR_NAME, ANCHOR, Mode::Append)?.expect("created");
+        let len = file
+            .metadata()
+            .map_err(|e| io_err(&format!("cannot stat `{ANCHOR}`"), e))?
+            .len();
+        if len >= ANCHOR_COMPACT {
+            // Rewritten whole as its newest line: a lost rename keeps the old lines, which
+            // lag.
+            return fs::write_at_lagging(state, ANCHOR_NAME, ANCHOR, &line);
+        }
+        file.write_all(&line)
+            .map_err(|e| io_err(&format!("cannot write the anchor {ANCHOR}"), e))
+    }
+
+    /// [`Log::append`] without anchoring: a keyed write's intent, synced at once (its key's
+    /// reservation names it); the write's outcome anchors both.
     pub fn append_unanchored(&mut self, record: Value) -> Result<Value, CapabilityError> {
         let record = self.append_unsynced(record)?;
         self.sync()?;
@@ -308,19 +416,21 @@ impl Log {
     }
 
     /// Makes every record appended so far durable (`fdatasync`).
-    pub fn sync(&self) -> Result<(), CapabilityError> {
+    pub fn sync(&mut self) -> Result<(), CapabilityError> {
         self.file.sync_data().map_err(|e| {
             io_err(
                 &format!("cannot append to the audit log {}", super::AUDIT_LOG),
                 e,
             )
-        })
+        })?;
+        self.synced = (self.next_seq - 1, self.prev.clone());
+        Ok(())
     }
 
     /// [`Log::append_unanchored`] without the sync: the record is in the file (a killed
     /// process loses nothing the kernel holds) but durable only once the log is synced, by
     /// [`Log::sync`] or [`Log::seal`]. A write's intent is synced together with its staged
-    /// files, before anything is renamed; its outcome is sealed with the anchor.
+    /// files, before anything is renamed; its outcome is anchored as written in this boot.
     pub fn append_unsynced(&mut self, mut record: Value) -> Result<Value, CapabilityError> {
         let seq = self.next_seq;
         record["seq"] = json!(seq);
@@ -348,45 +458,24 @@ impl Log {
         Ok(record)
     }
 
-    fn write_anchor(&self, state: &OwnedFd, count: u64) -> Result<(), CapabilityError> {
-        fs::write_at_lagging(
-            state,
-            ANCHOR_NAME,
-            ANCHOR,
-            &self.anchor_text(count, &self.prev),
-        )
-    }
-
-    /// The anchor of the first `count` records, the last of which hashes to `last`.
-    fn anchor_text(&self, count: u64, last: &str) -> Vec<u8> {
+    /// An anchor line: the first `count` records, the last of which hashes to `last`, and the
+    /// records written in `boot` beyond them (`written`, the last hashing to `written_last`).
+    fn anchor_text(&self, count: u64, last: &str, unsynced: Option<(u64, &str, &str)>) -> Vec<u8> {
         let mut anchor = json!({ "count": count, "last": last });
+        if let Some((written, written_last, boot)) = unsynced {
+            anchor["written"] = json!(written);
+            anchor["written_last"] = json!(written_last);
+            anchor["boot"] = json!(boot);
+        }
         if let Some(k) = &self.key {
-            anchor["anchor_mac"] = json!(anchor_mac(k, count, last));
+            anchor["anchor_mac"] = json!(match unsynced {
+                None => anchor_mac(k, count, last),
+                Some((written, at, boot)) => written_mac(k, (count, last), (written, at), boot),
+            });
         }
         let mut text = canonical(&anchor);
         text.push('\n');
         text.into_bytes()
-    }
-
-    /// The anchor of the first `count` records, the last hashing to `last`, staged beside the
-    /// anchor (written, not synced, not renamed). Its folder is never synced: a lost rename
-    /// keeps the previous anchor, which only lags.
-    fn stage_anchor(
-        &self,
-        state: &OwnedFd,
-        count: u64,
-        last: &str,
-    ) -> Result<fs::Staged, CapabilityError> {
-        let dir = state
-            .try_clone()
-            .map_err(|e| io_err("cannot open the state folder", e))?;
-        fs::stage_at(
-            dir,
-            ANCHOR_NAME,
-            ANCHOR,
-            &self.anchor_text(count, last),
-            None,
-        )
     }
 }
 
@@ -447,13 +536,11 @@ pub fn verify(root: &Path, key: Option<&[u8]>) -> Result<Verified, (usize, Strin
         });
     };
     let log = fs::read_state(&state, LOG_NAME, super::AUDIT_LOG).map_err(|e| (0, e.message))?;
-    let anchor = fs::read_state(&state, ANCHOR_NAME, ANCHOR).map_err(|e| (0, e.message))?;
-    let anchor: Option<Value> = match anchor {
-        None => None,
-        Some(b) => Some(
-            serde_json::from_slice(&b)
-                .map_err(|e| (0, format!("the anchor {ANCHOR} is not JSON: {e}")))?,
-        ),
+    let anchor = match read_anchor(&state).map_err(|e| (0, e.message))? {
+        Some(Value::Null) => {
+            return Err((0, format!("the anchor {ANCHOR} holds no readable line")))
+        }
+        a => a,
     };
     let (count, hashes, pending, phased) = match &log {
         None => (0, Vec::new(), 0, false),
@@ -477,9 +564,8 @@ pub fn verify(root: &Path, key: Option<&[u8]>) -> Result<Verified, (usize, Strin
         // A log written before anchors existed (no record has a phase) has none.
         None => {}
         Some(a) => {
-            let n = a["count"].as_u64().ok_or((0, format!("the anchor {ANCHOR} holds no count")))?
-                as usize;
-            let last = a["last"].as_str().unwrap_or_default();
+            let (n, last) = anchored(&a).ok_or((0, format!("the anchor {ANCHOR} holds no count")))?;
+            let n = n as usize;
             if log.is_none() && n > 0 {
                 return Err((
                     0,
@@ -503,7 +589,20 @@ pub fn verify(root: &Path, key: Option<&[u8]>) -> Result<Verified, (usize, Strin
                 ));
             }
             if let Some(k) = key {
-                if a["anchor_mac"].as_str() != Some(anchor_mac(k, n as u64, last).as_str()) {
+                let count = a["count"].as_u64().unwrap_or_default();
+                let synced = a["last"].as_str().unwrap_or_default();
+                // A line naming written records carries one MAC over both parts and its boot,
+                // checked whatever boot it names: a part dropped or a boot changed fails it.
+                let mac = match a["written"].as_u64() {
+                    None => anchor_mac(k, count, synced),
+                    Some(w) => written_mac(
+                        k,
+                        (count, synced),
+                        (w, a["written_last"].as_str().unwrap_or_default()),
+                        a["boot"].as_str().unwrap_or_default(),
+                    ),
+                };
+                if a["anchor_mac"].as_str() != Some(mac.as_str()) {
                     return Err((
                         0,
                         format!("the anchor {ANCHOR} does not carry this key's MAC: it was rewritten without the key, or another key was used"),
@@ -595,6 +694,56 @@ fn chain(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_anchor_is_its_last_readable_line_and_is_compacted_past_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = OwnedFd::from(File::open(dir.path()).unwrap());
+        let mut log = Log::open(&state, None).unwrap();
+        let anchor = dir.path().join(ANCHOR_NAME);
+        assert_eq!(std::fs::read_to_string(&anchor).unwrap().lines().count(), 1);
+        log.append(&state, json!({ "phase": "outcome" })).unwrap();
+        log.append_unsynced(json!({ "phase": "outcome" })).unwrap();
+        log.anchor(&state).unwrap();
+        let text = std::fs::read_to_string(&anchor).unwrap();
+        assert_eq!(text.lines().count(), 3, "{text}");
+        let last = last_anchor(text.as_bytes()).unwrap();
+        assert_eq!(
+            (last["count"].as_u64(), last["written"].as_u64()),
+            (Some(1), Some(2))
+        );
+        assert_eq!(
+            anchored(&last).map(|(n, _)| n),
+            Some(2),
+            "this boot holds the log to 2"
+        );
+        let mut other = last.clone();
+        other["boot"] = json!("another boot");
+        assert_eq!(
+            anchored(&other).map(|(n, _)| n),
+            Some(1),
+            "another boot to 1"
+        );
+        // A torn line (a power loss mid-append, or zeros) is passed over; no line reads: null.
+        let torn = format!("{text}{{\"count\":9,\"la\0\0");
+        assert_eq!(last_anchor(torn.as_bytes()), Some(last));
+        assert_eq!(last_anchor(b"garbage\n"), Some(Value::Null));
+        // Past its bound the anchor is rewritten as its newest line.
+        std::fs::write(
+            &anchor,
+            text.repeat(1 + ANCHOR_COMPACT as usize / text.len()),
+        )
+        .unwrap();
+        log.seal(&state).unwrap();
+        let compacted = std::fs::read_to_string(&anchor).unwrap();
+        assert_eq!(compacted.lines().count(), 1, "{compacted}");
+        assert_eq!(
+            read_anchor(&state).unwrap().unwrap()["count"].as_u64(),
+            Some(2)
+        );
+        drop(log);
+        assert_eq!(Log::open(&state, None).unwrap().next_seq, 3);
+    }
 
     #[test]
     fn a_long_log_continues_from_its_tail_and_a_dropped_tail_is_refused() {

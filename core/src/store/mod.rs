@@ -25,17 +25,18 @@
 //!   comparing each target's digest with the intent's: `applied` (the key's answer is
 //!   confirmed) or `not_applied` (the key is released). Every attempt leaves a record; dry runs
 //!   are not attempts. The log, its anchor and the keyed chain are in [`audit`].
-//! * **Durability, in three waits.** A power loss keeps only what was synced, in any order, so
+//! * **Durability, in two waits.** A power loss keeps only what was synced, in any order, so
 //!   a write orders its syncs: (1) the intent appended and every new file staged under a
 //!   temporary name, then the log and the staged files synced together, one wait — nothing is
 //!   renamed before its intent and its bytes are durable (a rename outliving its intent would
 //!   be unaudited, a rename outliving its bytes torn); (2) the renames, then each touched
-//!   folder synced once — the renames are durable before the outcome that says `applied` and
-//!   before the answer; (3) the outcome appended, then the log and the new anchor's temporary
-//!   file synced together and the anchor renamed — an anchor never counts a record the disk
-//!   could lose. The anchor's folder is never synced: a lost rename keeps the previous anchor,
-//!   which lags and is no truncation. A keyed write syncs its intent alone first (its key's
-//!   reservation names it). `docs/ROBUSTNESS.md` ("Durability") has the table.
+//!   folder synced once — the renames are durable before the answer. Then the outcome is
+//!   appended and an anchor line written, neither synced: the line counts as synced the
+//!   records up to the intent and names the outcome as written in this boot, so a verifier in
+//!   the same boot (nothing the kernel held is lost) holds the log to the outcome, and after a
+//!   restart to the intent, which the next session settles `applied` from the digests. The
+//!   next write's first sync makes the outcome durable. A keyed write syncs its intent alone
+//!   first (its key's reservation names it). `docs/ROBUSTNESS.md` ("Durability") has the table.
 //! * **Idempotency keys** live in `.seneschal/idempotency/<sha256 of key>.json` (`keys.rs`):
 //!   the normalized request digest, the answer and an expiry (24 h), read and written under
 //!   the lock, so they hold across processes. Every keyed write deletes the expired ones.
@@ -789,7 +790,7 @@ fn run(
             return Err(e);
         }
     }
-    let applied = apply(root, &s, &plan);
+    let applied = apply(root, &mut s, &plan);
     let status = match &applied {
         Ok(()) => "applied",
         Err(_) => evaluate(root, &s.key, &targets),
@@ -802,9 +803,23 @@ fn run(
                 return Ok(plan.answer);
             }
         }
-        // The write is applied and its intent durable: a failing outcome append leaves the
-        // intent for the next session to settle, and the answer stands.
-        let _ = outcome(&mut s, "applied", None);
+        // The write is applied, its intent durable and its renames too: the outcome is
+        // appended and anchored as written in this boot, not synced (the next write's sync
+        // makes it durable; a power loss before that leaves the intent for the next session
+        // to settle `applied` from the digests). A failing append leaves the intent the same
+        // way, and the answer stands.
+        let record = call.stamp(outcome_record(
+            capability,
+            t,
+            &request,
+            &paths,
+            Some(seq),
+            "applied",
+            None,
+        ));
+        if s.log.append_unsynced(record).is_ok() {
+            let _ = s.log.anchor(&s.locked.state);
+        }
         return Ok(plan.answer);
     }
     let e = applied.expect_err("not applied means an error");
@@ -825,7 +840,7 @@ fn run(
 /// only then is each file renamed over its target (a deletion unlinked) in the plan's order,
 /// and each touched folder synced once, so that the renames are durable before the outcome
 /// that records them.
-fn apply(root: &Path, s: &Session, plan: &Plan) -> Result<(), CapabilityError> {
+fn apply(root: &Path, s: &mut Session, plan: &Plan) -> Result<(), CapabilityError> {
     let mut staged = Vec::new();
     for (target, bytes) in &plan.writes {
         if let Some(b) = bytes {

@@ -536,7 +536,7 @@ fn a_dropped_tail_an_emptied_log_and_a_deleted_log_fail_verify() {
     let lines: Vec<&str> = good.lines().collect();
     let dropped = lines[..lines.len() - 1].join("\n") + "\n";
     let cases = [
-        ("the last record dropped", Some(dropped), "dropped"),
+        ("the last record dropped", Some(dropped.clone()), "dropped"),
         ("the log emptied", Some(String::new()), "dropped"),
         ("the log deleted", None, "missing"),
     ];
@@ -566,6 +566,46 @@ fn a_dropped_tail_an_emptied_log_and_a_deleted_log_fail_verify() {
             support::stderr(&v)
         );
     }
+    // The last write's outcome is not synced: its anchor line holds the log to it only in the
+    // boot that wrote it. The same cut under a line of another boot is what a power loss can
+    // leave (the outcome lost, the intent synced): a lag, which the next write settles.
+    let good_anchor = std::fs::read(dir.join(".seneschal/audit.anchor")).unwrap();
+    let anchor = last_anchor(dir);
+    assert_eq!(
+        anchor["written"].as_u64(),
+        Some(lines.len() as u64),
+        "the last line counts the written records: {anchor}"
+    );
+    assert_eq!(
+        anchor["count"].as_u64(),
+        Some(lines.len() as u64 - 1),
+        "and as synced, the records up to the last intent: {anchor}"
+    );
+    std::fs::write(&path, &dropped).unwrap();
+    std::fs::write(
+        dir.join(".seneschal/audit.anchor"),
+        anchor_of_boot(dir, "00000000-0000-0000-0000-000000000000"),
+    )
+    .unwrap();
+    let v = verify(dir, &[]);
+    assert!(v.status.success(), "{}", support::stderr(&v));
+    assert!(
+        support::stdout(&v).contains("1 write intent(s) wait"),
+        "{}",
+        support::stdout(&v)
+    );
+    ok(dir, "knowledge.create", &create("After a restart"));
+    let settled = log(dir);
+    assert!(
+        settled
+            .iter()
+            .any(|r| r["phase"] == "outcome" && r["recovered"] == json!(true)),
+        "the next write settles the intent: {settled:#?}"
+    );
+    assert!(verify(dir, &[]).status.success());
+    std::fs::write(&path, &good).unwrap();
+    std::fs::write(dir.join(".seneschal/audit.anchor"), &good_anchor).unwrap();
+
     // The anchor deleted while the log holds records.
     std::fs::remove_file(dir.join(".seneschal/audit.anchor")).unwrap();
     let v = verify(dir, &[]);
@@ -598,10 +638,26 @@ fn recompute(dir: &Path, records: &[Value], edit: impl Fn(usize, &mut Value)) {
     }
     std::fs::write(dir.join(".seneschal/audit.jsonl"), text).unwrap();
     let anchor_path = dir.join(".seneschal/audit.anchor");
-    let mut anchor: Value = serde_json::from_slice(&std::fs::read(&anchor_path).unwrap()).unwrap();
+    let mut anchor = last_anchor(dir);
+    for unsynced in ["written", "written_last", "boot"] {
+        anchor.as_object_mut().unwrap().remove(unsynced);
+    }
     anchor["count"] = json!(records.len());
     anchor["last"] = json!(prev);
     std::fs::write(anchor_path, canonical(&anchor) + "\n").unwrap();
+}
+
+/// The anchor's last line: the anchor in force.
+fn last_anchor(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join(".seneschal/audit.anchor")).unwrap();
+    serde_json::from_str(text.lines().last().expect("an anchor line")).unwrap()
+}
+
+/// The anchor `dir` holds, its last line's boot replaced by `boot`.
+fn anchor_of_boot(dir: &Path, boot: &str) -> String {
+    let mut anchor = last_anchor(dir);
+    anchor["boot"] = json!(boot);
+    canonical(&anchor) + "\n"
 }
 
 #[test]
@@ -665,6 +721,25 @@ fn with_the_key_a_chain_recomputed_without_it_fails_verify() {
     );
     let v = verify(dir, &env);
     assert_eq!(v.status.code(), Some(12), "{}", support::stderr(&v));
+
+    // The last outcome dropped and the anchor's boot changed so that it counts only the
+    // synced records (what a restart would leave): the MAC of its unsynced part covers its boot.
+    std::fs::write(dir.join(".seneschal/audit.jsonl"), &good).unwrap();
+    std::fs::write(dir.join(".seneschal/audit.anchor"), &good_anchor).unwrap();
+    assert!(verify(dir, &env).status.success());
+    let other = anchor_of_boot(dir, "00000000-0000-0000-0000-000000000000");
+    let text = String::from_utf8(good.clone()).unwrap();
+    let kept: String = text
+        .lines()
+        .take(records.len() - 1)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(dir.join(".seneschal/audit.jsonl"), kept).unwrap();
+    std::fs::write(dir.join(".seneschal/audit.anchor"), other).unwrap();
+    let v = verify(dir, &env);
+    let err = support::stderr(&v);
+    assert_eq!(v.status.code(), Some(12), "{err}");
+    assert!(err.contains("MAC"), "{err}");
 
     // A key inside the repository is refused.
     std::fs::write(dir.join("inside.key"), b"k").unwrap();
@@ -1166,22 +1241,46 @@ fn a_write_renames_nothing_before_its_intent_and_bytes_are_synced_nor_records_be
                 "the parent of a created folder is synced before the outcome: {mkdir:?} {calls:#?}"
             );
         }
-        // Guard 5: the anchor counts the outcome only once the log holding it is durable, and
-        // its own bytes are durable before its rename.
+        // Guard 5: the anchor line written after the outcome counts as synced only the records
+        // up to the intent (synced before the rename); the outcome, not synced, it names as
+        // written in this boot.
+        let anchor_path = format!("{state}/audit.anchor");
         let anchor = calls
             .iter()
-            .rposition(|c| c.name == "rename" && c.line.contains("\"audit.anchor\""))
-            .expect("the anchor is renamed");
+            .rposition(|c| c.name == "write" && c.fd_path == anchor_path)
+            .unwrap_or_else(|| panic!("an anchor line is written: {calls:#?}"));
         assert!(outcome < anchor, "{calls:#?}");
+        let number = |c: &Call, key: &str| -> u64 {
+            let pattern = format!(r#"\"{key}\":"#);
+            let at = c.line.rfind(&pattern).unwrap_or_else(|| {
+                panic!("{key} in {}", c.line);
+            }) + pattern.len();
+            c.line[at..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect::<String>()
+                .parse()
+                .unwrap()
+        };
+        let last_sync = calls[..anchor]
+            .iter()
+            .rposition(|c| c.name == "fsync" && c.fd_path == log_path)
+            .expect("the log is synced before the anchor line");
         assert!(
-            synced(&log_path, outcome, anchor),
-            "the log is synced between the outcome and the anchor's rename: {calls:#?}"
+            intent < last_sync && last_sync < outcome,
+            "the last sync before the anchor line holds the intent, not the outcome: {calls:#?}"
         );
-        let anchor_tmp = format!("{state}/{}", calls[anchor].from);
-        assert!(
-            synced(&anchor_tmp, outcome, anchor),
-            "the anchor's new bytes are synced before its rename: {calls:#?}"
+        assert_eq!(
+            number(&calls[anchor], "count"),
+            number(&calls[intent], "seq"),
+            "the anchor counts as synced the records up to the intent: {calls:#?}"
         );
+        assert_eq!(
+            number(&calls[anchor], "written"),
+            number(&calls[outcome], "seq"),
+            "and names the outcome as written: {calls:#?}"
+        );
+        assert!(calls[anchor].line.contains(r#"\"boot\":"#), "{calls:#?}");
     }
     let v = verify(&dir, &[]);
     assert!(v.status.success(), "{}", support::stderr(&v));
