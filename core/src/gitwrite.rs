@@ -177,10 +177,14 @@ impl Work {
 
     /// The entries of the private index under the repository-relative paths `under` (`.` for
     /// all), by path: a write reads only the entries its paths can change, so its memory and
-    /// time follow the paths, not the size of the index.
+    /// time follow the paths, not the size of the index. Read in process where
+    /// [`index_entries`] can, else by `git ls-files -s`.
     pub fn entries(&self, under: &[String]) -> Result<BTreeMap<String, Entry>, CapabilityError> {
-        if !self.index().exists() {
+        let Some(bytes) = self.read_index()? else {
             return Ok(BTreeMap::new());
+        };
+        if let Some(found) = index_entries(&bytes, under) {
+            return Ok(found);
         }
         let mut args = vec!["ls-files", "-s", "-z", "--"];
         args.extend(under.iter().map(String::as_str));
@@ -223,6 +227,116 @@ pub fn parse_entries(out: &[u8]) -> BTreeMap<String, Entry> {
         );
     }
     m
+}
+
+/// The entries of an index file under the paths `under` (repository-relative, `.` for all),
+/// read in process from its bytes; `None` for what this reader leaves to git: a version other
+/// than 2 to 4, a split index (`link`) or a sparse one (`sdir`, directory entries), a file
+/// that does not parse to its end, or one that parses both with SHA-1 and with SHA-256 ids
+/// (git's reading of the file, which checks its trailer, decides then).
+pub fn index_entries(bytes: &[u8], under: &[String]) -> Option<BTreeMap<String, Entry>> {
+    match (read_index(bytes, under, 20), read_index(bytes, under, 32)) {
+        (Some(m), None) | (None, Some(m)) => Some(m),
+        _ => None,
+    }
+}
+
+/// [`index_entries`] with object ids of `id_len` bytes.
+fn read_index(b: &[u8], under: &[String], id_len: usize) -> Option<BTreeMap<String, Entry>> {
+    let be32 = |at: usize| -> Option<u32> {
+        Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    };
+    if b.get(..4)? != b"DIRC" {
+        return None;
+    }
+    let version = be32(4)?;
+    if !(2..=4).contains(&version) {
+        return None;
+    }
+    let count = be32(8)?;
+    let end = b.len().checked_sub(id_len)?;
+    let mut at = 12usize;
+    let mut name: Vec<u8> = Vec::new();
+    let mut out = BTreeMap::new();
+    for _ in 0..count {
+        // ctime, mtime, dev, ino, mode, uid, gid, size (4 bytes each but times: 8), the id, flags.
+        let fixed = 40 + id_len + 2;
+        if at.checked_add(fixed)? > end {
+            return None;
+        }
+        let mode = be32(at + 24)?;
+        let id = &b[at + 40..at + 40 + id_len];
+        let flags = u16::from_be_bytes([b[at + 40 + id_len], b[at + 41 + id_len]]);
+        let mut p = at + fixed;
+        if flags & 0x4000 != 0 {
+            if version < 3 {
+                return None;
+            }
+            p += 2;
+        }
+        if version == 4 {
+            let (strip, used) = varint(b.get(p..end)?)?;
+            p += used;
+            let nul = b.get(p..end)?.iter().position(|&c| c == 0)?;
+            let keep = name.len().checked_sub(usize::try_from(strip).ok()?)?;
+            name.truncate(keep);
+            name.extend_from_slice(&b[p..p + nul]);
+            at = p + nul + 1;
+        } else {
+            let nul = b.get(p..end)?.iter().position(|&c| c == 0)?;
+            name.clear();
+            name.extend_from_slice(&b[p..p + nul]);
+            // Padded with one to eight NULs to a multiple of eight bytes.
+            at += ((p - at) + nul + 8) & !7;
+        }
+        if at > end || mode & 0o170000 == 0o040000 {
+            return None;
+        }
+        if under.iter().any(|r| name_under(&name, r.as_bytes())) {
+            out.insert(
+                String::from_utf8_lossy(&name).into_owned(),
+                Entry {
+                    mode: format!("{mode:06o}"),
+                    oid: seneschal_access::text::hex(id),
+                    stage: ((flags >> 12) & 3) as u8,
+                },
+            );
+        }
+    }
+    while at < end {
+        let sig = b.get(at..at + 4)?;
+        if sig == b"link" || sig == b"sdir" {
+            return None;
+        }
+        at = at.checked_add(8)?.checked_add(be32(at + 4)? as usize)?;
+    }
+    (at == end).then_some(out)
+}
+
+/// git's variable-length integer of index version 4 (each continuation adds one before the
+/// shift): the value and the bytes it took.
+fn varint(b: &[u8]) -> Option<(u64, usize)> {
+    let mut i = 0;
+    let mut c = *b.first()?;
+    let mut val = u64::from(c & 127);
+    while c & 128 != 0 {
+        i += 1;
+        val = val.checked_add(1)?;
+        if val >> 57 != 0 {
+            return None;
+        }
+        c = *b.get(i)?;
+        val = (val << 7) + u64::from(c & 127);
+    }
+    Some((val, i + 1))
+}
+
+/// Whether the path `name` is `rel` or under it, as bytes (`.` holds everything).
+fn name_under(name: &[u8], rel: &[u8]) -> bool {
+    rel == b"."
+        || name
+            .strip_prefix(rel)
+            .is_some_and(|r| r.is_empty() || r[0] == b'/')
 }
 
 /// Parses `git ls-files -z -t -s -c -o` (one read of the index for both): the index entries
@@ -784,6 +898,92 @@ mod tests {
                 ("c.txt".to_string(), "added")
             ]
         );
+    }
+
+    /// The in-process index reader answers what `git ls-files -s` answers, on indexes git
+    /// wrote: versions 2, 3 (an intent-to-add entry) and 4, conflict stages, SHA-256 ids;
+    /// it leaves a split index to git.
+    #[test]
+    fn the_index_read_in_process_matches_git_ls_files() {
+        let sh_in = |dir: &Path, args: &[&str], input: &[u8]| {
+            use std::io::Write;
+            let mut c = git::init_command(dir);
+            c.args(["-c", "user.name=T", "-c", "user.email=t@example.invalid"])
+                .args([
+                    "-c",
+                    "init.defaultBranch=main",
+                    "-c",
+                    "core.splitIndex=false",
+                ])
+                .args(args)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped());
+            let mut child = c.spawn().unwrap();
+            child.stdin.take().unwrap().write_all(input).unwrap();
+            child.wait_with_output().unwrap().stdout
+        };
+        let sh = |dir: &Path, args: &[&str]| sh_in(dir, args, b"");
+        let under = ["a".to_string(), "b/c.txt".to_string(), "d".to_string()];
+        let all = [".".to_string()];
+        let check = |dir: &Path, what: &str, version: u8| {
+            let bytes = std::fs::read(dir.join(".git/index")).unwrap();
+            assert_eq!(bytes[7], version, "{what}: the index version");
+            let mut args = vec!["ls-files", "-s", "-z", "--"];
+            args.extend(under.iter().map(String::as_str));
+            let git = parse_entries(&sh(dir, &args));
+            assert!(!git.is_empty(), "{what}: git lists entries");
+            assert_eq!(index_entries(&bytes, &under), Some(git), "{what}");
+        };
+        for format in ["sha1", "sha256"] {
+            let t = tempfile::tempdir().unwrap();
+            let dir = t.path();
+            sh(dir, &["init", "-q", &format!("--object-format={format}")]);
+            for (f, body) in [
+                ("a/x.txt", "x\n"),
+                ("a/long-name-of-a-file-in-a-folder.md", "y\n"),
+                ("b/c.txt", "c\n"),
+                ("b/not.txt", "n\n"),
+                ("d", "d\n"),
+                ("da", "e\n"),
+            ] {
+                std::fs::create_dir_all(dir.join(f).parent().unwrap()).unwrap();
+                std::fs::write(dir.join(f), body).unwrap();
+            }
+            sh(dir, &["add", "-A"]);
+            sh(dir, &["commit", "-qm", "one"]);
+            check(dir, &format!("{format} v2"), 2);
+            let every = index_entries(&std::fs::read(dir.join(".git/index")).unwrap(), &all);
+            assert_eq!(every.map(|m| m.len()), Some(6), "`.` holds every entry");
+            std::fs::write(dir.join("a/new.txt"), "new\n").unwrap();
+            sh(dir, &["add", "-N", "a/new.txt"]);
+            check(dir, &format!("{format} v3, intent to add"), 3);
+            sh(dir, &["reset", "-q"]);
+            // A conflict: stages 1 to 3 for d, as a merge leaves them.
+            let id = |body: &str| {
+                let out = sh_in(dir, &["hash-object", "-w", "--stdin"], body.as_bytes());
+                String::from_utf8(out).unwrap().trim().to_string()
+            };
+            let zero = "0".repeat(id("x").len());
+            let mut info = format!("0 {zero}\td\n");
+            for (stage, body) in [(1, "base\n"), (2, "ours\n"), (3, "theirs\n")] {
+                info.push_str(&format!("100644 {} {stage}\td\n", id(body)));
+            }
+            sh_in(dir, &["update-index", "--index-info"], info.as_bytes());
+            assert_eq!(
+                index_entries(&std::fs::read(dir.join(".git/index")).unwrap(), &under).unwrap()
+                    ["d"]
+                    .stage,
+                3
+            );
+            check(dir, &format!("{format} conflict"), 2);
+            sh(dir, &["update-index", "--index-version", "4"]);
+            check(dir, &format!("{format} v4"), 4);
+            sh(dir, &["update-index", "--split-index"]);
+            let bytes = std::fs::read(dir.join(".git/index")).unwrap();
+            assert_eq!(index_entries(&bytes, &under), None, "{format} split index");
+        }
+        assert_eq!(index_entries(b"DIRC\0\0\0\x02\0\0\0\x05", &under), None);
+        assert_eq!(varint(&[0x80, 0x00]), Some((128, 2)));
     }
 
     /// Entries and other files come from one tagged listing; an untracked file named like an

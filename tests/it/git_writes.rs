@@ -807,3 +807,49 @@ fn staging_everything_never_stages_the_state_folder() {
     assert!(staged.contains("more.txt"), "{staged}");
     assert!(!staged.contains(".seneschal"), "{staged}");
 }
+
+#[test]
+fn staging_a_path_git_refuses_names_it_and_stages_nothing() {
+    // The paths go to `git add` as given; when git refuses one (nothing matches it, or
+    // .gitignore ignores it) the write takes the long way, which names the path, and the
+    // other paths git may have added to its copy of the index are not written.
+    let f = fixture();
+    std::fs::write(f.dir().join(".gitignore"), "*.log\n").unwrap();
+    std::fs::write(f.dir().join("fine.txt"), "fine\n").unwrap();
+    std::fs::write(f.dir().join("noise.log"), "noise\n").unwrap();
+    let index = std::fs::read(f.dir().join(".git/index")).unwrap();
+    for (paths, named) in [
+        (json!(["fine.txt", "noise.log"]), "noise.log"),
+        (json!(["fine.txt", "absent.txt"]), "absent.txt"),
+    ] {
+        let o = cli_raw(&f, "repo.stage", json!({ "paths": paths }));
+        let err = support::stderr(&o);
+        assert!(err.starts_with("error[not_found]"), "{err}");
+        assert!(
+            err.contains(&format!("`{named}` matches no file to stage")),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read(f.dir().join(".git/index")).unwrap(),
+            index,
+            "{paths}: nothing is staged"
+        );
+    }
+    // A tracked file the working tree lost is staged as deleted, beside a new one.
+    std::fs::remove_file(f.dir().join("README.md")).unwrap();
+    let a = ok(
+        &mut Via::Cli,
+        &f,
+        "repo.stage",
+        json!({"paths": ["README.md", "fine.txt"]}),
+    );
+    assert_eq!(
+        a["staged"],
+        json!([
+            {"path": "README.md", "change": "deleted"},
+            {"path": "fine.txt", "change": "added"}
+        ]),
+        "{a}"
+    );
+    assert_eq!(f.status(), ["D  README.md", "A  fine.txt", "?? .gitignore"]);
+}

@@ -7,7 +7,7 @@
 //! [`crate::store::transact`]: under the repository lock, the intent in the audit log first,
 //! idempotency keys and the settlement of an interrupted write as for every other write.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -181,48 +181,43 @@ pub fn stage(ctx: &Call, input: repo_stage::Input) -> Result<repo_stage::Output,
     run(ctx, "repo.stage", &input, dry, |work| {
         gitwrite::index_unlocked(&ctx.repo)?;
         let before = work.copy_index()?;
-        let index = work.index();
-        let mut args = vec![
-            "ls-files",
-            "-z",
-            "-t",
-            "-s",
-            "-c",
-            "-o",
-            "--exclude-standard",
-            "--",
-        ];
-        args.extend(rels.iter().map(String::as_str));
-        // The entries under the paths and the files to stage, in one read of the index copy:
-        // every entry its pathspecs match (a file the index still lists, deleted from the
-        // working tree, is staged as deleted) and every other file they match.
-        let listed = work.git(&args, Some(&index), "the files to stage")?;
-        let (old, others) = gitwrite::parse_tagged(&listed);
-        let mut files: BTreeSet<String> = others.into_iter().collect();
-        files.extend(old.keys().cloned());
-        files.retain(|f| !f.starts_with(".seneschal/"));
-        for (i, rel) in rels.iter().enumerate() {
-            if !files.iter().any(|f| under(f, rel)) {
-                return Err(CapabilityError::not_found(format!(
-                    "`{}` matches no file to stage (it does not exist, or .gitignore ignores it)",
-                    *input.paths[i]
-                ))
-                .at(format!("/paths/{i}")));
+        let add = |work: &Work, files: &mut dyn Iterator<Item = &String>| {
+            let mut spec = Vec::new();
+            for f in files {
+                spec.extend_from_slice(f.as_bytes());
+                spec.push(0);
             }
-        }
-        let mut spec = Vec::new();
-        for f in &files {
-            spec.extend_from_slice(f.as_bytes());
-            spec.push(0);
-        }
-        work.try_git(
-            &["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
-            Some(&index),
-            &[],
-            &spec,
-        )
-        .map_err(|f| f.into_error("git add"))?;
-        let new = work.entries(&rels)?;
+            work.try_git(
+                &["add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul"],
+                Some(&work.index()),
+                &[],
+                &spec,
+            )
+        };
+        // One git process where it can: the entries under the paths read from the index's
+        // bytes, and git given the paths themselves (none of them holds `.seneschal/`, which
+        // only `.` does). git refusing a path (nothing matches it, .gitignore ignores it) sends
+        // the write the long way, which says which path and why.
+        let fast = match &before {
+            _ if rels.iter().any(|r| r == ".") => None,
+            None => Some(BTreeMap::new()),
+            Some(b) => gitwrite::index_entries(b, &rels),
+        };
+        let old = match fast {
+            Some(old) if add(work, &mut rels.iter()).is_ok() => old,
+            fast => {
+                if fast.is_some() {
+                    // git may have added the other paths before it refused one.
+                    work.copy_index()?;
+                }
+                slow_listing(work, &input, &rels, |files| add(work, files))?
+            }
+        };
+        let after = work.read_index()?;
+        let new = match after.as_deref().map(|b| gitwrite::index_entries(b, &rels)) {
+            Some(Some(new)) => new,
+            _ => work.entries(&rels)?,
+        };
         let changes = gitwrite::changed(&old, &new);
         let mut blobs = Vec::new();
         for (path, change) in &changes {
@@ -279,9 +274,54 @@ pub fn stage(ctx: &Call, input: repo_stage::Input) -> Result<repo_stage::Output,
             json!({ "staged": staged }),
             json!({ "count": names.len(), "files": list(&names) }),
         );
-        plan_index(ctx, work, &before, &mut p)?;
+        if after.is_some() && after != before {
+            p.git(ctx, GitFile::Index, after)?;
+        }
         Ok(p)
     })
+}
+
+/// The long way of `repo.stage`: the entries under the paths and the files to stage in one
+/// read of the index copy by git (every entry its pathspecs match, so that a file the index
+/// lists and the working tree lost is staged as deleted, and every other file they match,
+/// never one in `.seneschal/`), a path matching none of them refused by name, then `add`
+/// given the files. Answers the entries before.
+fn slow_listing(
+    work: &Work,
+    input: &repo_stage::Input,
+    rels: &[String],
+    add: impl FnOnce(
+        &mut dyn Iterator<Item = &String>,
+    ) -> Result<Vec<u8>, seneschal_access::git::Failure>,
+) -> Result<BTreeMap<String, gitwrite::Entry>, CapabilityError> {
+    let index = work.index();
+    let mut args = vec![
+        "ls-files",
+        "-z",
+        "-t",
+        "-s",
+        "-c",
+        "-o",
+        "--exclude-standard",
+        "--",
+    ];
+    args.extend(rels.iter().map(String::as_str));
+    let listed = work.git(&args, Some(&index), "the files to stage")?;
+    let (old, others) = gitwrite::parse_tagged(&listed);
+    let mut files: BTreeSet<String> = others.into_iter().collect();
+    files.extend(old.keys().cloned());
+    files.retain(|f| !f.starts_with(".seneschal/"));
+    for (i, rel) in rels.iter().enumerate() {
+        if !files.iter().any(|f| under(f, rel)) {
+            return Err(CapabilityError::not_found(format!(
+                "`{}` matches no file to stage (it does not exist, or .gitignore ignores it)",
+                *input.paths[i]
+            ))
+            .at(format!("/paths/{i}")));
+        }
+    }
+    add(&mut files.iter()).map_err(|f| f.into_error("git add"))?;
+    Ok(old)
 }
 
 /// `repo.unstage`: the paths' index entries back to HEAD's (removed before the first commit).
