@@ -912,7 +912,11 @@ fn link(target: &Path, at: &Path) -> std::io::Result<()> {
     std::fs::rename(&tmp, at)
 }
 
-/// Sets `cmd` up to run git on `pinned` only: the environment cleared and rebuilt.
+/// Sets `cmd` up to run git on `pinned` only: the environment cleared and rebuilt. git also
+/// writes its output in blocks (`GIT_FLUSH=0`): into a pipe it would otherwise flush after
+/// every commit of a log (a write and a wake-up of the reader each), and every reader here
+/// takes git's whole answer; `cat-file`'s batch modes, which the resident readers talk to a
+/// line at a time, flush by their own rule (`--buffer` and its `flush` command).
 pub fn isolate(cmd: &mut std::process::Command, pinned: &Pinned) {
     cmd.env_clear();
     for keep in ["PATH", "TMPDIR"] {
@@ -934,7 +938,8 @@ pub fn isolate(cmd: &mut std::process::Command, pinned: &Pinned) {
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_NO_LAZY_FETCH", "1")
         .env("GIT_NO_REPLACE_OBJECTS", "1")
-        .env("GIT_PROTOCOL_FROM_USER", "0");
+        .env("GIT_PROTOCOL_FROM_USER", "0")
+        .env("GIT_FLUSH", "0");
 }
 
 #[cfg(test)]

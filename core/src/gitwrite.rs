@@ -8,6 +8,11 @@
 //!   folder (mode 0700, outside the repository), git runs on the copy (`GIT_INDEX_FILE`), and
 //!   the copy's bytes become the planned write of `.git/index`. A `.git/index.lock` (a git
 //!   process at work) is a `conflict`.
+//! * **Index entries** are read from the index's bytes in process ([`index_entries`]: versions
+//!   2 to 4, SHA-1 and SHA-256 ids, every bound checked, a cut or flipped byte never a panic);
+//!   a split or sparse index, or bytes that do not parse to their end, are left to
+//!   `git ls-files`. `repo.stage` gives `git add` the paths themselves and reads the entries
+//!   before and after from the copy's bytes: one git process beside the content gate's.
 //! * **Objects** are inert: `git add`, `write-tree` and `commit-tree` may create them before
 //!   the intent. A dry run sends them to a temporary object folder instead
 //!   (`GIT_OBJECT_DIRECTORY`, the repository's objects as an alternate), so it leaves `.git`
