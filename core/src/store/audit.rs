@@ -535,13 +535,24 @@ pub fn verify(root: &Path, key: Option<&[u8]>) -> Result<Verified, (usize, Strin
             ..Verified::default()
         });
     };
-    let log = fs::read_state(&state, LOG_NAME, super::AUDIT_LOG).map_err(|e| (0, e.message))?;
+    // The anchor before the log, without the lock: a write between the two reads only adds
+    // records after what the anchor read counts (the other order would count a write's records
+    // in the anchor and not in the log read before them).
     let anchor = match read_anchor(&state).map_err(|e| (0, e.message))? {
         Some(Value::Null) => {
             return Err((0, format!("the anchor {ANCHOR} holds no readable line")))
         }
         a => a,
     };
+    // A debug build waits here when asked, so that a test writes between the two reads.
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("SENESCHAL_DEBUG_VERIFY_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+    let log = fs::read_state(&state, LOG_NAME, super::AUDIT_LOG).map_err(|e| (0, e.message))?;
     let (count, hashes, pending, phased) = match &log {
         None => (0, Vec::new(), 0, false),
         Some(bytes) => chain(bytes, key)?,

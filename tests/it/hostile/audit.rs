@@ -1285,3 +1285,29 @@ fn a_write_renames_nothing_before_its_intent_and_bytes_are_synced_nor_records_be
     let v = verify(&dir, &[]);
     assert!(v.status.success(), "{}", support::stderr(&v));
 }
+
+#[test]
+fn a_verify_that_a_write_overtakes_reports_no_truncation() {
+    // `audit verify` takes no lock: a write landing between its reads of the anchor and of
+    // the log must not read as records dropped. A debug build pauses between the two reads.
+    let d = support::adr_repo();
+    let dir = d.path();
+    ok(dir, "knowledge.create", &create("Before"));
+    let verifying = Command::new(support::bin())
+        .args(["audit", "verify"])
+        .env("SENESCHAL_DEBUG_VERIFY_PAUSE_MS", "1500")
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    ok(dir, "knowledge.create", &create("Meanwhile"));
+    let v = verifying.wait_with_output().unwrap();
+    assert!(v.status.success(), "{}", support::stderr(&v));
+    assert!(
+        support::stdout(&v).contains("anchor matches"),
+        "{}",
+        support::stdout(&v)
+    );
+}
