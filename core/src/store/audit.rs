@@ -403,7 +403,18 @@ impl Log {
             // lag.
             return fs::write_at_lagging(state, ANCHOR_NAME, ANCHOR, &line);
         }
-        file.write_all(&line)
+        // A line a crash cut short is ended first, so that the new line stands on its own.
+        let mut last = [b'\n'];
+        if len > 0 {
+            std::os::unix::fs::FileExt::read_exact_at(&file, &mut last, len - 1)
+                .map_err(|e| io_err(&format!("cannot read the anchor {ANCHOR}"), e))?;
+        }
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        if last[0] != b'\n' {
+            bytes.push(b'\n');
+        }
+        bytes.extend_from_slice(&line);
+        file.write_all(&bytes)
             .map_err(|e| io_err(&format!("cannot write the anchor {ANCHOR}"), e))
     }
 
@@ -737,8 +748,15 @@ mod tests {
         );
         // A torn line (a power loss mid-append, or zeros) is passed over; no line reads: null.
         let torn = format!("{text}{{\"count\":9,\"la\0\0");
-        assert_eq!(last_anchor(torn.as_bytes()), Some(last));
+        assert_eq!(last_anchor(torn.as_bytes()), Some(last.clone()));
         assert_eq!(last_anchor(b"garbage\n"), Some(Value::Null));
+        // The next line after a torn one stands on its own line.
+        std::fs::write(&anchor, &torn).unwrap();
+        log.append_unsynced(json!({ "phase": "outcome" })).unwrap();
+        log.anchor(&state).unwrap();
+        let after = read_anchor(&state).unwrap().unwrap();
+        assert_eq!(after["written"].as_u64(), Some(3), "{after} over {last}");
+        std::fs::write(&anchor, &text).unwrap();
         // Past its bound the anchor is rewritten as its newest line.
         std::fs::write(
             &anchor,
@@ -750,10 +768,10 @@ mod tests {
         assert_eq!(compacted.lines().count(), 1, "{compacted}");
         assert_eq!(
             read_anchor(&state).unwrap().unwrap()["count"].as_u64(),
-            Some(2)
+            Some(3)
         );
         drop(log);
-        assert_eq!(Log::open(&state, None).unwrap().next_seq, 3);
+        assert_eq!(Log::open(&state, None).unwrap().next_seq, 4);
     }
 
     #[test]
