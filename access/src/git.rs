@@ -841,7 +841,7 @@ fn parse_fields(fields: Vec<String>) -> Result<Vec<Commit>, CapabilityError> {
 /// thread of its own, so a chatty git never blocks on a full pipe.
 pub fn run_capped(repo: &Path, args: &[&str], cap: usize) -> Result<(Vec<u8>, bool), Failure> {
     // An empty marker is found at once: the cap counts from the first byte.
-    run_capped_after(repo, args, b"", cap, cap)
+    run_capped_after(repo, args, b"", cap, cap, &mut |_| {})
 }
 
 /// A revision from a client, refused as input when it could be read as an option.
@@ -1469,21 +1469,35 @@ pub fn diff_patch(
 /// line counts are those of its section of the patch ([`counts_from_patch`]: git computes each
 /// file's diff once, not once for `--numstat` and again for the patch); when the patch was cut,
 /// or a record's section cannot be told for sure, a second run reads them with `--numstat`
-/// ([`diff_files`]).
+/// ([`diff_files`]). `early` is given the records' files (without their line counts) as soon
+/// as they are read, while git goes on to the patch.
 pub fn diff_with_patch(
     repo: &Path,
     spec: &DiffSpec,
     paths: &[String],
     context: u64,
     cap: usize,
+    early: &mut dyn FnMut(Vec<FileDiff>),
 ) -> Result<(Vec<FileDiff>, String, bool), CapabilityError> {
     let unified = format!("--unified={context}");
     let mut args = spec.args(&["--raw", "-z", "--patch", unified.as_str()]);
     args.push("--".into());
     args.extend(paths.iter().cloned());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (bytes, more) = run_capped_after(repo, &args, b"\0\0", DIFF_RECORDS_CAP, cap)
-        .map_err(|f| f.into_error("the diff"))?;
+    let mut records_read = |records: &[u8]| {
+        if let Ok(files) = parse_raw(records) {
+            early(files);
+        }
+    };
+    let (bytes, more) = run_capped_after(
+        repo,
+        &args,
+        b"\0\0",
+        DIFF_RECORDS_CAP,
+        cap,
+        &mut records_read,
+    )
+    .map_err(|f| f.into_error("the diff"))?;
     let (records, patch) = match memchr::memmem::find(&bytes, b"\0\0") {
         Some(at) => (&bytes[..at + 1], &bytes[at + 2..]),
         None if more => {
@@ -1818,13 +1832,15 @@ pub const DIFF_RECORDS_CAP: usize = 32 * 1024 * 1024;
 
 /// Like [`run_capped`], with the cap counted from the end of the first `marker` (the marker
 /// itself and what precedes it may take `head_cap` bytes): the bytes read, and whether git had
-/// more to say.
+/// more to say. `at_marker` is given what precedes the marker as soon as it is read, while git
+/// goes on.
 fn run_capped_after(
     repo: &Path,
     args: &[&str],
     marker: &[u8],
     head_cap: usize,
     cap: usize,
+    at_marker: &mut dyn FnMut(&[u8]),
 ) -> Result<(Vec<u8>, bool), Failure> {
     use std::io::Read;
     let started = |e: std::io::Error| Failure::exited(None, format!("git cannot be started: {e}"));
@@ -1861,6 +1877,7 @@ fn run_capped_after(
             if limit.is_none() {
                 if let Some(at) = memchr::memmem::find(&out[from..], marker) {
                     limit = Some(from + at + marker.len() + cap);
+                    at_marker(&out[..from + at]);
                 }
             }
             let bound = limit.unwrap_or(head_cap);
@@ -2622,10 +2639,12 @@ mod tests {
             assert_eq!(counts_from_patch(raw, &stray), None);
         }
         // Through the one run: the same files as numstat's.
-        let (files, _, cut) = diff_with_patch(root, &DiffSpec::default(), &[], 3, 1 << 20).unwrap();
+        let (files, _, cut) =
+            diff_with_patch(root, &DiffSpec::default(), &[], 3, 1 << 20, &mut |_| {}).unwrap();
         assert!(!cut);
         assert_eq!(files, diff_files(root, &DiffSpec::default(), &[]).unwrap());
-        let (files, _, cut) = diff_with_patch(root, &specs_last(root), &[], 3, 1).unwrap();
+        let (files, _, cut) =
+            diff_with_patch(root, &specs_last(root), &[], 3, 1, &mut |_| {}).unwrap();
         assert!(cut);
         assert_eq!(files, diff_files(root, &specs_last(root), &[]).unwrap());
     }

@@ -8,7 +8,9 @@
 //! of secret-bearing files are left out of diffs by name, as `files.search` leaves them out,
 //! and counted. The files and the patch come from one git run ([`git::diff_with_patch`]),
 //! the patch read under a byte cap (git is stopped, never read to its end) and cut on a line
-//! boundary; when a file was left out, the patch is read again naming only the files shown. These handlers apply the content gate to a patch (each
+//! boundary; when a file was left out, the patch is read again naming only the files shown.
+//! The whole blobs of the YAML and JSON files shown are read while git still writes the patch,
+//! as soon as its records name them. These handlers apply the content gate to a patch (each
 //! hunk redacted as its whole file reads) and otherwise leave disclosure to the executor: every answer of the
 //! group is `repository` disclosure, so the executor redacts it whole before any transport
 //! (see [`crate::execute`]).
@@ -73,23 +75,42 @@ fn diffed(
         .unwrap_or(usize::MAX)
         .max(MIN_PATCH_CAP);
     let context = u64::try_from(context).unwrap_or(0);
-    let (all, mut patch, mut truncated) = git::diff_with_patch(root, spec, paths, context, cap)?;
+    // The blobs of the YAML and JSON files shown, whose hunks are redacted by the whole file's
+    // redaction: read while git still writes the patch, as soon as its records name them.
+    let whole_ids = |all: &[FileDiff]| -> Vec<String> {
+        all.iter()
+            .filter(|f| !hidden(&f.path) && !f.from.as_deref().is_some_and(hidden))
+            .filter(|f| seneschal_access::gate::spans_lines(&f.path))
+            .flat_map(|f| [f.ids.0.clone(), f.ids.1.clone()])
+            .flatten()
+            .collect()
+    };
+    let (diffed, early) = std::thread::scope(|scope| {
+        let mut early = None;
+        let diffed = git::diff_with_patch(root, spec, paths, context, cap, &mut |all| {
+            let ids = whole_ids(&all);
+            if !ids.is_empty() {
+                early = Some(scope.spawn(move || {
+                    let mut cache = git::BlobCache::default();
+                    cache.fetch(root, &ids).map(|()| cache)
+                }));
+            }
+        });
+        let early = early.and_then(|h| h.join().ok()).and_then(Result::ok);
+        (diffed, early)
+    });
+    let (all, mut patch, mut truncated) = diffed?;
     let known: std::collections::HashSet<String> = all.iter().map(FileDiff::patch_header).collect();
     // Two files sharing a header (two renames can) leave no way to tell their sections apart.
     let distinct = known.len() == all.len();
+    let whole_ids = whole_ids(&all);
     let (mut files, mut skipped) = shown(all);
     // The content gate: a file whose whole blob (either side) holds a private key is left
     // out of the patch like a secret-bearing name, and counted with them.
     let worktree = !spec.cached && spec.to.is_none();
-    // Every blob the gate reads is read once, in one git run: the judged files' and the
-    // YAML and JSON files' the hunks are redacted by.
-    let mut cache = git::BlobCache::default();
-    let whole_ids: Vec<String> = files
-        .iter()
-        .filter(|f| seneschal_access::gate::spans_lines(&f.path))
-        .flat_map(|f| [f.ids.0.clone(), f.ids.1.clone()])
-        .flatten()
-        .collect();
+    // Every blob the gate reads is read once: the YAML and JSON files' (read early, above)
+    // and, in one more git run, the judged files'.
+    let mut cache = early.unwrap_or_default();
     let withheld = git::withheld_by_content(
         root,
         &files,
