@@ -212,26 +212,25 @@ pub struct Entry {
 /// Parses `git ls-files -s -z` (`mode oid stage\tpath\0`); a conflicted path keeps its
 /// highest stage.
 pub fn parse_entries(out: &[u8]) -> BTreeMap<String, Entry> {
-    let mut m = BTreeMap::new();
-    for rec in git::split_z(out) {
-        let Some((head, path)) = rec.split_once('\t') else {
-            continue;
-        };
-        let mut parts = head.split(' ');
-        let (Some(mode), Some(oid), Some(stage)) = (parts.next(), parts.next(), parts.next())
-        else {
-            continue;
-        };
-        m.insert(
-            path.to_string(),
-            Entry {
-                mode: mode.to_string(),
-                oid: oid.to_string(),
-                stage: stage.parse().unwrap_or(0),
-            },
-        );
-    }
-    m
+    git::split_z(out)
+        .iter()
+        .filter_map(|rec| entry(rec))
+        .collect()
+}
+
+/// One record of `ls-files -s` (`mode oid stage\tpath`) as its path and entry.
+fn entry(rec: &str) -> Option<(String, Entry)> {
+    let (head, path) = rec.split_once('\t')?;
+    let mut parts = head.split(' ');
+    let (mode, oid, stage) = (parts.next()?, parts.next()?, parts.next()?);
+    Some((
+        path.to_string(),
+        Entry {
+            mode: mode.to_string(),
+            oid: oid.to_string(),
+            stage: stage.parse().unwrap_or(0),
+        },
+    ))
 }
 
 /// The entries of an index file under the paths `under` (repository-relative, `.` for all),
@@ -352,29 +351,11 @@ pub fn parse_tagged(out: &[u8]) -> (BTreeMap<String, Entry>, Vec<String>) {
     let mut entries = BTreeMap::new();
     let mut others = Vec::new();
     for rec in git::split_z(out) {
-        let Some((tag, rest)) = rec.split_once(' ') else {
-            continue;
-        };
-        if tag == "?" {
-            others.push(rest.to_string());
-            continue;
+        match rec.split_once(' ') {
+            Some(("?", path)) => others.push(path.to_string()),
+            Some((_, rest)) => entries.extend(entry(rest)),
+            None => {}
         }
-        let Some((head, path)) = rest.split_once('\t') else {
-            continue;
-        };
-        let mut parts = head.split(' ');
-        let (Some(mode), Some(oid), Some(stage)) = (parts.next(), parts.next(), parts.next())
-        else {
-            continue;
-        };
-        entries.insert(
-            path.to_string(),
-            Entry {
-                mode: mode.to_string(),
-                oid: oid.to_string(),
-                stage: stage.parse().unwrap_or(0),
-            },
-        );
     }
     (entries, others)
 }

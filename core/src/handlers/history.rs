@@ -32,12 +32,14 @@ fn hidden(path: &str) -> bool {
 /// The files of `spec` under `paths` with a hidden name left out, and how many were.
 fn shown(all: Vec<FileDiff>) -> (Vec<FileDiff>, u64) {
     let before = all.len();
-    let shown: Vec<FileDiff> = all
-        .into_iter()
-        .filter(|f| !hidden(&f.path) && !f.from.as_deref().is_some_and(hidden))
-        .collect();
+    let shown: Vec<FileDiff> = all.into_iter().filter(is_shown).collect();
     let skipped = (before - shown.len()) as u64;
     (shown, skipped)
+}
+
+/// Whether a diff shows the file: neither side's name is hidden.
+fn is_shown(f: &FileDiff) -> bool {
+    !hidden(&f.path) && !f.from.as_deref().is_some_and(hidden)
 }
 
 /// What a diff answers: the files shown, how many were left out, and (unless `stat`) the patch
@@ -79,8 +81,7 @@ fn diffed(
     // redaction: read while git still writes the patch, as soon as its records name them.
     let whole_ids = |all: &[FileDiff]| -> Vec<String> {
         all.iter()
-            .filter(|f| !hidden(&f.path) && !f.from.as_deref().is_some_and(hidden))
-            .filter(|f| seneschal_access::gate::spans_lines(&f.path))
+            .filter(|f| is_shown(f) && seneschal_access::gate::spans_lines(&f.path))
             .flat_map(|f| [f.ids.0.clone(), f.ids.1.clone()])
             .flatten()
             .collect()

@@ -62,18 +62,20 @@ fn record_mac(key: &[u8], prev_mac: &str, hash: &str) -> String {
     format!("hmac-sha256:{}", hex(&hmac_sha256(key, msg.as_bytes())))
 }
 
-fn anchor_mac(key: &[u8], count: u64, last: &str) -> String {
-    let msg = format!("seneschal-audit-anchor\n{count}\n{last}");
-    format!("hmac-sha256:{}", hex(&hmac_sha256(key, msg.as_bytes())))
-}
-
-/// The MAC of an anchor line that also names records written, not synced, in the boot
-/// `boot`: one MAC over the whole line, so neither part can be dropped or changed alone.
-fn written_mac(key: &[u8], synced: (u64, &str), written: (u64, &str), boot: &str) -> String {
-    let msg = format!(
-        "seneschal-audit-anchor-written\n{}\n{}\n{}\n{}\n{boot}",
-        synced.0, synced.1, written.0, written.1
-    );
+/// The MAC of an anchor line, over all it holds: its synced count and hash, and, when it names
+/// records written and not synced, those and its boot too, so that no part can be dropped or
+/// changed alone. A line naming synced records only is MACed as anchors always were.
+fn line_mac(key: &[u8], line: &Value) -> String {
+    let count = line["count"].as_u64().unwrap_or_default();
+    let last = line["last"].as_str().unwrap_or_default();
+    let msg = match line["written"].as_u64() {
+        None => format!("seneschal-audit-anchor\n{count}\n{last}"),
+        Some(written) => format!(
+            "seneschal-audit-anchor-written\n{count}\n{last}\n{written}\n{}\n{}",
+            line["written_last"].as_str().unwrap_or_default(),
+            line["boot"].as_str().unwrap_or_default()
+        ),
+    };
     format!("hmac-sha256:{}", hex(&hmac_sha256(key, msg.as_bytes())))
 }
 
@@ -88,6 +90,18 @@ pub fn boot() -> Option<&'static str> {
             .filter(|s| !s.is_empty() && s.len() <= 64)
     })
     .as_deref()
+}
+
+/// Where the whole lines of a window read from byte `start` of a file begin: a window that
+/// starts mid-file starts after its first newline.
+fn whole_lines_from(window: &[u8], start: u64) -> usize {
+    if start == 0 {
+        return 0;
+    }
+    window
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(window.len(), |i| i + 1)
 }
 
 /// The last line of the anchor's bytes that reads as an object with a `count`;
@@ -132,15 +146,7 @@ fn read_anchor(state: &OwnedFd) -> Result<Option<Value>, CapabilityError> {
     f.seek(SeekFrom::Start(start))
         .and_then(|_| f.read_to_end(&mut bytes))
         .map_err(|e| io_err(&format!("cannot read `{ANCHOR}`"), e))?;
-    if start > 0 {
-        // A window that starts mid-file starts after its first newline.
-        let skip = bytes
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(bytes.len(), |i| i + 1);
-        bytes.drain(..skip);
-    }
-    Ok(last_anchor(&bytes))
+    Ok(last_anchor(&bytes[whole_lines_from(&bytes, start)..]))
 }
 
 /// Reads the key file at `path`: it must lie outside the repository `root`, and hold bytes.
@@ -245,15 +251,7 @@ impl Log {
                 .seek(SeekFrom::Start(start))
                 .and_then(|_| log.file.read_to_end(&mut bytes))
                 .map_err(|e| io_err("cannot read the audit log", e))?;
-            // A window that starts mid-file starts after its first newline.
-            let skip = if start > 0 {
-                bytes
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(bytes.len(), |i| i + 1)
-            } else {
-                0
-            };
+            let skip = whole_lines_from(&bytes, start);
             let body = &bytes[skip..];
             let complete = body.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
             if complete < body.len() {
@@ -479,10 +477,7 @@ impl Log {
             anchor["boot"] = json!(boot);
         }
         if let Some(k) = &self.key {
-            anchor["anchor_mac"] = json!(match unsynced {
-                None => anchor_mac(k, count, last),
-                Some((written, at, boot)) => written_mac(k, (count, last), (written, at), boot),
-            });
+            anchor["anchor_mac"] = json!(line_mac(k, &anchor));
         }
         let mut text = canonical(&anchor);
         text.push('\n');
@@ -611,19 +606,8 @@ pub fn verify(root: &Path, key: Option<&[u8]>) -> Result<Verified, (usize, Strin
                 ));
             }
             if let Some(k) = key {
-                let count = a["count"].as_u64().unwrap_or_default();
-                let synced = a["last"].as_str().unwrap_or_default();
-                // A line naming written records carries one MAC over both parts and its boot,
-                // checked whatever boot it names: a part dropped or a boot changed fails it.
-                let mac = match a["written"].as_u64() {
-                    None => anchor_mac(k, count, synced),
-                    Some(w) => written_mac(
-                        k,
-                        (count, synced),
-                        (w, a["written_last"].as_str().unwrap_or_default()),
-                        a["boot"].as_str().unwrap_or_default(),
-                    ),
-                };
+                // Checked whatever boot the line names: a part dropped or a boot changed fails.
+                let mac = line_mac(k, &a);
                 if a["anchor_mac"].as_str() != Some(mac.as_str()) {
                     return Err((
                         0,
