@@ -57,6 +57,50 @@ pub const ADR_FOLDERS: [&str; 7] = [
     "decisions",
 ];
 
+/// A kind's `id.file_pattern`: an ECMAScript regular expression (the dialect of JSON Schema's
+/// `pattern`) over a file name, whose first group is the id.
+///
+/// It is read the way the `jsonschema` crate reads a schema's `pattern` (translated to the
+/// `regex` crate's syntax by `jsonschema-regex`) and run by `regex`, whose matching time is
+/// linear in the name: a pattern a repository declares cannot make a listing backtrack for
+/// ever. Lookaround and backreferences are refused with the translation's error.
+#[derive(Debug, Clone)]
+pub struct IdPattern(regex::Regex);
+
+impl IdPattern {
+    /// Compiles `pattern`, or says why it is not one this reads.
+    pub fn new(pattern: &str) -> Result<IdPattern, String> {
+        let translated = jsonschema_regex::to_rust_regex(pattern).map_err(|()| {
+            "an ECMAScript pattern this cannot read (lookaround and backreferences are not read)"
+                .to_string()
+        })?;
+        regex::RegexBuilder::new(&translated)
+            .size_limit(1 << 20)
+            .build()
+            .map(IdPattern)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The id the pattern reads from `name`: its first group, if it matches and the group took
+    /// part.
+    pub fn id_in<'n>(&self, name: &'n str) -> Option<&'n str> {
+        self.0
+            .captures(name)
+            .and_then(|c| c.get(1))
+            .map(|m| m.as_str())
+    }
+}
+
+/// Whether `name` is a kind name ([`KIND_NAME`]).
+fn is_kind_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    matches!(b.first(), Some(b'a'..=b'z'))
+        && b.len() <= 64
+        && b[1..]
+            .iter()
+            .all(|c| matches!(c, b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-'))
+}
+
 /// The grammar of a kind name (it becomes a URI segment).
 const KIND_NAME: &str = "^[a-z][a-z0-9_-]{0,63}$";
 
@@ -167,7 +211,7 @@ pub struct Kind {
     /// How ids are read.
     pub id: IdRule,
     /// The compiled `file_pattern`.
-    pub id_pattern: Option<regress::Regex>,
+    pub id_pattern: Option<IdPattern>,
     /// The schema file name.
     pub schema_file: String,
     /// The front-matter schema.
@@ -186,6 +230,14 @@ impl Kind {
     /// The kind's URI template.
     pub fn uri_template(&self) -> String {
         format!("{}{}/{{id}}", super::URI_PREFIX, self.name)
+    }
+
+    /// The id the kind reads from a file name (its `file_pattern`'s first group), if any.
+    pub fn id_from_name(&self, name: &str) -> Option<String> {
+        self.id_pattern
+            .as_ref()
+            .and_then(|p| p.id_in(name))
+            .map(str::to_string)
     }
 }
 
@@ -277,7 +329,6 @@ fn load_decls(
             ),
         ));
     }
-    let name_re = regress::Regex::new(KIND_NAME).expect("the kind-name grammar compiles");
     let mut out: Vec<Arc<Kind>> = Vec::new();
     for (key, value) in map {
         let Some(name) = key.as_str() else {
@@ -288,7 +339,7 @@ fn load_decls(
             continue;
         };
         let pointer = format!("/kinds/{}", super::escape_pointer(name));
-        if name_re.find(name).is_none() {
+        if !is_kind_name(name) {
             findings.push(finding(
                 pointer,
                 format!("kind name `{name}` must match {KIND_NAME}"),
@@ -335,7 +386,7 @@ fn load_decls(
             continue;
         }
         let id_pattern = match &decl.id.file_pattern {
-            Some(p) => match regress::Regex::new(p) {
+            Some(p) => match IdPattern::new(p) {
                 Ok(re) => Some(re),
                 Err(e) => {
                     findings.push(finding(
@@ -809,5 +860,36 @@ mod tests {
         assert!(glob_problem("/etc/*.md").is_some());
         assert!(glob_problem("docs/**/*.md").is_some());
         assert!(glob_problem(".git/*").is_some());
+    }
+
+    #[test]
+    fn a_file_pattern_is_read_as_ecmascript() {
+        let numbered = IdPattern::new(r"^(\d+)-").unwrap();
+        assert_eq!(numbered.id_in("0042-use-x.md"), Some("0042"));
+        // ECMAScript's `\d` is ASCII: Arabic-Indic digits are not digits to it.
+        assert_eq!(numbered.id_in("\u{663}\u{664}-x.md"), None);
+        let word = IdPattern::new(r"^(\w+)\.md$").unwrap();
+        assert_eq!(word.id_in("naïve.md"), None);
+        assert_eq!(word.id_in("plain_1.md"), Some("plain_1"));
+        // `$` is the end of the name, not before a final line feed.
+        assert_eq!(IdPattern::new(r"^(.+)\.md$").unwrap().id_in("a.md\n"), None);
+        // No group: a match that names no id.
+        assert_eq!(IdPattern::new(r"\.md$").unwrap().id_in("a.md"), None);
+        for refused in [r"^(?=a)(.+)", r"^(a)\1", "^(.+"] {
+            assert!(IdPattern::new(refused).is_err(), "{refused}");
+        }
+    }
+
+    #[test]
+    fn a_kind_name_is_the_grammar() {
+        let re = regex::Regex::new(KIND_NAME).unwrap();
+        let long = format!("a{}", "b".repeat(63));
+        let too_long = format!("a{}", "b".repeat(64));
+        for name in [
+            "a", "adr", "run-book", "run_book", "a9", "9a", "-a", "_a", "", "A", "aB", "a b",
+            "a.b", "é", "aé", "a\n", &long, &too_long,
+        ] {
+            assert_eq!(is_kind_name(name), re.is_match(name), "{name:?}");
+        }
     }
 }

@@ -373,6 +373,8 @@ fn broken_repository_kind_declarations_are_findings() {
             "  typo:\n    description: d\n    files: [\"a/*.md\"]\n    idd: { field: id }\n    schema: ok.schema.json\n",
             "  broken:\n    description: d\n    files: [\"b/*.md\"]\n    id: { field: id }\n    schema: broken.schema.json\n",
             "  Bad_Name:\n    description: d\n    files: [\"c/*.md\"]\n    id: { field: id }\n    schema: ok.schema.json\n",
+            "  unclosed:\n    description: d\n    files: [\"d/*.md\"]\n    id: { file_pattern: \"^(.+\" }\n    schema: ok.schema.json\n",
+            "  lookahead:\n    description: d\n    files: [\"e/*.md\"]\n    id: { file_pattern: \"^(?!x)(.+)\\\\.md$\" }\n    schema: ok.schema.json\n",
         ),
     )
     .unwrap();
@@ -395,8 +397,10 @@ fn broken_repository_kind_declarations_are_findings() {
             s("/kinds/Bad_Name"),
             s("/kinds/broken/schema"),
             s("/kinds/deep/files/0"),
+            s("/kinds/lookahead/id/file_pattern"),
             s("/kinds/nofile/schema"),
-            s("/kinds/typo")
+            s("/kinds/typo"),
+            s("/kinds/unclosed/id/file_pattern")
         ]
     );
     let kinds = json(&sen(p, &["knowledge", "kinds"]));

@@ -65,7 +65,15 @@ fn typify_stream(c: &Capability) -> Result<TokenStream, Diagnostic> {
             "a `format` (date-time, date, uuid...) makes typify use a crate seneschal does not depend on: use a plain string with a pattern".into(),
         ));
     }
-    let mut stream = space.to_stream();
+    for (_, pointer, schema) in &schemas {
+        if let Some((at, pattern)) = ecmascript_only_pattern(schema, pointer) {
+            return Err(fail(
+                &at,
+                format!("the pattern `{pattern}` reads differently as ECMAScript (JSON Schema) and in the `regex` crate (the typed check): write it in their common subset"),
+            ));
+        }
+    }
+    let mut stream = on_regex(space.to_stream());
     for name in untyped {
         let ident = format_ident!("{name}");
         let doc = format!(" {FALLBACK_DOC}");
@@ -75,6 +83,58 @@ fn typify_stream(c: &Capability) -> Result<TokenStream, Diagnostic> {
         });
     }
     Ok(stream)
+}
+
+/// typify's items with `::regress` (the ECMAScript engine typify checks a string's `pattern`
+/// with) replaced by `::regex`: the binary carries one regular-expression engine, and the
+/// patterns are in the subset both read alike ([`ecmascript_only_pattern`]). Both crates'
+/// `Regex::new(..)` and `find(..)` are what typify's code calls.
+fn on_regex(stream: TokenStream) -> TokenStream {
+    use proc_macro2::{Group, Ident, TokenTree};
+    stream
+        .into_iter()
+        .map(|t| match t {
+            TokenTree::Ident(i) if i == "regress" => {
+                TokenTree::Ident(Ident::new("regex", i.span()))
+            }
+            TokenTree::Group(g) => {
+                let mut out = Group::new(g.delimiter(), on_regex(g.stream()));
+                out.set_span(g.span());
+                TokenTree::Group(out)
+            }
+            other => other,
+        })
+        .collect()
+}
+
+/// The first string `pattern` under `schema` (and where) that the `regex` crate would read
+/// differently from ECMAScript: one `jsonschema-regex` (the translation the `jsonschema`
+/// crate validates with) rewrites.
+fn ecmascript_only_pattern(schema: &Value, pointer: &str) -> Option<(String, String)> {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::String(p)) = map.get("pattern") {
+                if jsonschema_regex::to_rust_regex(p).map_or(true, |t| t != p.as_str()) {
+                    return Some((format!("{pointer}/pattern"), p.clone()));
+                }
+            }
+            // Values (examples, defaults, constants) are not schemas.
+            let values = ["examples", "default", "const", "enum"];
+            map.iter()
+                .filter(|(k, _)| !values.contains(&k.as_str()))
+                .find_map(|(k, v)| {
+                    ecmascript_only_pattern(
+                        v,
+                        &format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1")),
+                    )
+                })
+        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| ecmascript_only_pattern(v, &format!("{pointer}/{i}"))),
+        _ => None,
+    }
 }
 
 /// The doc of a type typify could not generate (see [`typify_stream`]).

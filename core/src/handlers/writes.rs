@@ -166,15 +166,6 @@ fn compose(kind: &Kind, front: &Value, body: &str) -> Result<Vec<u8>, Capability
     Ok(text.into_bytes())
 }
 
-/// The id a kind reads from a file name, if any.
-fn id_from_name(kind: &Kind, name: &str) -> Option<String> {
-    kind.id_pattern.as_ref().and_then(|re| {
-        re.find(name)
-            .and_then(|m| m.group(1))
-            .map(|r| name[r].to_string())
-    })
-}
-
 /// Whether the repository-relative `file` is one a glob (with `*` within one segment) lists.
 fn glob_lists(glob: &str, file: &str) -> bool {
     let (g, f): (Vec<&str>, Vec<&str>) = (glob.split('/').collect(), file.split('/').collect());
@@ -242,7 +233,7 @@ fn new_file(
         let mut segs: Vec<String> = segments.iter().map(|s| s.to_string()).collect();
         segs[at] = segs[at].replacen('*', &stem, 1);
         let name = segs.last().expect("non-empty").clone();
-        let named = id_from_name(kind, &name);
+        let named = kind.id_from_name(&name);
         if kind.id_pattern.is_none()
             || named.as_deref() == Some(id)
             || (kind.id.field.is_some() && named.is_none() && !last)
