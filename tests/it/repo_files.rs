@@ -263,6 +263,40 @@ fn search_honours_gitignore_and_skips_what_it_must() {
     assert_eq!(sneaky["matches"], json!([]));
 }
 
+/// `(?i)` folds case the Unicode way (regex-syntax's simple case folding, vendored with its
+/// table laid out without pointers: vendor/regex-syntax/PATCHES.md): Greek final sigma, the
+/// Kelvin sign and the long s are found by their plain letters, and nothing unrelated is.
+#[test]
+fn search_folds_case_the_unicode_way() {
+    let repo = scratch_repo();
+    let root = repo.path();
+    write(root, "greek.txt", "ΟΔΥΣΣΕΥΣ\nother\n");
+    write(root, "kelvin.txt", "300 \u{212A}\n");
+    write(root, "long-s.txt", "Congre\u{17F}s\n");
+    write(root, "plain.txt", "nothing here\n");
+    let found = |pattern: &str| -> Vec<String> {
+        let v = json(&call(root, "files.search", json!({"pattern": pattern})));
+        v["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                format!(
+                    "{}:{}",
+                    m["path"].as_str().unwrap(),
+                    m["text"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(found("(?i)οδυσσευς"), ["greek.txt:ΟΔΥΣΣΕΥΣ"]);
+    assert_eq!(found("(?i)οδυσσευσ"), ["greek.txt:ΟΔΥΣΣΕΥΣ"]);
+    assert_eq!(found("(?i)300 k$"), ["kelvin.txt:300 \u{212A}"]);
+    assert_eq!(found("(?i)congress"), ["long-s.txt:Congre\u{17F}s"]);
+    assert_eq!(found("οδυσσευς"), Vec::<String>::new());
+    assert_eq!(found("(?i)nothing h[e]re"), ["plain.txt:nothing here"]);
+}
+
 #[test]
 fn search_limits_sorts_and_redacts() {
     let repo = scratch_repo();
