@@ -2026,12 +2026,10 @@ pub fn commit_detail(repo: &Path, sha: &str) -> Result<CommitDetail, CapabilityE
     })
 }
 
-/// One line of `git blame --porcelain`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BlameLine {
-    /// The line number in the file blamed.
-    pub line: u64,
-    /// The commit that last changed it (all zeros: not committed yet).
+/// A commit `git blame --porcelain` names, with the fields it gives the first time.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BlameCommit {
+    /// The commit (all zeros: not committed yet).
     pub commit: String,
     /// Author name.
     pub author: String,
@@ -2041,8 +2039,27 @@ pub struct BlameLine {
     pub author_time: u64,
     /// The commit's subject.
     pub summary: String,
+}
+
+/// One line of `git blame --porcelain`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlameLine {
+    /// The line number in the file blamed.
+    pub line: u64,
+    /// The index of the commit that last changed it in [`Blame::commits`].
+    pub commit: usize,
     /// The line's text.
     pub text: String,
+}
+
+/// `git blame --porcelain`: the lines in order, and each commit once, in the order of its
+/// first line (the order git gives a commit's fields in).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Blame {
+    /// The commits.
+    pub commits: Vec<BlameCommit>,
+    /// The lines.
+    pub lines: Vec<BlameLine>,
 }
 
 /// `git blame --porcelain` of lines `start..=end` of `path` (already confined), in the working
@@ -2053,7 +2070,7 @@ pub fn blame(
     rev: Option<&str>,
     start: u64,
     end: u64,
-) -> Result<Vec<BlameLine>, Failure> {
+) -> Result<Blame, Failure> {
     let range = format!("{start},{end}");
     let mut args = vec!["blame", "--porcelain", "-L", range.as_str()];
     args.extend(rev);
@@ -2062,62 +2079,59 @@ pub fn blame(
 }
 
 /// Parses `git blame --porcelain`: a header `<sha> <orig> <final> [<n>]`, the commit's fields
-/// the first time the commit is met, then the line after a tab.
-pub fn parse_blame(out: &[u8]) -> Vec<BlameLine> {
-    #[derive(Default, Clone)]
-    struct Info {
-        author: String,
-        mail: String,
-        time: u64,
-        summary: String,
-    }
-    let mut seen: std::collections::HashMap<String, Info> = Default::default();
-    let mut lines = Vec::new();
-    let mut current: Option<(String, u64)> = None;
+/// the first time the commit is met, then the line after a tab. A commit's fields are read
+/// once; a line names its commit by index.
+pub fn parse_blame(out: &[u8]) -> Blame {
+    let mut blame = Blame::default();
+    let mut index: std::collections::HashMap<&[u8], usize> = Default::default();
+    // The commit and line number of the header read last, until its line.
+    let mut current: Option<(usize, u64)> = None;
     for raw in out.split(|b| *b == b'\n') {
-        let text = String::from_utf8_lossy(raw);
-        if let Some(content) = text.strip_prefix('\t') {
-            if let Some((sha, line)) = current.take() {
-                let info = seen.get(&sha).cloned().unwrap_or_default();
-                lines.push(BlameLine {
+        if let Some(content) = raw.strip_prefix(b"\t") {
+            if let Some((commit, line)) = current.take() {
+                blame.lines.push(BlameLine {
                     line,
-                    commit: sha,
-                    author: info.author,
-                    author_email: info.mail,
-                    author_time: info.time,
-                    summary: info.summary,
-                    text: content.to_string(),
+                    commit,
+                    text: String::from_utf8_lossy(content).into_owned(),
                 });
             }
             continue;
         }
-        match &current {
+        match current {
             None => {
-                let mut parts = text.split(' ');
+                let mut parts = raw.split(|b| *b == b' ');
                 if let (Some(sha), Some(_), Some(fin)) = (parts.next(), parts.next(), parts.next())
                 {
-                    if let Ok(n) = fin.parse() {
-                        seen.entry(sha.to_string()).or_default();
-                        current = Some((sha.to_string(), n));
+                    let n = std::str::from_utf8(fin).ok().and_then(|f| f.parse().ok());
+                    if let Some(n) = n {
+                        let at = *index.entry(sha).or_insert_with(|| {
+                            blame.commits.push(BlameCommit {
+                                commit: String::from_utf8_lossy(sha).into_owned(),
+                                ..BlameCommit::default()
+                            });
+                            blame.commits.len() - 1
+                        });
+                        current = Some((at, n));
                     }
                 }
             }
-            Some((sha, _)) => {
+            Some((at, _)) => {
+                let text = String::from_utf8_lossy(raw);
                 let (key, value) = text.split_once(' ').unwrap_or((&text, ""));
-                let info = seen.entry(sha.clone()).or_default();
+                let c = &mut blame.commits[at];
                 match key {
-                    "author" => info.author = value.to_string(),
+                    "author" => c.author = value.to_string(),
                     "author-mail" => {
-                        info.mail = value.trim_start_matches('<').trim_end_matches('>').into()
+                        c.author_email = value.trim_start_matches('<').trim_end_matches('>').into()
                     }
-                    "author-time" => info.time = value.parse().unwrap_or(0),
-                    "summary" => info.summary = value.to_string(),
+                    "author-time" => c.author_time = value.parse().unwrap_or(0),
+                    "summary" => c.summary = value.to_string(),
                     _ => {}
                 }
             }
         }
     }
-    lines
+    blame
 }
 
 /// One branch of `git for-each-ref`.
@@ -2731,16 +2745,34 @@ u UU N... 100644 100644 100644 100644 a b c both.txt\0\
         let out =
             b"abc 1 1 2\nauthor Ann\nauthor-mail <ann@x>\nauthor-time 86400\nauthor-tz +0000\n\
 summary first\nfilename f\n\tone\nabc 2 2\n\ttwo\ndef 3 3 1\nauthor Bob\nauthor-mail <bob@x>\n\
-author-time 0\nsummary second\nfilename f\n\t\tindented\n";
-        let l = parse_blame(out);
-        assert_eq!(l.len(), 3);
+author-time 0\nsummary second\nfilename f\n\t\tindented\nabc 4 4 1\n\tfour\n";
+        let b = parse_blame(out);
+        let lines: Vec<(u64, usize, &str)> = b
+            .lines
+            .iter()
+            .map(|l| (l.line, l.commit, l.text.as_str()))
+            .collect();
         assert_eq!(
-            (l[1].line, l[1].author.as_str(), l[1].text.as_str()),
-            (2, "Ann", "two")
+            lines,
+            [
+                (1, 0, "one"),
+                (2, 0, "two"),
+                (3, 1, "\tindented"),
+                (4, 0, "four")
+            ]
         );
-        assert_eq!(l[1].author_time, 86400);
-        assert_eq!(l[2].author_email, "bob@x");
-        assert_eq!(l[2].text, "\tindented");
+        assert_eq!(
+            b.commits.len(),
+            2,
+            "each commit once, in the order of its first line"
+        );
+        assert_eq!(
+            (b.commits[0].commit.as_str(), b.commits[0].author.as_str()),
+            ("abc", "Ann")
+        );
+        assert_eq!(b.commits[0].author_time, 86400);
+        assert_eq!(b.commits[0].summary, "first");
+        assert_eq!(b.commits[1].author_email, "bob@x");
     }
 
     #[test]

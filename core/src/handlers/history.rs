@@ -366,7 +366,7 @@ pub fn blame(ctx: &Call, input: repo_blame::Input) -> Result<repo_blame::Output,
         // One line more than the limit tells whether the file goes on.
         None => (last.saturating_add(1), false),
     };
-    let mut lines = git::blame(&root, &rel, rev.as_deref(), start, end).map_err(|f| {
+    let mut blame = git::blame(&root, &rel, rev.as_deref(), start, end).map_err(|f| {
         if f.stderr.contains("has only") {
             CapabilityError::invalid_input(format!("`{path}` has fewer than {start} lines"))
                 .at("/start")
@@ -378,40 +378,44 @@ pub fn blame(ctx: &Call, input: repo_blame::Input) -> Result<repo_blame::Output,
         }
     })?;
     let keep = usize::try_from(limit).unwrap_or(usize::MAX);
-    let truncated = wanted_more || lines.len() > keep;
-    lines.truncate(keep);
-    // Each line as the whole file's redaction shows it (the content gate's reading).
-    if let Some(whole) = &redacted {
-        for l in &mut lines {
+    let truncated = wanted_more || blame.lines.len() > keep;
+    blame.lines.truncate(keep);
+    // Each line as the whole file's redaction shows it (the content gate's reading); a line
+    // number names one line, so its text is taken, not copied.
+    if let Some(mut whole) = redacted {
+        for l in &mut blame.lines {
             let at = usize::try_from(l.line).unwrap_or(usize::MAX);
-            if let Some(text) = at.checked_sub(1).and_then(|i| whole.get(i)) {
-                l.text.clone_from(text);
+            if let Some(text) = at.checked_sub(1).and_then(|i| whole.get_mut(i)) {
+                l.text = std::mem::take(text);
             }
         }
     }
-    // Each commit once, in the order of its first line; a line names its commit alone.
-    let mut commits: Vec<repo_blame::OutputCommitsItem> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut items = Vec::with_capacity(lines.len());
-    for l in lines {
-        let Some(line) = std::num::NonZeroU64::new(l.line) else {
-            continue;
-        };
-        if seen.insert(l.commit.clone()) {
-            commits.push(repo_blame::OutputCommitsItem {
-                commit: l.commit.clone(),
-                author: l.author,
-                author_email: l.author_email,
-                authored_at: crate::store::rfc3339(l.author_time),
-                summary: l.summary,
-            });
-        }
-        items.push(repo_blame::OutputLinesItem {
-            line,
-            commit: l.commit,
-            text: l.text,
-        });
-    }
+    // Each commit once, in the order of its first line (git's order of the commits' fields):
+    // those of the lines kept are the first ones. A line names its commit alone.
+    let used = blame.lines.iter().map(|l| l.commit + 1).max().unwrap_or(0);
+    blame.commits.truncate(used);
+    let items = blame
+        .lines
+        .into_iter()
+        .filter_map(|l| {
+            Some(repo_blame::OutputLinesItem {
+                line: std::num::NonZeroU64::new(l.line)?,
+                commit: blame.commits[l.commit].commit.clone(),
+                text: l.text,
+            })
+        })
+        .collect();
+    let commits = blame
+        .commits
+        .into_iter()
+        .map(|c| repo_blame::OutputCommitsItem {
+            authored_at: crate::store::rfc3339(c.author_time),
+            commit: c.commit,
+            author: c.author,
+            author_email: c.author_email,
+            summary: c.summary,
+        })
+        .collect();
     Ok(repo_blame::Output {
         path: rel,
         lines: items,
