@@ -28,6 +28,8 @@ use crate::error::CapabilityError;
 /// allow-listed copy seneschal writes), the environment is rebuilt from scratch. A layout that
 /// leads outside the root is a [`Failure`] that never ran git.
 pub fn command(repo: &Path) -> Result<Command, Failure> {
+    #[cfg(test)]
+    tests::RUNS.with(|r| r.set(r.get() + 1));
     let pinned = crate::gitdir::pin(repo).map_err(Failure::unpinned)?;
     let mut c = Command::new(program());
     crate::gitdir::isolate(&mut c, &pinned);
@@ -293,10 +295,15 @@ pub fn output(repo: &Path, args: &[&str], what: &str) -> Result<Vec<u8>, Capabil
 
 /// The fields of `bytes` split at NUL, the empty tail dropped.
 pub fn split_z(bytes: &[u8]) -> Vec<String> {
-    let mut fields: Vec<String> = bytes
-        .split(|b| *b == 0)
-        .map(|f| String::from_utf8_lossy(f).into_owned())
-        .collect();
+    // Checked as UTF-8 once, the whole output (git's is nearly always), each field copied out
+    // as it is; else field by field, an invalid sequence replaced.
+    let mut fields: Vec<String> = match std::str::from_utf8(bytes) {
+        Ok(text) => text.split('\0').map(str::to_string).collect(),
+        Err(_) => bytes
+            .split(|b| *b == 0)
+            .map(|f| String::from_utf8_lossy(f).into_owned())
+            .collect(),
+    };
     if fields.last().is_some_and(String::is_empty) {
         fields.pop();
     }
@@ -823,17 +830,31 @@ fn parse_fields(fields: Vec<String>) -> Result<Vec<Commit>, CapabilityError> {
             "unexpected git log output: a record is incomplete",
         ));
     }
-    Ok(fields
-        .chunks(LOG_FIELDS)
-        .map(|f| Commit {
-            sha: f[0].trim_start_matches('\n').to_string(),
-            parents: f[1].split_whitespace().map(str::to_string).collect(),
-            author_name: f[2].clone(),
-            author_email: f[3].clone(),
-            authored_at: f[4].clone(),
-            subject: f[5].clone(),
-        })
-        .collect())
+    let mut commits = Vec::with_capacity(fields.len() / LOG_FIELDS);
+    let mut f = fields.into_iter();
+    // Each field moves into its commit: read once, never copied.
+    while let (
+        Some(sha),
+        Some(parents),
+        Some(author_name),
+        Some(author_email),
+        Some(authored_at),
+        Some(subject),
+    ) = (f.next(), f.next(), f.next(), f.next(), f.next(), f.next())
+    {
+        commits.push(Commit {
+            sha: match sha.strip_prefix('\n') {
+                Some(rest) => rest.trim_start_matches('\n').to_string(),
+                None => sha,
+            },
+            parents: parents.split_whitespace().map(str::to_string).collect(),
+            author_name,
+            author_email,
+            authored_at,
+            subject,
+        });
+    }
+    Ok(commits)
 }
 
 /// Runs git with `args`, reading at most `cap` bytes of stdout: the bytes read, and whether
@@ -841,7 +862,12 @@ fn parse_fields(fields: Vec<String>) -> Result<Vec<Commit>, CapabilityError> {
 /// thread of its own, so a chatty git never blocks on a full pipe.
 pub fn run_capped(repo: &Path, args: &[&str], cap: usize) -> Result<(Vec<u8>, bool), Failure> {
     // An empty marker is found at once: the cap counts from the first byte.
-    run_capped_after(repo, args, b"", cap, cap, &mut |_| {})
+    let past = Past {
+        feed: &mut |_| {},
+        read_on: 0,
+    };
+    run_capped_after(repo, args, b"", cap, cap, &mut |_| {}, past)
+        .map(|(bytes, more, _)| (bytes, more))
 }
 
 /// A revision from a client, refused as input when it could be read as an option.
@@ -1466,10 +1492,11 @@ pub fn diff_patch(
 /// records, an empty field, then the patch): the files, the patch cut to at most `cap` bytes
 /// on a line boundary, and whether it was cut. The records are read whole, up to
 /// [`DIFF_RECORDS_CAP`] bytes (more is `invalid_input`: too many files to list). Each file's
-/// line counts are those of its section of the patch ([`counts_from_patch`]: git computes each
-/// file's diff once, not once for `--numstat` and again for the patch); when the patch was cut,
-/// or a record's section cannot be told for sure, a second run reads them with `--numstat`
-/// ([`diff_files`]). `early` is given the records' files (without their line counts) as soon
+/// line counts are those of its section of the patch ([`PatchCounter`]: git computes each
+/// file's diff once, not once for `--numstat` and again for the patch). Past the cap git is
+/// read on to its end, the patch counted and not kept; when it goes on past
+/// [`DIFF_READ_ON_CAP`] more bytes, or a record's section cannot be told for sure, a second
+/// run reads the counts with `--numstat` ([`diff_files`]). `early` is given the records' files (without their line counts) as soon
 /// as they are read, while git goes on to the patch.
 pub fn diff_with_patch(
     repo: &Path,
@@ -1489,13 +1516,21 @@ pub fn diff_with_patch(
             early(files);
         }
     };
-    let (bytes, more) = run_capped_after(
+    // Every byte of the patch is counted, those past the cap too: git reads on to its end
+    // (up to DIFF_READ_ON_CAP more bytes), so its line counts need no second run.
+    let mut counter = PatchCounter::default();
+    let past = Past {
+        feed: &mut |piece| counter.feed(piece),
+        read_on: DIFF_READ_ON_CAP,
+    };
+    let (bytes, more, whole) = run_capped_after(
         repo,
         &args,
         b"\0\0",
         DIFF_RECORDS_CAP,
         cap,
         &mut records_read,
+        past,
     )
     .map_err(|f| f.into_error("the diff"))?;
     let (records, patch) = match memchr::memmem::find(&bytes, b"\0\0") {
@@ -1508,10 +1543,10 @@ pub fn diff_with_patch(
         }
         None => (&bytes[..], &[][..]),
     };
-    let counted = if more {
-        None
+    let counted = if whole {
+        counter.files(parse_raw(records)?)
     } else {
-        counts_from_patch(parse_raw(records)?, patch)
+        None
     };
     let files = match counted {
         Some(files) => sorted(files),
@@ -1545,44 +1580,89 @@ fn plain_in_patch(path: &str) -> bool {
 /// instead) when a record's section cannot be told for sure: a path git would quote, a type
 /// change (two sections) or an unmerged path (a combined diff), or a section no record claims.
 pub fn counts_from_patch(raw: Vec<FileDiff>, patch: &[u8]) -> Option<Vec<FileDiff>> {
-    struct Section<'p> {
-        header: &'p [u8],
-        additions: u64,
-        deletions: u64,
-        binary: bool,
+    let mut counter = PatchCounter::default();
+    counter.feed(patch);
+    counter.files(raw)
+}
+
+/// The sections of a patch read in pieces, as they come from git ([`counts_from_patch`] reads
+/// a whole patch through it; [`diff_with_patch`] the part past its cap too, which it does not
+/// keep): each `diff --git` header with the `+` and `-` lines of its hunks, and whether it is
+/// binary. A line cut between two pieces is joined; only its first [`PatchCounter::KEPT`]
+/// bytes are kept (all a line is told by), and a header longer than that cannot be matched.
+#[derive(Default)]
+struct PatchCounter {
+    sections: Vec<Counted>,
+    in_hunk: bool,
+    /// The start of the line the last piece left unfinished, and whether there is one.
+    partial: Vec<u8>,
+    open: bool,
+    /// A line that makes the patch impossible to tell for sure: a line before the first
+    /// section, or a header longer than what is kept.
+    unsure: bool,
+}
+
+/// One section of a patch as [`PatchCounter`] counts it.
+struct Counted {
+    header: Vec<u8>,
+    additions: u64,
+    deletions: u64,
+    binary: bool,
+}
+
+impl PatchCounter {
+    /// The most bytes of one line kept (a header names two paths of at most 4 KiB each).
+    const KEPT: usize = 8 * 1024 + 64;
+
+    /// Reads the next piece of the patch.
+    fn feed(&mut self, piece: &[u8]) {
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', piece) {
+            if self.open {
+                self.keep(&piece[start..end]);
+                let line = std::mem::take(&mut self.partial);
+                self.open = false;
+                self.line(&line);
+            } else {
+                self.line(&piece[start..end]);
+            }
+            start = end + 1;
+        }
+        if start < piece.len() {
+            self.keep(&piece[start..]);
+            self.open = true;
+        }
     }
-    if raw.iter().any(|f| {
-        matches!(f.change, "type_changed" | "unmerged")
-            || !plain_in_patch(&f.path)
-            || !f.from.as_deref().is_none_or(plain_in_patch)
-    }) {
-        return None;
+
+    /// Keeps the start of an unfinished line, up to [`Self::KEPT`] bytes; a header longer
+    /// than that cannot be matched, and makes the patch unsure.
+    fn keep(&mut self, bytes: &[u8]) {
+        let room = Self::KEPT.saturating_sub(self.partial.len());
+        self.partial
+            .extend_from_slice(&bytes[..bytes.len().min(room)]);
+        if bytes.len() > room && self.partial.starts_with(b"diff --git ") {
+            self.unsure = true;
+        }
     }
-    let mut sections: Vec<Section> = Vec::new();
-    let mut in_hunk = false;
-    let mut start = 0;
-    let ends = memchr::memchr_iter(b'\n', patch).chain(std::iter::once(patch.len()));
-    for end in ends {
-        let line = &patch[start..end];
-        start = end + 1;
+
+    fn line(&mut self, line: &[u8]) {
         if let Some(header) = line.strip_prefix(b"diff --git ") {
-            sections.push(Section {
-                header,
+            self.sections.push(Counted {
+                header: header.to_vec(),
                 additions: 0,
                 deletions: 0,
                 binary: false,
             });
-            in_hunk = false;
-            continue;
+            self.in_hunk = false;
+            return;
         }
-        let section = match sections.last_mut() {
-            Some(s) => s,
-            None if line.is_empty() => continue,
-            None => return None,
+        let Some(section) = self.sections.last_mut() else {
+            self.unsure |= !line.is_empty();
+            return;
         };
         if line.starts_with(b"@@") {
-            in_hunk = true;
-        } else if in_hunk {
+            self.in_hunk = true;
+        } else if self.in_hunk {
             match line.first() {
                 Some(b'+') => section.additions += 1,
                 Some(b'-') => section.deletions += 1,
@@ -1592,22 +1672,41 @@ pub fn counts_from_patch(raw: Vec<FileDiff>, patch: &[u8]) -> Option<Vec<FileDif
             section.binary = true;
         }
     }
-    let mut next = sections.into_iter().peekable();
-    let mut files = Vec::with_capacity(raw.len());
-    for mut f in raw {
-        let expected = f.patch_header();
-        let expected = &expected.as_bytes()["diff --git ".len()..];
-        if next.peek().is_some_and(|s| s.header == expected) {
-            let s = next.next()?;
-            (f.additions, f.deletions) = if s.binary {
-                (None, None)
-            } else {
-                (Some(s.additions), Some(s.deletions))
-            };
-            files.push(f);
+
+    /// The raw records' files (in git's order, which is the patch's) with the line counts of
+    /// their sections, as [`counts_from_patch`] answers.
+    fn files(mut self, raw: Vec<FileDiff>) -> Option<Vec<FileDiff>> {
+        if self.open {
+            let line = std::mem::take(&mut self.partial);
+            self.open = false;
+            self.line(&line);
         }
+        if self.unsure
+            || raw.iter().any(|f| {
+                matches!(f.change, "type_changed" | "unmerged")
+                    || !plain_in_patch(&f.path)
+                    || !f.from.as_deref().is_none_or(plain_in_patch)
+            })
+        {
+            return None;
+        }
+        let mut next = self.sections.into_iter().peekable();
+        let mut files = Vec::with_capacity(raw.len());
+        for mut f in raw {
+            let expected = f.patch_header();
+            let expected = &expected.as_bytes()["diff --git ".len()..];
+            if next.peek().is_some_and(|s| s.header == expected) {
+                let s = next.next()?;
+                (f.additions, f.deletions) = if s.binary {
+                    (None, None)
+                } else {
+                    (Some(s.additions), Some(s.deletions))
+                };
+                files.push(f);
+            }
+        }
+        next.peek().is_none().then_some(files)
     }
-    next.peek().is_none().then_some(files)
 }
 
 /// The files of `files` (indices) that the content gate withholds from `patch`: for each
@@ -1830,10 +1929,24 @@ fn sorted(mut files: Vec<FileDiff>) -> Vec<FileDiff> {
 /// The most bytes of file records [`diff_with_patch`] reads.
 pub const DIFF_RECORDS_CAP: usize = 32 * 1024 * 1024;
 
+/// How many bytes of a patch past its cap [`diff_with_patch`] reads on (counted, not kept)
+/// for the line counts, before it stops git and counts with a second run (`--numstat`).
+pub const DIFF_READ_ON_CAP: usize = 256 * 1024 * 1024;
+
+/// What [`run_capped_after`] does with git's output past the marker.
+struct Past<'a> {
+    /// Given every byte after the marker, in order, kept or not.
+    feed: &'a mut dyn FnMut(&[u8]),
+    /// How many bytes past the cap are read on (given to `feed`, not kept) before git is
+    /// stopped; 0: stopped at the cap.
+    read_on: usize,
+}
+
 /// Like [`run_capped`], with the cap counted from the end of the first `marker` (the marker
-/// itself and what precedes it may take `head_cap` bytes): the bytes read, and whether git had
-/// more to say. `at_marker` is given what precedes the marker as soon as it is read, while git
-/// goes on.
+/// itself and what precedes it may take `head_cap` bytes): the bytes read (at most the cap
+/// past the marker), whether git had more to say, and whether git was read to its end (it had
+/// no more, or it was read on to its end: see [`Past`]). `at_marker` is given what precedes
+/// the marker as soon as it is read, while git goes on.
 fn run_capped_after(
     repo: &Path,
     args: &[&str],
@@ -1841,7 +1954,8 @@ fn run_capped_after(
     head_cap: usize,
     cap: usize,
     at_marker: &mut dyn FnMut(&[u8]),
-) -> Result<(Vec<u8>, bool), Failure> {
+    past: Past<'_>,
+) -> Result<(Vec<u8>, bool, bool), Failure> {
     use std::io::Read;
     let started = |e: std::io::Error| Failure::exited(None, format!("git cannot be started: {e}"));
     let mut child = command(repo)?
@@ -1863,6 +1977,9 @@ fn run_capped_after(
     let mut out: Vec<u8> = Vec::new();
     let mut more = false;
     let mut limit: Option<usize> = None;
+    // Past the cap: how many more bytes may be read on, and whether git was stopped.
+    let mut read_on: Option<usize> = None;
+    let mut killed = false;
     if let Some(mut stdout) = child.stdout.take() {
         let mut chunk = vec![0u8; 64 * 1024];
         loop {
@@ -1872,19 +1989,40 @@ fn run_capped_after(
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(started(e)),
             };
+            if let Some(left) = read_on.as_mut() {
+                // Read on, not kept: only `feed` sees these bytes.
+                (past.feed)(&chunk[..n]);
+                *left = left.saturating_sub(n);
+                if *left == 0 {
+                    let _ = child.kill();
+                    killed = true;
+                    break;
+                }
+                continue;
+            }
             let from = out.len().saturating_sub(marker.len());
+            let before = out.len();
             out.extend_from_slice(&chunk[..n]);
             if limit.is_none() {
                 if let Some(at) = memchr::memmem::find(&out[from..], marker) {
-                    limit = Some(from + at + marker.len() + cap);
+                    let body = from + at + marker.len();
+                    limit = Some(body + cap);
                     at_marker(&out[..from + at]);
+                    (past.feed)(&out[body..]);
                 }
+            } else {
+                (past.feed)(&out[before..]);
             }
             let bound = limit.unwrap_or(head_cap);
             if out.len() > bound {
                 out.truncate(bound);
                 more = true;
+                if limit.is_some() && past.read_on > 0 {
+                    read_on = Some(past.read_on);
+                    continue;
+                }
                 let _ = child.kill();
+                killed = true;
                 break;
             }
         }
@@ -1894,8 +2032,8 @@ fn run_capped_after(
     if Watch::fired(&watch) {
         return Err(stopped());
     }
-    if more || status.success() {
-        Ok((out, more))
+    if killed || status.success() {
+        Ok((out, more, !killed))
     } else {
         Err(Failure::exited(
             status.code(),
@@ -2657,10 +2795,76 @@ mod tests {
             diff_with_patch(root, &DiffSpec::default(), &[], 3, 1 << 20, &mut |_| {}).unwrap();
         assert!(!cut);
         assert_eq!(files, diff_files(root, &DiffSpec::default(), &[]).unwrap());
-        let (files, _, cut) =
-            diff_with_patch(root, &specs_last(root), &[], 3, 1, &mut |_| {}).unwrap();
+        // A patch cut at its cap is read on and counted: one git run, the counts numstat's.
+        let last = specs_last(root);
+        let before = RUNS.with(std::cell::Cell::get);
+        let (files, _, cut) = diff_with_patch(root, &last, &[], 3, 1, &mut |_| {}).unwrap();
+        assert_eq!(RUNS.with(std::cell::Cell::get) - before, 1, "one git run");
         assert!(cut);
-        assert_eq!(files, diff_files(root, &specs_last(root), &[]).unwrap());
+        assert_eq!(files, diff_files(root, &last, &[]).unwrap());
+    }
+
+    thread_local! {
+        /// The git commands this thread built ([`command`]).
+        pub(super) static RUNS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// A patch read in pieces of any size (a line, a header cut anywhere) counts as the whole
+    /// patch does; a header longer than what is kept of a line leaves the counts to numstat.
+    #[test]
+    fn a_patch_read_in_pieces_counts_as_a_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(args)
+                .current_dir(root)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}: {out:?}");
+            out.stdout
+        };
+        git(&["init", "-q"]);
+        let lines = |n: usize, tag: &str| -> String {
+            (0..n).map(|i| format!("{tag} line {i}\n")).collect()
+        };
+        std::fs::write(root.join("a.txt"), lines(40, "a")).unwrap();
+        std::fs::write(root.join("b.bin"), [0u8, 1, 2, 3]).unwrap();
+        std::fs::write(root.join("gone.txt"), lines(5, "g")).unwrap();
+        git(&["add", "."]);
+        git(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@e",
+            "commit",
+            "-qm",
+            "one",
+        ]);
+        let mut a = lines(40, "a");
+        a = a.replace("a line 3\n", "changed\n+ looks like an addition\n");
+        std::fs::write(root.join("a.txt"), a).unwrap();
+        std::fs::write(root.join("b.bin"), [0u8, 9, 9]).unwrap();
+        std::fs::remove_file(root.join("gone.txt")).unwrap();
+        std::fs::write(root.join("new.txt"), lines(3, "n")).unwrap();
+        git(&["add", "-A"]);
+        let out = git(&["diff", "--cached", "--raw", "-z", "--patch", "--no-renames"]);
+        let at = memchr::memmem::find(&out, b"\0\0").unwrap();
+        let raw = parse_raw(&out[..at + 1]).unwrap();
+        let patch = &out[at + 2..];
+        let whole = counts_from_patch(raw.clone(), patch).unwrap();
+        assert_eq!(whole.len(), 4, "{whole:?}");
+        for size in [1, 2, 3, 5, 11, 12, 64, 4096] {
+            let mut counter = PatchCounter::default();
+            patch.chunks(size).for_each(|piece| counter.feed(piece));
+            assert_eq!(counter.files(raw.clone()).as_ref(), Some(&whole), "{size}");
+        }
+        let long = format!("diff --git a/{0} b/{0}\n", "x".repeat(PatchCounter::KEPT));
+        let mut counter = PatchCounter::default();
+        for piece in [patch, long.as_bytes()] {
+            piece.chunks(1000).for_each(|p| counter.feed(p));
+        }
+        assert_eq!(counter.files(raw), None);
     }
 
     fn specs_last(root: &Path) -> DiffSpec {

@@ -1188,63 +1188,210 @@ fn line_around(bytes: &[u8], at: usize, rules: u32) -> (usize, usize, u32) {
 
 /// Redacts every string of `value` in place, object keys included (a key of a front matter or
 /// of a parsed file is repository content too); returns how many secrets were replaced. Each
-/// string passes [`redact_lines`] (the answer of [`redact`]): a string without a gate costs
-/// one vectorised search of a lowered copy, and a long one (a patch, a file) the lines that
-/// hold a gate.
+/// string gets the answer of [`redact_lines`] (the answer of [`redact`]).
 ///
-/// A short string met again in the same value (an object's keys, a blame's commit, author and
-/// summary on every line, a log's author on every commit) is looked up among those already
-/// found clean instead of searched again: [`redact_lines`] reads nothing but the string and
-/// the process's environment, so the same string has the same answer.
+/// Most strings of an answer hold nothing to redact, and [`redact_lines`] leaves a string as it
+/// is, counting nothing, exactly when the environment's secret values are not in it and its
+/// lowered text holds no gate of [`line_finder`]. So the short strings are searched together:
+/// joined, each followed by a line break, they are searched once for both (`Joined`); only the
+/// strings a match touches, and the long ones (searched alone, with no copy), go through
+/// [`redact_lines`]. A match across a string's end (an environment value holding a line break)
+/// only sends the strings it touches through [`redact_lines`], which answers for each; a match
+/// the search skips lies inside one it reports, whose strings go through too
+/// (`redact_value_answers_as_redact_lines_on_every_string` holds the equivalence).
+///
+/// A short string met again in the same value (an object's keys, a log's author on every
+/// commit) among those that go through [`redact_lines`] is answered from the first time:
+/// [`redact_lines`] reads nothing but the string and the process's environment, so the same
+/// string has the same answer.
 pub fn redact_value(value: &mut Value) -> usize {
-    redact_value_with(value, &mut Clean::default())
+    let mut joined = Joined::default();
+    joined.gather(value);
+    let touched = joined.touched();
+    if touched.is_empty() {
+        return 0;
+    }
+    let mut walk = Walk {
+        touched: &touched,
+        at: 0,
+        ordinal: 0,
+        answered: Answered::default(),
+    };
+    walk.value(value)
 }
 
-/// The short strings of one value found clean so far, for [`redact_value`].
+/// The short strings of a value joined for one search ([`redact_value`]), in the order
+/// [`Walk`] meets them: an object's values before its keys.
 #[derive(Default)]
-struct Clean(std::collections::HashSet<String>);
+struct Joined {
+    /// The strings lowered to ASCII lower case, each followed by `\n`.
+    lowered: Vec<u8>,
+    /// The strings as they are, joined alike; kept only when the environment has secrets.
+    original: Vec<u8>,
+    /// Each short string's ordinal and the end of its bytes (before its `\n`) in `lowered`.
+    ends: Vec<(usize, usize)>,
+    /// The ordinals of the long strings, searched alone.
+    long: Vec<usize>,
+    /// How many strings were met.
+    count: usize,
+}
 
-impl Clean {
+impl Joined {
+    /// The longest string joined; a longer one is searched alone, without a copy.
+    const LONGEST: usize = 4096;
+
+    fn gather(&mut self, value: &Value) {
+        match value {
+            Value::String(s) => self.push(s),
+            Value::Array(items) => items.iter().for_each(|v| self.gather(v)),
+            Value::Object(map) => {
+                map.values().for_each(|v| self.gather(v));
+                map.keys().for_each(|k| self.push(k));
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+
+    fn push(&mut self, s: &str) {
+        let ordinal = self.count;
+        self.count += 1;
+        if s.len() > Self::LONGEST {
+            self.long.push(ordinal);
+            return;
+        }
+        self.lowered
+            .extend(s.as_bytes().iter().map(u8::to_ascii_lowercase));
+        self.ends.push((ordinal, self.lowered.len()));
+        self.lowered.push(b'\n');
+        if env_automaton().is_some() {
+            self.original.extend_from_slice(s.as_bytes());
+            self.original.push(b'\n');
+        }
+    }
+
+    /// The ordinals of the strings that must go through [`redact_lines`], in order: every
+    /// short string a match of the gates or of the environment's values touches, and every
+    /// long one.
+    fn touched(&self) -> Vec<usize> {
+        let mut hit: Vec<usize> = Vec::new();
+        // The index in `ends` of the first string a span touches, then of every one up to its end.
+        let mut mark = |start: usize, end: usize| {
+            let first = self.ends.partition_point(|&(_, e)| e < start);
+            for &(ordinal, e) in &self.ends[first..] {
+                hit.push(ordinal);
+                if e >= end {
+                    break;
+                }
+            }
+        };
+        for m in line_finder().find_iter(&self.lowered[..]) {
+            mark(m.start(), m.end());
+        }
+        if let Some(ac) = env_automaton() {
+            for m in ac.find_iter(&self.original[..]) {
+                mark(m.start(), m.end());
+            }
+        }
+        hit.extend_from_slice(&self.long);
+        hit.sort_unstable();
+        hit.dedup();
+        hit
+    }
+}
+
+/// Answers of [`redact_lines`] for the short strings met so far ([`redact_value`]).
+#[derive(Default)]
+struct Answered(std::collections::HashMap<String, (Option<String>, usize)>);
+
+impl Answered {
     /// The longest string remembered, and how many at most.
     const LONGEST: usize = 256;
     const MOST: usize = 4096;
 
-    /// [`redact_lines`] of `text`, unless `text` is known clean.
-    fn redact<'t>(&mut self, text: &'t str) -> (Cow<'t, str>, usize) {
-        if self.0.contains(text) {
-            return (Cow::Borrowed(text), 0);
+    /// The redacted text of `text` (`None`: as it is) and the secrets replaced.
+    fn redact(&mut self, text: &str) -> (Option<String>, usize) {
+        if let Some(known) = self.0.get(text) {
+            return known.clone();
         }
         let (out, n) = redact_lines(text);
-        if n == 0 && text.len() <= Self::LONGEST && self.0.len() < Self::MOST {
-            self.0.insert(text.to_string());
+        let out = match out {
+            Cow::Owned(o) => Some(o),
+            Cow::Borrowed(_) => None,
+        };
+        if text.len() <= Self::LONGEST && self.0.len() < Self::MOST {
+            self.0.insert(text.to_string(), (out.clone(), n));
         }
         (out, n)
     }
 }
 
-fn redact_value_with(value: &mut Value, clean: &mut Clean) -> usize {
-    match value {
-        Value::String(s) => {
-            let (text, n) = clean.redact(s);
-            if n > 0 {
-                *s = text.into_owned();
-            }
-            n
+/// The second walk of [`redact_value`]: meets the strings in [`Joined`]'s order and redacts
+/// those it touched.
+struct Walk<'a> {
+    touched: &'a [usize],
+    /// The next index into `touched`.
+    at: usize,
+    /// The ordinal of the next string met.
+    ordinal: usize,
+    answered: Answered,
+}
+
+impl Walk<'_> {
+    /// Whether the next string met is one to redact.
+    fn next_touched(&mut self) -> bool {
+        let ordinal = self.ordinal;
+        self.ordinal += 1;
+        if self.touched.get(self.at) == Some(&ordinal) {
+            self.at += 1;
+            true
+        } else {
+            false
         }
-        Value::Array(items) => items.iter_mut().map(|v| redact_value_with(v, clean)).sum(),
-        Value::Object(map) => {
-            let mut n: usize = map.values_mut().map(|v| redact_value_with(v, clean)).sum();
-            if map.keys().any(|k| clean.redact(k).1 > 0) {
-                let old = std::mem::take(map);
-                for (k, v) in old {
-                    let (key, m) = clean.redact(&k);
-                    n += m;
-                    map.insert(key.into_owned(), v);
+    }
+
+    fn value(&mut self, value: &mut Value) -> usize {
+        match value {
+            Value::String(s) => {
+                if !self.next_touched() {
+                    return 0;
                 }
+                let (text, n) = self.answered.redact(s);
+                if let Some(text) = text {
+                    *s = text;
+                }
+                n
             }
-            n
+            Value::Array(items) => items.iter_mut().map(|v| self.value(v)).sum(),
+            Value::Object(map) => {
+                let mut n: usize = map.values_mut().map(|v| self.value(v)).sum();
+                let keys: Vec<bool> = (0..map.len()).map(|_| self.next_touched()).collect();
+                if !keys.contains(&true) {
+                    return n;
+                }
+                let mut renamed = false;
+                let redacted: Vec<Option<String>> = map
+                    .keys()
+                    .zip(&keys)
+                    .map(|(k, &touched)| {
+                        if !touched {
+                            return None;
+                        }
+                        let (text, m) = self.answered.redact(k);
+                        n += m;
+                        renamed |= text.is_some();
+                        text
+                    })
+                    .collect();
+                if renamed {
+                    let old = std::mem::take(map);
+                    for ((k, v), new) in old.into_iter().zip(redacted) {
+                        map.insert(new.unwrap_or(k), v);
+                    }
+                }
+                n
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => 0,
         }
-        Value::Null | Value::Bool(_) | Value::Number(_) => 0,
     }
 }
 
@@ -1879,6 +2026,67 @@ mod tests {
         assert_eq!(n, 4, "{text}");
         assert_eq!(v["[REDACTED]"], "a key that is a secret");
         assert_eq!(redact_value(&mut v), 0);
+    }
+
+    /// [`redact_value`] answers as [`redact_lines`] run on every string and key alone: the
+    /// joined search sends each string that holds something through it, and no other.
+    #[test]
+    fn redact_value_answers_as_redact_lines_on_every_string() {
+        fn one_by_one(v: &mut Value) -> usize {
+            match v {
+                Value::String(s) => {
+                    let (text, n) = redact_lines(s);
+                    *s = text.into_owned();
+                    n
+                }
+                Value::Array(items) => items.iter_mut().map(one_by_one).sum(),
+                Value::Object(map) => {
+                    let mut n: usize = map.values_mut().map(one_by_one).sum();
+                    let old = std::mem::take(map);
+                    for (k, v) in old {
+                        let (key, m) = redact_lines(&k);
+                        n += m;
+                        map.insert(key.into_owned(), v);
+                    }
+                    n
+                }
+                _ => 0,
+            }
+        }
+        let token = format!("ghp_{}", "a1B2".repeat(9));
+        let long_clean = "plain words and more plain words\n".repeat(200);
+        let long_secret = format!("{long_clean}password=hunter2hunter2\n{long_clean}");
+        let pieces: Vec<String> = vec![
+            String::new(),
+            "plain".into(),
+            "author".into(),
+            "PASSWORD=Hunter2Hunter2".into(),
+            format!("see {token} here"),
+            "password".into(),
+            "=hunter2hunter2".into(),
+            "api_key:\n  s3cr3tvalu3xyz9".into(),
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234567890abcdef\n-----END RSA PRIVATE KEY-----".into(),
+            "\u{212A}ey=hunter2hunter2".into(),
+            "Authorization: Bearer\n abcdefghijklmnopqrstu12345".into(),
+            long_clean.clone(),
+            long_secret,
+            "token".into(),
+            "a line\nand token: abcdef0123456789xyz\nthen plain".into(),
+        ];
+        // Every piece as a value, a key and an array item, next to each other in every order.
+        for (i, a) in pieces.iter().enumerate() {
+            for b in &pieces {
+                let mut v = serde_json::json!({
+                    a.clone(): [a.clone(), b.clone(), {b.clone(): a.clone()}],
+                    b.clone(): {"x": b.clone(), "n": i, "y": [a.clone()]},
+                    "tail": format!("{a}{b}"),
+                });
+                let mut expected = v.clone();
+                let want = one_by_one(&mut expected);
+                let got = redact_value(&mut v);
+                assert_eq!((got, &v), (want, &expected), "{a:?} then {b:?}");
+            }
+        }
     }
 
     /// A string met again in the same value is answered alike: a secret every time it comes

@@ -146,11 +146,14 @@ fn field(key: &str, v: &Value, indent: usize, out: &mut String) {
                     out.push_str(&pad);
                     out.push_str("  ");
                     // A field the record lacks is an empty cell (an empty string is `""`).
-                    let cells: Vec<String> = cols
-                        .iter()
-                        .map(|c| item.get(c.as_str()).map(scalar).unwrap_or_default())
-                        .collect();
-                    out.push_str(&cells.join(" | "));
+                    for (i, c) in cols.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(" | ");
+                        }
+                        if let Some(cell) = item.get(c.as_str()) {
+                            scalar_into(cell, out);
+                        }
+                    }
                     out.push('\n');
                 }
             } else {
@@ -209,18 +212,68 @@ fn table_columns(items: &[Value]) -> Option<Vec<String>> {
 /// A scalar (or an empty or all-scalar array or object) on one line: a string as it is when
 /// it cannot be read as anything else, JSON otherwise.
 fn scalar(v: &Value) -> String {
+    let mut out = String::new();
+    scalar_into(v, &mut out);
+    out
+}
+
+/// [`scalar`], written at the end of `out`.
+fn scalar_into(v: &Value, out: &mut String) {
     match v {
         Value::String(s)
             if !s.is_empty()
                 && s.trim() == s
                 && !s.contains(" | ")
                 && !s.starts_with(['"', '[', '{', '|', '-'])
-                && serde_json::from_str::<Value>(s).is_err() =>
+                && !reads_as_json(s) =>
         {
-            s.clone()
+            out.push_str(s)
         }
-        other => other.to_string(),
+        other => out.push_str(&other.to_string()),
     }
+}
+
+/// Whether `s` (trimmed, not opening a string, an array, an object or a negative number) is
+/// JSON: a literal or a number (`0`, `12.5`, `1e-3`). The grammar of RFC 8259 less the sign,
+/// which [`scalar_into`] has already ruled out (`reads_as_json_as_serde_json_parses` holds it
+/// against serde_json's parser; a number past f64's range, which that parser refuses, reads as
+/// a number here too, and is quoted).
+fn reads_as_json(s: &str) -> bool {
+    if matches!(s, "true" | "false" | "null") {
+        return true;
+    }
+    let b = s.as_bytes();
+    let digits = |mut i: usize| {
+        let start = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        (i > start).then_some(i)
+    };
+    let Some(mut i) = (match b.first() {
+        Some(b'0') => Some(1),
+        Some(b'1'..=b'9') => digits(0),
+        _ => None,
+    }) else {
+        return false;
+    };
+    if b.get(i) == Some(&b'.') {
+        let Some(j) = digits(i + 1) else {
+            return false;
+        };
+        i = j;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let Some(j) = digits(i) else {
+            return false;
+        };
+        i = j;
+    }
+    i == b.len()
 }
 
 #[cfg(test)]
@@ -250,6 +303,72 @@ mod tests {
                         tail: |-\n  no newline\n  at end\n\
                         truncated: false";
         assert_eq!(text, expected);
+    }
+
+    /// The cheap test of a cell that would read as JSON agrees with serde_json's parser on
+    /// every string a cell can be (trimmed, not opening with a quote, a bracket, a brace or a
+    /// minus).
+    #[test]
+    fn reads_as_json_as_serde_json_parses() {
+        let mut samples: Vec<String> = [
+            "0",
+            "00",
+            "01",
+            "1",
+            "10",
+            "1.",
+            "1.5",
+            "1.5.5",
+            ".5",
+            "1e5",
+            "1E+5",
+            "1e-5",
+            "1e",
+            "1e+",
+            "0.0e0",
+            "0x10",
+            "1_000",
+            "12a",
+            "true",
+            "false",
+            "null",
+            "True",
+            "nul",
+            "truex",
+            "NaN",
+            "Infinity",
+            "abc",
+            "1 2",
+            "2026-12-05",
+            "v1.2",
+            "1,2",
+            "٣",
+            "１",
+            "18446744073709551616",
+            "1e400",
+            "0e",
+            "0.e1",
+            "9.99E-99",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // Every string of up to three characters from those a number is made of.
+        let alphabet = ["0", "1", "9", ".", "e", "E", "+", "-", "x"];
+        let mut level: Vec<String> = vec![String::new()];
+        for _ in 0..3 {
+            level = level
+                .iter()
+                .flat_map(|p| alphabet.iter().map(move |c| format!("{p}{c}")))
+                .collect();
+            samples.extend(level.iter().cloned());
+        }
+        for s in samples.iter().filter(|s| !s.starts_with('-')) {
+            // serde_json refuses a number past f64's range; it reads as a number all the same,
+            // so the cell quotes it.
+            let parsed = serde_json::from_str::<serde_json::Value>(s).is_ok() || s == "1e400";
+            assert_eq!(super::reads_as_json(s), parsed, "{s:?}");
+        }
     }
 
     #[test]
