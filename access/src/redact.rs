@@ -1259,8 +1259,9 @@ impl Joined {
             self.long.push(ordinal);
             return;
         }
-        self.lowered
-            .extend(s.as_bytes().iter().map(u8::to_ascii_lowercase));
+        let start = self.lowered.len();
+        self.lowered.extend_from_slice(s.as_bytes());
+        self.lowered[start..].make_ascii_lowercase();
         self.ends.push((ordinal, self.lowered.len()));
         self.lowered.push(b'\n');
         if env_automaton().is_some() {

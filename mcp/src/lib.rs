@@ -64,6 +64,7 @@ pub fn serve_stdio(repo: PathBuf, options: &Options) -> ExitCode {
     // buffered, and scans every write for its last newline (a 69 KiB `tools/list` read
     // backwards in full) when the transport's own buffer already decides when to write.
     let stdout = std::io::stdout();
+    widen_pipe(&stdout);
     let served = match stdout.as_fd().try_clone_to_owned() {
         Ok(fd) => stdio::serve(
             &ctx,
@@ -80,6 +81,21 @@ pub fn serve_stdio(repo: PathBuf, options: &Options) -> ExitCode {
             eprintln!("error[internal]: stdio failed: {e}");
             ExitCode::from(ErrorCode::Internal.exit_code())
         }
+    }
+}
+
+/// The most a pipe on stdout is widened to: Linux's default `fs.pipe-max-size`, which an
+/// unprivileged process may ask for.
+const PIPE_SIZE: usize = 1024 * 1024;
+
+/// Widens stdout to [`PIPE_SIZE`] when it is a pipe: a large answer (a log, a blame, a patch:
+/// hundreds of KiB) is then written in one call the reader takes in one read, instead of 64 KiB
+/// at a time with both sides woken between. The kernel gives the pages as bytes come, so an
+/// idle pipe costs nothing more. Anything else (a file, a socket, a pipe past the system's
+/// limit) is left as it is.
+fn widen_pipe(stdout: &std::io::Stdout) {
+    if rustix::pipe::fcntl_getpipe_size(stdout).is_ok_and(|size| size < PIPE_SIZE) {
+        let _ = rustix::pipe::fcntl_setpipe_size(stdout, PIPE_SIZE);
     }
 }
 

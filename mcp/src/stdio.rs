@@ -202,8 +202,18 @@ impl<W: Write> Out<W> {
         let mut w = self.w.lock().expect("not poisoned");
         if bytes.len() >= DIRECT_WRITE {
             w.flush()?;
-            w.get_mut().write_all(bytes)?;
-            w.get_mut().write_all(b"\n")
+            // The line and its newline in one call (two would wake the reader twice).
+            let mut parts = [std::io::IoSlice::new(bytes), std::io::IoSlice::new(b"\n")];
+            let mut parts = &mut parts[..];
+            while !parts.is_empty() {
+                match w.get_mut().write_vectored(parts) {
+                    Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                    Ok(n) => std::io::IoSlice::advance_slices(&mut parts, n),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(())
         } else {
             w.write_all(bytes)?;
             w.write_all(b"\n")

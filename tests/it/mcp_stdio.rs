@@ -496,6 +496,26 @@ fn eof_exits_zero_and_stdout_carries_protocol_lines_only() {
     );
 }
 
+/// A pipe on stdout is widened to 1 MiB (the most an unprivileged process may ask for by
+/// default), so a large answer is written in one call and read in one; a lower system limit
+/// leaves it as it was.
+#[test]
+fn a_pipe_on_stdout_is_widened_for_large_answers() {
+    let mut mcp = Mcp::start(&[]);
+    assert_eq!(mcp.request("ping", json!({}))["result"], json!({}));
+    let max: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .expect("a Linux pipe limit")
+        .trim()
+        .parse()
+        .expect("a number");
+    let size = mcp.stdout_pipe_size();
+    if max >= 1 << 20 {
+        assert_eq!(size, 1 << 20);
+    } else {
+        assert!(size <= max, "{size} past the system's {max}");
+    }
+}
+
 #[test]
 fn an_overlong_line_is_refused_and_serving_goes_on() {
     let mut mcp = Mcp::start(&[]);

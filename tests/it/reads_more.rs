@@ -326,6 +326,25 @@ fn files_find_globs_kinds_ignores_and_never_follows_links() {
     t.finish();
 }
 
+/// Before the first commit the log is empty on every transport (git's own run fails, and only
+/// then is HEAD asked about); a revision that names nothing is still `not_found`.
+#[test]
+fn repo_log_before_the_first_commit_is_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(dir.path())
+        .output()
+        .expect("git runs");
+    assert!(o.status.success());
+    let mut t = Three::new(dir.path());
+    let v = t.ok("repo.log", json!({}));
+    assert_eq!(v["commits"], json!([]), "{v}");
+    assert_eq!(v["truncated"], json!(false), "{v}");
+    t.err("repo.log", json!({"rev": "HEAD"}), "not_found");
+    t.finish();
+}
+
 #[test]
 fn repo_log_takes_ranges_and_dates_and_refuses_options() {
     let repo = scratch_repo();

@@ -16,7 +16,14 @@ use seneschal_access::error::CapabilityError;
 /// (the modern era's fields in front, as the dispatcher would add them). The content blocks a capability declares
 /// (its answer's `content` array, each item in MCP's wire shape) follow that text block.
 pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> String {
+    let blocks: &[Value] = blocks.and_then(Value::as_array).map_or(&[], Vec::as_slice);
+    // A capability whose declared blocks open with text speaks for itself: its blocks are the
+    // content, and its JSON is the structured content alone.
+    let own_text = blocks
+        .first()
+        .is_some_and(|b| b.get("type").and_then(Value::as_str) == Some("text"));
     let text = serde_json::to_string(v).expect("values serialize");
+    let rendered = (!own_text).then(|| text_json(v));
     // Room for the text twice, its quotes escaped (a JSON text rarely has one in two bytes a
     // quote), the fields around them and the envelope of the answer (put in front of these
     // bytes without a copy when it fits: `dispatch::response`).
@@ -35,20 +42,14 @@ pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> Stri
         out.push_str(server_info());
         out.push_str("},");
     }
-    let blocks: &[Value] = blocks.and_then(Value::as_array).map_or(&[], Vec::as_slice);
-    // A capability whose declared blocks open with text speaks for itself: its blocks are the
-    // content, and its JSON is the structured content alone.
-    let own_text = blocks
-        .first()
-        .is_some_and(|b| b.get("type").and_then(Value::as_str) == Some("text"));
     out.push_str("\"content\":[");
-    if !own_text {
+    if let Some(rendered) = &rendered {
         out.push_str("{\"type\":\"text\",\"text\":");
-        out.push_str(&serde_json::to_string(&text_of(v)).expect("strings serialize"));
+        out.push_str(rendered);
         out.push('}');
     }
     for (i, block) in blocks.iter().enumerate() {
-        if i > 0 || !own_text {
+        if i > 0 || rendered.is_some() {
             out.push(',');
         }
         out.push_str(&serde_json::to_string(block).expect("values serialize"));
@@ -57,6 +58,11 @@ pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> Stri
     out.push_str(&text);
     out.push_str(",\"isError\":false}");
     out
+}
+
+/// [`text_of`] as a JSON string.
+fn text_json(v: &Value) -> String {
+    serde_json::to_string(&text_of(v)).expect("strings serialize")
 }
 
 /// The room a result leaves for the envelope of its answer: `{"jsonrpc":"2.0","id":…,
@@ -146,12 +152,22 @@ fn field(key: &str, v: &Value, indent: usize, out: &mut String) {
                     out.push_str(&pad);
                     out.push_str("  ");
                     // A field the record lacks is an empty cell (an empty string is `""`).
-                    for (i, c) in cols.iter().enumerate() {
-                        if i > 0 {
-                            out.push_str(" | ");
-                        }
-                        if let Some(cell) = item.get(c.as_str()) {
+                    let map = item.as_object().expect("a table's rows are records");
+                    if same_keys(map, &cols) {
+                        for (i, cell) in map.values().enumerate() {
+                            if i > 0 {
+                                out.push_str(" | ");
+                            }
                             scalar_into(cell, out);
+                        }
+                    } else {
+                        for (i, c) in cols.iter().enumerate() {
+                            if i > 0 {
+                                out.push_str(" | ");
+                            }
+                            if let Some(cell) = map.get(c.as_str()) {
+                                scalar_into(cell, out);
+                            }
                         }
                     }
                     out.push('\n');
@@ -197,16 +213,25 @@ fn is_cell(v: &Value) -> bool {
 fn table_columns(items: &[Value]) -> Option<Vec<String>> {
     let mut cols: Vec<String> = Vec::new();
     for item in items {
-        for (k, v) in item.as_object()? {
-            if !is_cell(v) {
-                return None;
-            }
-            if !cols.contains(k) {
-                cols.push(k.clone());
+        let map = item.as_object()?;
+        if !map.values().all(is_cell) {
+            return None;
+        }
+        // Records of one shape (the usual table) add no column.
+        if !same_keys(map, &cols) {
+            for k in map.keys() {
+                if !cols.contains(k) {
+                    cols.push(k.clone());
+                }
             }
         }
     }
     Some(cols)
+}
+
+/// Whether `map`'s fields are `cols`, in order.
+fn same_keys(map: &serde_json::Map<String, Value>, cols: &[String]) -> bool {
+    map.len() == cols.len() && map.keys().zip(cols).all(|(k, c)| k == c)
 }
 
 /// A scalar (or an empty or all-scalar array or object) on one line: a string as it is when
@@ -228,6 +253,10 @@ fn scalar_into(v: &Value, out: &mut String) {
                 && !reads_as_json(s) =>
         {
             out.push_str(s)
+        }
+        Value::Number(n) => {
+            use std::fmt::Write;
+            let _ = write!(out, "{n}");
         }
         other => out.push_str(&other.to_string()),
     }

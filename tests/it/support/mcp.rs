@@ -103,6 +103,11 @@ impl Mcp {
         answer
     }
 
+    /// The capacity of the pipe the server answers on.
+    pub fn stdout_pipe_size(&self) -> usize {
+        rustix::pipe::fcntl_getpipe_size(self.stdout.get_ref()).expect("stdout is a pipe")
+    }
+
     /// Closes stdin, reads whatever stdout still carries, and waits for the exit.
     pub fn finish(mut self) -> (ExitStatus, String, String) {
         drop(self.stdin.take());
