@@ -64,6 +64,9 @@ pub const MCP_STDIO_QUEUE: usize = 32;
 /// MCP stdio answers at least this long are written to stdout directly, not copied into the
 /// writer's buffer, in bytes.
 pub const MCP_STDIO_DIRECT_WRITE: usize = 16 * 1024;
+/// The capacity a pipe on MCP stdio's stdout is widened to, in bytes: Linux's default
+/// `fs.pipe-max-size`, which an unprivileged process may ask for.
+pub const MCP_STDIO_PIPE: usize = 1024 * 1024;
 /// The room a tool result leaves for the JSON-RPC envelope of its answer, in bytes (an id of up
 /// to 90 bytes, and the newline of stdio).
 pub const MCP_ENVELOPE: usize = 128;

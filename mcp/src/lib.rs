@@ -84,9 +84,8 @@ pub fn serve_stdio(repo: PathBuf, options: &Options) -> ExitCode {
     }
 }
 
-/// The most a pipe on stdout is widened to: Linux's default `fs.pipe-max-size`, which an
-/// unprivileged process may ask for.
-const PIPE_SIZE: usize = 1024 * 1024;
+/// The most a pipe on stdout is widened to.
+const PIPE_SIZE: usize = seneschal_access::limits::MCP_STDIO_PIPE;
 
 /// Widens stdout to [`PIPE_SIZE`] when it is a pipe: a large answer (a log, a blame, a patch:
 /// hundreds of KiB) is then written in one call the reader takes in one read, instead of 64 KiB
