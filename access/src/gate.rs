@@ -108,62 +108,85 @@ pub fn redacted_lines(whole: &[u8]) -> Option<Vec<String>> {
 /// lines answers the marker on each of its lines. `None` when nothing was redacted, else the text and how many secrets it replaced. A key line
 /// outside a hunk's context is not seen: the executor's pass over the patch is what remains.
 pub fn redacted_patch(patch: &str) -> Option<(String, usize)> {
-    let mut lines: Vec<String> = patch.split('\n').map(str::to_string).collect();
+    let lines: Vec<&str> = patch.split('\n').collect();
+    // The lines redaction changed, by index; the others are the patch's own.
+    let mut replaced: Vec<Option<String>> = Vec::new();
     let mut changed = 0usize;
     let mut hunk: Vec<usize> = Vec::new();
-    let mut flush = |hunk: &mut Vec<usize>, lines: &mut Vec<String>| {
+    let mut at: Vec<usize> = Vec::new();
+    let mut text = String::new();
+    let mut flush = |hunk: &mut Vec<usize>, replaced: &mut Vec<Option<String>>| {
         for side in [b'-', b'+'] {
-            let at: Vec<usize> = hunk
-                .iter()
-                .copied()
-                .filter(|&i| {
-                    matches!(lines[i].as_bytes().first(), Some(b' '))
-                        || lines[i].as_bytes().first() == Some(&side)
-                })
-                .collect();
+            at.clear();
+            at.extend(hunk.iter().copied().filter(|&i| {
+                matches!(lines[i].as_bytes().first(), Some(b' '))
+                    || lines[i].as_bytes().first() == Some(&side)
+            }));
             if at.is_empty() {
                 continue;
             }
-            let text: String = at
-                .iter()
-                .map(|&i| &lines[i][1..])
-                .collect::<Vec<_>>()
-                .join("\n");
+            // A context line the other side redacted is read as redacted (as the patch now
+            // holds it).
+            text.clear();
+            for (k, &i) in at.iter().enumerate() {
+                if k > 0 {
+                    text.push('\n');
+                }
+                match replaced.get(i).and_then(Option::as_deref) {
+                    Some(line) => text.push_str(&line[1..]),
+                    None => text.push_str(&lines[i][1..]),
+                }
+            }
             let (red, n) = crate::redact::redact_lines(&text);
             if n == 0 {
                 continue;
             }
             changed += n;
+            if replaced.is_empty() {
+                replaced.resize(lines.len(), None);
+            }
             let red: Vec<&str> = red.split('\n').collect();
             if red.len() == at.len() {
                 for (&i, new) in at.iter().zip(red) {
-                    if &lines[i][1..] != new {
-                        lines[i] = format!("{}{new}", &lines[i][..1]);
+                    // The line as the other side left it, if that side changed it.
+                    let old = replaced[i].as_deref().unwrap_or(lines[i]);
+                    if &old[1..] != new {
+                        replaced[i] = Some(format!("{}{new}", &lines[i][..1]));
                     }
                 }
             } else {
                 for &i in &at {
-                    lines[i] = format!("{}{}", &lines[i][..1], crate::redact::MARKER);
+                    replaced[i] = Some(format!("{}{}", &lines[i][..1], crate::redact::MARKER));
                 }
             }
         }
         hunk.clear();
     };
     let mut in_hunk = false;
-    for i in 0..lines.len() {
-        let first = lines[i].as_bytes().first().copied();
-        if lines[i].starts_with("@@") {
-            flush(&mut hunk, &mut lines);
+    for (i, line) in lines.iter().enumerate() {
+        let first = line.as_bytes().first().copied();
+        if line.starts_with("@@") {
+            flush(&mut hunk, &mut replaced);
             in_hunk = true;
-        } else if lines[i].starts_with("diff --git ") {
-            flush(&mut hunk, &mut lines);
+        } else if line.starts_with("diff --git ") {
+            flush(&mut hunk, &mut replaced);
             in_hunk = false;
         } else if in_hunk && matches!(first, Some(b' ' | b'+' | b'-')) {
             hunk.push(i);
         }
     }
-    flush(&mut hunk, &mut lines);
-    (changed > 0).then(|| (lines.join("\n"), changed))
+    flush(&mut hunk, &mut replaced);
+    if changed == 0 {
+        return None;
+    }
+    let mut out = String::with_capacity(patch.len());
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(replaced[i].as_deref().unwrap_or(line));
+    }
+    Some((out, changed))
 }
 
 /// Whether the file at `path` is one whose secrets may span lines (YAML and JSON: a block
@@ -253,7 +276,16 @@ pub fn fragment_may_hold_key(fragment: &[u8]) -> bool {
     {
         return true;
     }
-    fragment.split(|b| *b == b'\n').any(|line| {
+    let mut start = 0;
+    let lines = memchr::memchr_iter(b'\n', fragment)
+        .chain(std::iter::once(fragment.len()))
+        .map(|end| {
+            let line = &fragment[start..end];
+            start = end + 1;
+            line
+        });
+    // The shortest line that can be one of key material: a prefix, quotes, a comma, `\n`.
+    lines.filter(|line| line.len() >= KEY_RUN).any(|line| {
         // A diff line's first byte is its kind (`+`, `-`, ` `); quotes, indentation and a
         // trailing comma or `\n` escape surround key lines in YAML, JSON and code.
         let body = line
@@ -285,6 +317,96 @@ pub fn fragment_may_hold_key(fragment: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The line-per-`String` form [`redacted_patch`] had: the reference its answers (text and
+    /// count) are held to.
+    fn redacted_patch_reference(patch: &str) -> Option<(String, usize)> {
+        let mut lines: Vec<String> = patch.split('\n').map(str::to_string).collect();
+        let mut changed = 0usize;
+        let mut hunk: Vec<usize> = Vec::new();
+        let mut flush = |hunk: &mut Vec<usize>, lines: &mut Vec<String>| {
+            for side in [b'-', b'+'] {
+                let at: Vec<usize> = hunk
+                    .iter()
+                    .copied()
+                    .filter(|&i| {
+                        matches!(lines[i].as_bytes().first(), Some(b' '))
+                            || lines[i].as_bytes().first() == Some(&side)
+                    })
+                    .collect();
+                if at.is_empty() {
+                    continue;
+                }
+                let text: String = at
+                    .iter()
+                    .map(|&i| &lines[i][1..])
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let (red, n) = crate::redact::redact_lines(&text);
+                if n == 0 {
+                    continue;
+                }
+                changed += n;
+                let red: Vec<&str> = red.split('\n').collect();
+                if red.len() == at.len() {
+                    for (&i, new) in at.iter().zip(red) {
+                        if &lines[i][1..] != new {
+                            lines[i] = format!("{}{new}", &lines[i][..1]);
+                        }
+                    }
+                } else {
+                    for &i in &at {
+                        lines[i] = format!("{}{}", &lines[i][..1], crate::redact::MARKER);
+                    }
+                }
+            }
+            hunk.clear();
+        };
+        let mut in_hunk = false;
+        for i in 0..lines.len() {
+            let first = lines[i].as_bytes().first().copied();
+            if lines[i].starts_with("@@") {
+                flush(&mut hunk, &mut lines);
+                in_hunk = true;
+            } else if lines[i].starts_with("diff --git ") {
+                flush(&mut hunk, &mut lines);
+                in_hunk = false;
+            } else if in_hunk && matches!(first, Some(b' ' | b'+' | b'-')) {
+                hunk.push(i);
+            }
+        }
+        flush(&mut hunk, &mut lines);
+        (changed > 0).then(|| (lines.join("\n"), changed))
+    }
+
+    /// Every hunk shape with a secret on a context line, an added or a removed line, a value
+    /// below its key, a block scalar and a key block answers as the reference does.
+    #[test]
+    fn redacted_patch_answers_as_its_reference() {
+        let token = format!("ghp_{}", "a1B2".repeat(9));
+        let bodies = [
+            " plain\n-old\n+new".to_string(),
+            " password: hunter2hunter2\n-a\n+b".to_string(),
+            format!("-token = {token}\n+token = x"),
+            " api_key:\n-  s3cr3tvalu3xyz9\n+  0therS3cretValu3".to_string(),
+            " key: |\n   line one s3cr3t99999\n+  added s3cr3t88888".to_string(),
+            "+-----BEGIN RSA PRIVATE KEY-----\n+MIIEowIBAAKCAQEA1234567890abcdef\n+-----END RSA PRIVATE KEY-----".to_string(),
+            format!(" secret={token}\n secret={token}\n-x\n+y"),
+            String::new(),
+        ];
+        for a in &bodies {
+            for b in &bodies {
+                let patch = format!(
+                    "diff --git a/f b/f\nindex 1..2 100644\n--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n{a}\n@@ -9,2 +9,2 @@\n{b}\ndiff --git a/g b/g\n@@ -1 +1 @@\n{b}\n"
+                );
+                assert_eq!(
+                    redacted_patch(&patch),
+                    redacted_patch_reference(&patch),
+                    "{patch}"
+                );
+            }
+        }
+    }
 
     /// A refusal is the project's own sentence, and redaction, which every `repository`
     /// answer and error passes, leaves it whole: no rule's name and reason reads as a
