@@ -868,6 +868,7 @@ pub fn run_capped(repo: &Path, args: &[&str], cap: usize) -> Result<(Vec<u8>, bo
     let past = Past {
         feed: &mut |_| {},
         read_on: 0,
+        keep: 0,
     };
     run_capped_after(repo, args, b"", cap, cap, &mut |_| {}, past)
         .map(|(bytes, more, _)| (bytes, more))
@@ -1509,6 +1510,34 @@ pub fn diff_with_patch(
     cap: usize,
     early: &mut dyn FnMut(Vec<FileDiff>),
 ) -> Result<(Vec<FileDiff>, String, bool), CapabilityError> {
+    let (files, patch) = diff_with_patch_beyond(repo, spec, paths, context, cap, 0, early)?;
+    Ok((files, patch.shown, patch.truncated))
+}
+
+/// A patch read under a cap, with what was read beyond it ([`diff_with_patch_beyond`]).
+#[derive(Debug)]
+pub struct CappedPatch {
+    /// The patch cut to at most the cap's bytes on a line boundary.
+    pub shown: String,
+    /// Whether it was cut.
+    pub truncated: bool,
+    /// The patch from the end of `shown` on, as far as it was kept (on a line boundary).
+    pub beyond: String,
+    /// Whether `shown` and `beyond` together are the whole patch.
+    pub whole: bool,
+}
+
+/// [`diff_with_patch`], keeping up to `keep` bytes of the patch past the cap: a caller that
+/// leaves sections out can fill the cap again from them without asking git a second time.
+pub fn diff_with_patch_beyond(
+    repo: &Path,
+    spec: &DiffSpec,
+    paths: &[String],
+    context: u64,
+    cap: usize,
+    keep: usize,
+    early: &mut dyn FnMut(Vec<FileDiff>),
+) -> Result<(Vec<FileDiff>, CappedPatch), CapabilityError> {
     let unified = format!("--unified={context}");
     let mut args = spec.args(&["--raw", "-z", "--patch", unified.as_str()]);
     args.push("--".into());
@@ -1525,6 +1554,7 @@ pub fn diff_with_patch(
     let past = Past {
         feed: &mut |piece| counter.feed(piece),
         read_on: DIFF_READ_ON_CAP,
+        keep,
     };
     let (bytes, more, whole) = run_capped_after(
         repo,
@@ -1560,7 +1590,38 @@ pub fn diff_with_patch(
         let end = patch.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
         patch.truncate(end);
     }
-    Ok((files, text(patch), more))
+    let mut shown = text(patch);
+    // The cap's share, cut on a line boundary as git's run cut at the cap is; the rest kept.
+    let (beyond, truncated) = if shown.len() > cap {
+        let end = cut_at(&shown, cap);
+        (shown.split_off(end), true)
+    } else {
+        (String::new(), more)
+    };
+    let patch = CappedPatch {
+        shown,
+        truncated,
+        beyond,
+        whole: !more,
+    };
+    Ok((files, patch))
+}
+
+/// Where a patch longer than `cap` bytes is cut: after its last line break within them.
+fn cut_at(patch: &str, cap: usize) -> usize {
+    patch.as_bytes()[..cap.min(patch.len())]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1)
+}
+
+/// `patch` cut to at most `cap` bytes on a line boundary, and whether it was cut.
+pub fn cut_patch(mut patch: String, cap: usize) -> (String, bool) {
+    if patch.len() <= cap {
+        return (patch, false);
+    }
+    patch.truncate(cut_at(&patch, cap));
+    (patch, true)
 }
 
 /// `bytes` as text, without a copy when they are UTF-8 (a patch almost always is); an invalid
@@ -1943,6 +2004,9 @@ struct Past<'a> {
     /// How many bytes past the cap are read on (given to `feed`, not kept) before git is
     /// stopped; 0: stopped at the cap.
     read_on: usize,
+    /// How many of the bytes read on are kept after the cap's (the answer may then pass the
+    /// cap by this much).
+    keep: usize,
 }
 
 /// Like [`run_capped`], with the cap counted from the end of the first `marker` (the marker
@@ -2016,7 +2080,7 @@ fn run_capped_after(
             } else {
                 (past.feed)(&out[before..]);
             }
-            let bound = limit.unwrap_or(head_cap);
+            let bound = limit.map_or(head_cap, |l| l + past.keep);
             if out.len() > bound {
                 out.truncate(bound);
                 more = true;

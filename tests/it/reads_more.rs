@@ -326,6 +326,61 @@ fn files_find_globs_kinds_ignores_and_never_follows_links() {
     t.finish();
 }
 
+/// A diff cut at its cap, with files the gate leaves out (one by its name, one by a key block
+/// in it, both before the files shown), shows the patch of the files shown alone, cut at the same cap: the window is filled
+/// again from what git wrote past the cap, or by asking git again when too little was kept;
+/// never short, never holding a section left out, on every transport.
+#[test]
+fn a_cut_diff_without_its_hidden_files_is_the_diff_of_the_files_shown() {
+    let repo = scratch_repo();
+    let dir = repo.path();
+    let lines = |tag: &str, n: usize| -> String {
+        (0..n)
+            .map(|i| format!("{tag} line {i} of the file\n"))
+            .collect()
+    };
+    for (small, big) in [(3, 40), (3, 400)] {
+        write(dir, ".env", &lines("env", small));
+        write(dir, "b.txt", &lines("b", 60));
+        write(dir, "a.txt", &format!("{}{}", key_block(), lines("a", big)));
+        write(dir, "d.txt", &lines("d", 60));
+        commit_at(dir, "before", "2024-03-01T12:00:00Z");
+        write(dir, ".env", &lines("ENV", small));
+        write(dir, "b.txt", &lines("B", 60));
+        write(dir, "a.txt", &format!("{}{}", key_block(), lines("A", big)));
+        write(dir, "d.txt", &lines("D", 60));
+        commit_at(dir, "after", "2024-03-02T12:00:00Z");
+        let mut t = Three::new(dir);
+        for cap in [1024, 2048, 3000, 4096, 8192, 65536] {
+            let ask = json!({"from": "HEAD~1", "to": "HEAD", "max_bytes": cap});
+            let all = t.ok("repo.diff", ask.clone());
+            assert_eq!(all["skipped_secret_files"], json!(2), "{all}");
+            let shown: Vec<Value> = all["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["path"].clone())
+                .collect();
+            assert_eq!(shown, [json!("b.txt"), json!("d.txt")], "{all}");
+            let mut alone = ask.clone();
+            alone["paths"] = json!(shown);
+            let alone = t.ok("repo.diff", alone);
+            assert_eq!(
+                all["patch"], alone["patch"],
+                "cap {cap}, {big} lines of a.txt"
+            );
+            assert_eq!(all["truncated"], alone["truncated"], "cap {cap}");
+            let patch = all["patch"].as_str().unwrap();
+            assert!(patch.len() <= cap, "{} > {cap}", patch.len());
+            assert!(
+                !patch.contains("a.txt") && !patch.contains(".env"),
+                "{patch}"
+            );
+        }
+        t.finish();
+    }
+}
+
 /// Before the first commit the log is empty on every transport (git's own run fails, and only
 /// then is HEAD asked about); a revision that names nothing is still `not_found`.
 #[test]

@@ -6,9 +6,11 @@
 //! that names nothing `not_found`), and every path is confined ([`seneschal_access::confine::confine`])
 //! and passed after `--` (the builder also sets `--literal-pathspecs`). Changes of `.git` and
 //! of secret-bearing files are left out of diffs by name, as `files.search` leaves them out,
-//! and counted. The files and the patch come from one git run ([`git::diff_with_patch`]),
-//! the patch read under a byte cap (git is stopped, never read to its end) and cut on a line
-//! boundary; when a file was left out, the patch is read again naming only the files shown.
+//! and counted. The files and the patch come from one git run ([`git::diff_with_patch_beyond`]),
+//! the patch kept up to a byte cap and cut on a line boundary (git's output past it counted for
+//! the files' line counts, a cap's worth more kept); when a file was left out, its section is
+//! taken out and the cap filled again from what was kept, or, when too little was, the patch
+//! is read again naming only the files shown.
 //! The whole blobs of the YAML and JSON files shown are read while git still writes the patch,
 //! as soon as its records name them. These handlers apply the content gate to a patch (each
 //! hunk redacted as its whole file reads) and otherwise leave disclosure to the executor: every answer of the
@@ -44,8 +46,9 @@ fn is_shown(f: &FileDiff) -> bool {
 
 /// What a diff answers: the files shown, how many were left out, and (unless `stat`) the patch
 /// and whether it was cut. One git run gives the files and the patch; when a file was left
-/// out, the patch is read again naming the files shown one by one (both sides of a rename), so
-/// nothing hidden reaches it.
+/// out, its section goes and the cap is filled from the patch read past it, or the patch is
+/// read again naming the files shown one by one (both sides of a rename), so nothing hidden
+/// reaches it.
 struct Diffed {
     files: Vec<FileDiff>,
     skipped: u64,
@@ -88,19 +91,23 @@ fn diffed(
     };
     let (diffed, early) = std::thread::scope(|scope| {
         let mut early = None;
-        let diffed = git::diff_with_patch(root, spec, paths, context, cap, &mut |all| {
-            let ids = whole_ids(&all);
-            if !ids.is_empty() {
-                early = Some(scope.spawn(move || {
-                    let mut cache = git::BlobCache::default();
-                    cache.fetch(root, &ids).map(|()| cache)
-                }));
-            }
-        });
+        // Up to a cap's worth of the patch past the cap is kept, so that sections the gate
+        // leaves out are replaced from it, not by asking git again.
+        let diffed =
+            git::diff_with_patch_beyond(root, spec, paths, context, cap, cap, &mut |all| {
+                let ids = whole_ids(&all);
+                if !ids.is_empty() {
+                    early = Some(scope.spawn(move || {
+                        let mut cache = git::BlobCache::default();
+                        cache.fetch(root, &ids).map(|()| cache)
+                    }));
+                }
+            });
         let early = early.and_then(|h| h.join().ok()).and_then(Result::ok);
         (diffed, early)
     });
-    let (all, mut patch, mut truncated) = diffed?;
+    let (all, read) = diffed?;
+    let (mut patch, mut truncated) = (read.shown, read.truncated);
     let known: std::collections::HashSet<String> = all.iter().map(FileDiff::patch_header).collect();
     // Two files sharing a header (two renames can) leave no way to tell their sections apart.
     let distinct = known.len() == all.len();
@@ -129,18 +136,23 @@ fn diffed(
         });
     }
     if skipped > 0 {
-        // The files shown keep their sections of the patch already read; only a patch that
-        // was cut (the shown files' may go on past the cap) or a section no file claims asks
-        // git again, naming the files shown.
+        // The files shown keep their sections of the patch already read, the cap filled again
+        // from what was read past it; only a section no file claims, or a cut patch whose
+        // shown sections are fewer bytes than the cap holds, asks git again, naming the files
+        // shown.
         let kept: std::collections::HashSet<String> =
             files.iter().map(FileDiff::patch_header).collect();
-        let cut = if truncated || !distinct {
-            None
+        let cut = if distinct {
+            patch.push_str(&read.beyond);
+            git::keep_sections(&patch, &kept, &known).and_then(|sections| {
+                let (shown, cut) = git::cut_patch(sections, cap);
+                (cut || read.whole).then_some((shown, cut))
+            })
         } else {
-            git::keep_sections(&patch, &kept, &known)
+            None
         };
         (patch, truncated) = if let Some(cut) = cut {
-            (cut, false)
+            cut
         } else if files.is_empty() {
             (String::new(), false)
         } else {
