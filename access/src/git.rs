@@ -1496,7 +1496,7 @@ pub fn diff_patch(
 /// records, an empty field, then the patch): the files, the patch cut to at most `cap` bytes
 /// on a line boundary, and whether it was cut. The records are read whole, up to
 /// [`DIFF_RECORDS_CAP`] bytes (more is `invalid_input`: too many files to list). Each file's
-/// line counts are those of its section of the patch ([`PatchCounter`]: git computes each
+/// line counts are those of its section of the patch (counted as it comes: git computes each
 /// file's diff once, not once for `--numstat` and again for the patch). Past the cap git is
 /// read on to its end, the patch counted and not kept; when it goes on past
 /// [`DIFF_READ_ON_CAP`] more bytes, or a record's section cannot be told for sure, a second

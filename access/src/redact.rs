@@ -1192,7 +1192,7 @@ fn line_around(bytes: &[u8], at: usize, rules: u32) -> (usize, usize, u32) {
 ///
 /// Most strings of an answer hold nothing to redact, and [`redact_lines`] leaves a string as it
 /// is, counting nothing, exactly when the environment's secret values are not in it and its
-/// lowered text holds no gate of [`line_finder`]. So the short strings are searched together:
+/// lowered text holds no gate (of the line finder). So the short strings are searched together:
 /// joined, each followed by a line break, they are searched once for both (`Joined`); only the
 /// strings a match touches, and the long ones (searched alone, with no copy), go through
 /// [`redact_lines`]. A match across a string's end (an environment value holding a line break)
