@@ -869,6 +869,7 @@ pub fn run_capped(repo: &Path, args: &[&str], cap: usize) -> Result<(Vec<u8>, bo
         feed: &mut |_| {},
         read_on: 0,
         keep: 0,
+        at_cap: &mut |_| {},
     };
     run_capped_after(repo, args, b"", cap, cap, &mut |_| {}, past)
         .map(|(bytes, more, _)| (bytes, more))
@@ -1155,6 +1156,11 @@ impl BlobCache {
         let found = blobs(repo, &missing, crate::gate::WHOLE_CAP)?;
         self.read.extend(missing.into_iter().zip(found));
         Ok(())
+    }
+
+    /// Takes the blobs `other` read (as read there: one name is one object's bytes).
+    pub fn merge(&mut self, other: BlobCache) {
+        self.read.extend(other.read);
     }
 
     /// The blob `name` names, once fetched.
@@ -1510,7 +1516,8 @@ pub fn diff_with_patch(
     cap: usize,
     early: &mut dyn FnMut(Vec<FileDiff>),
 ) -> Result<(Vec<FileDiff>, String, bool), CapabilityError> {
-    let (files, patch) = diff_with_patch_beyond(repo, spec, paths, context, cap, 0, early)?;
+    let (files, patch) =
+        diff_with_patch_beyond(repo, spec, paths, context, cap, 0, early, &mut |_| {})?;
     Ok((files, patch.shown, patch.truncated))
 }
 
@@ -1529,6 +1536,9 @@ pub struct CappedPatch {
 
 /// [`diff_with_patch`], keeping up to `keep` bytes of the patch past the cap: a caller that
 /// leaves sections out can fill the cap again from them without asking git a second time.
+/// `at_cap` is given the patch as it will be shown (the cap's bytes cut on a line boundary) as
+/// soon as git writes past the cap, while git goes on to the patch's end.
+#[allow(clippy::too_many_arguments)]
 pub fn diff_with_patch_beyond(
     repo: &Path,
     spec: &DiffSpec,
@@ -1537,6 +1547,7 @@ pub fn diff_with_patch_beyond(
     cap: usize,
     keep: usize,
     early: &mut dyn FnMut(Vec<FileDiff>),
+    at_cap: &mut dyn FnMut(&[u8]),
 ) -> Result<(Vec<FileDiff>, CappedPatch), CapabilityError> {
     let unified = format!("--unified={context}");
     let mut args = spec.args(&["--raw", "-z", "--patch", unified.as_str()]);
@@ -1551,10 +1562,12 @@ pub fn diff_with_patch_beyond(
     // Every byte of the patch is counted, those past the cap too: git reads on to its end
     // (up to DIFF_READ_ON_CAP more bytes), so its line counts need no second run.
     let mut counter = PatchCounter::default();
+    let mut capped = |bytes: &[u8]| at_cap(&bytes[..cut_at_bytes(bytes, cap)]);
     let past = Past {
         feed: &mut |piece| counter.feed(piece),
         read_on: DIFF_READ_ON_CAP,
         keep,
+        at_cap: &mut capped,
     };
     let (bytes, more, whole) = run_capped_after(
         repo,
@@ -1609,7 +1622,12 @@ pub fn diff_with_patch_beyond(
 
 /// Where a patch longer than `cap` bytes is cut: after its last line break within them.
 fn cut_at(patch: &str, cap: usize) -> usize {
-    patch.as_bytes()[..cap.min(patch.len())]
+    cut_at_bytes(patch.as_bytes(), cap)
+}
+
+/// [`cut_at`] of bytes.
+fn cut_at_bytes(patch: &[u8], cap: usize) -> usize {
+    patch[..cap.min(patch.len())]
         .iter()
         .rposition(|b| *b == b'\n')
         .map_or(0, |i| i + 1)
@@ -1773,6 +1791,50 @@ impl PatchCounter {
     }
 }
 
+/// The files of `files` (indices) whose sections of `patch` may hold key material
+/// ([`crate::gate::fragment_may_hold_key`]): every file a flagged section's header names (two
+/// renames can share one: `a/p b/q b/r` is `p` to `q b/r` and `p b/q` to `r`), or all of them
+/// when a flagged section's header names none (a path git quotes). In order, once each.
+pub fn judged_by_content(files: &[FileDiff], patch: &[u8]) -> Vec<usize> {
+    let mut flagged: Vec<usize> = Vec::new();
+    let mut starts: Vec<usize> = memchr::memmem::find_iter(patch, b"diff --git ")
+        .filter(|at| *at == 0 || patch[at - 1] == b'\n')
+        .collect();
+    starts.push(patch.len());
+    for pair in starts.windows(2) {
+        let section = &patch[pair[0]..pair[1]];
+        if !crate::gate::fragment_may_hold_key(section) {
+            continue;
+        }
+        let header = section.split(|b| *b == b'\n').next().unwrap_or_default();
+        let claimed: Vec<usize> = (0..files.len())
+            .filter(|&i| header == files[i].patch_header().as_bytes())
+            .collect();
+        if claimed.is_empty() {
+            flagged = (0..files.len()).collect();
+            break;
+        }
+        flagged.extend(claimed);
+    }
+    flagged.sort_unstable();
+    flagged.dedup();
+    flagged
+}
+
+/// The blob ids of the files `flagged` (both sides, those git names), each with its file.
+pub fn judged_blobs(files: &[FileDiff], flagged: &[usize]) -> (Vec<String>, Vec<usize>) {
+    let mut names: Vec<String> = Vec::new();
+    let mut owner: Vec<usize> = Vec::new();
+    for &i in flagged {
+        let (old, new) = &files[i].ids;
+        for id in [old, new].into_iter().flatten() {
+            names.push(id.clone());
+            owner.push(i);
+        }
+    }
+    (names, owner)
+}
+
 /// The files of `files` (indices) that the content gate withholds from `patch`: for each
 /// section of the patch that may hold key material ([`crate::gate::fragment_may_hold_key`]),
 /// both whole sides of its file are judged ([`crate::gate::content`]): the blobs by id, the
@@ -1789,42 +1851,11 @@ pub fn withheld_by_content(
     cache: &mut BlobCache,
     also: &[String],
 ) -> Result<Vec<usize>, CapabilityError> {
-    let mut flagged: Vec<usize> = Vec::new();
-    let mut starts: Vec<usize> = memchr::memmem::find_iter(patch, b"diff --git ")
-        .filter(|at| *at == 0 || patch[at - 1] == b'\n')
-        .collect();
-    starts.push(patch.len());
-    for pair in starts.windows(2) {
-        let section = &patch[pair[0]..pair[1]];
-        if !crate::gate::fragment_may_hold_key(section) {
-            continue;
-        }
-        let header = section.split(|b| *b == b'\n').next().unwrap_or_default();
-        // Every file with this header is judged: two renames can share one (`a/p b/q b/r`
-        // is `p` to `q b/r` and `p b/q` to `r`).
-        let claimed: Vec<usize> = (0..files.len())
-            .filter(|&i| header == files[i].patch_header().as_bytes())
-            .collect();
-        if claimed.is_empty() {
-            flagged = (0..files.len()).collect();
-            break;
-        }
-        flagged.extend(claimed);
-    }
-    flagged.sort_unstable();
-    flagged.dedup();
+    let flagged = judged_by_content(files, patch);
     if flagged.is_empty() {
         return Ok(flagged);
     }
-    let mut names: Vec<String> = Vec::new();
-    let mut owner: Vec<usize> = Vec::new();
-    for &i in &flagged {
-        let (old, new) = &files[i].ids;
-        for id in [old, new].into_iter().flatten() {
-            names.push(id.clone());
-            owner.push(i);
-        }
-    }
+    let (mut names, owner) = judged_blobs(files, &flagged);
     let mut withheld: Vec<usize> = Vec::new();
     names.extend(also.iter().cloned());
     cache.fetch(repo, &names)?;
@@ -2007,6 +2038,8 @@ struct Past<'a> {
     /// How many of the bytes read on are kept after the cap's (the answer may then pass the
     /// cap by this much).
     keep: usize,
+    /// Given the cap's bytes after the marker once, as soon as git writes past them.
+    at_cap: &'a mut dyn FnMut(&[u8]),
 }
 
 /// Like [`run_capped`], with the cap counted from the end of the first `marker` (the marker
@@ -2044,6 +2077,9 @@ fn run_capped_after(
     let mut out: Vec<u8> = Vec::new();
     let mut more = false;
     let mut limit: Option<usize> = None;
+    // Where the bytes after the marker begin, and whether `at_cap` was called.
+    let mut body = 0;
+    let mut capped = false;
     // Past the cap: how many more bytes may be read on, and whether git was stopped.
     let mut read_on: Option<usize> = None;
     let mut killed = false;
@@ -2072,13 +2108,17 @@ fn run_capped_after(
             out.extend_from_slice(&chunk[..n]);
             if limit.is_none() {
                 if let Some(at) = memchr::memmem::find(&out[from..], marker) {
-                    let body = from + at + marker.len();
+                    body = from + at + marker.len();
                     limit = Some(body + cap);
                     at_marker(&out[..from + at]);
                     (past.feed)(&out[body..]);
                 }
             } else {
                 (past.feed)(&out[before..]);
+            }
+            if let Some(l) = limit.filter(|l| !capped && out.len() > *l) {
+                capped = true;
+                (past.at_cap)(&out[body..l]);
             }
             let bound = limit.map_or(head_cap, |l| l + past.keep);
             if out.len() > bound {

@@ -89,22 +89,60 @@ fn diffed(
             .flatten()
             .collect()
     };
+    // The blobs the gate judges whole in the shown part of the patch (files whose sections
+    // may hold key material): read as soon as git writes past the cap, while it goes on to
+    // the patch's end for the line counts.
+    let judged_ids = |all: &[FileDiff], shown: &[u8]| -> Vec<String> {
+        let files: Vec<FileDiff> = all.iter().filter(|f| is_shown(f)).cloned().collect();
+        let flagged = git::judged_by_content(&files, shown);
+        git::judged_blobs(&files, &flagged).0
+    };
+    let fetch = |ids: Vec<String>| {
+        move || {
+            let mut cache = git::BlobCache::default();
+            cache.fetch(root, &ids).map(|()| cache)
+        }
+    };
     let (diffed, early) = std::thread::scope(|scope| {
+        let records: std::cell::RefCell<Option<Vec<FileDiff>>> = Default::default();
         let mut early = None;
+        let mut judged = None;
         // Up to a cap's worth of the patch past the cap is kept, so that sections the gate
         // leaves out are replaced from it, not by asking git again.
-        let diffed =
-            git::diff_with_patch_beyond(root, spec, paths, context, cap, cap, &mut |all| {
+        let diffed = git::diff_with_patch_beyond(
+            root,
+            spec,
+            paths,
+            context,
+            cap,
+            cap,
+            &mut |all| {
                 let ids = whole_ids(&all);
                 if !ids.is_empty() {
-                    early = Some(scope.spawn(move || {
-                        let mut cache = git::BlobCache::default();
-                        cache.fetch(root, &ids).map(|()| cache)
-                    }));
+                    early = Some(scope.spawn(fetch(ids)));
                 }
-            });
-        let early = early.and_then(|h| h.join().ok()).and_then(Result::ok);
-        (diffed, early)
+                *records.borrow_mut() = Some(all);
+            },
+            &mut |shown| {
+                if let Some(all) = records.borrow().as_deref() {
+                    let ids = judged_ids(all, shown);
+                    if !ids.is_empty() {
+                        judged = Some(scope.spawn(fetch(ids)));
+                    }
+                }
+            },
+        );
+        // Both reads land in one cache; a blob either missed is read when the gate asks.
+        let mut cache: Option<git::BlobCache> = None;
+        for read in [early, judged].into_iter().flatten() {
+            if let Ok(Ok(more)) = read.join() {
+                match cache.as_mut() {
+                    Some(c) => c.merge(more),
+                    None => cache = Some(more),
+                }
+            }
+        }
+        (diffed, cache)
     });
     let (all, read) = diffed?;
     let (mut patch, mut truncated) = (read.shown, read.truncated);
