@@ -1492,36 +1492,12 @@ pub fn diff_patch(
     let (mut bytes, cut) = run_capped(repo, &args, cap).map_err(|f| f.into_error("the diff"))?;
     if cut {
         // Whole lines only: the partial last line is dropped.
-        let end = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-        bytes.truncate(end);
+        bytes.truncate(cut_at(&bytes, bytes.len()));
     }
     Ok((String::from_utf8_lossy(&bytes).into_owned(), cut))
 }
 
-/// The files and the patch of `spec` under `paths` from one git run (`--raw -z --patch`: the
-/// records, an empty field, then the patch): the files, the patch cut to at most `cap` bytes
-/// on a line boundary, and whether it was cut. The records are read whole, up to
-/// [`DIFF_RECORDS_CAP`] bytes (more is `invalid_input`: too many files to list). Each file's
-/// line counts are those of its section of the patch (counted as it comes: git computes each
-/// file's diff once, not once for `--numstat` and again for the patch). Past the cap git is
-/// read on to its end, the patch counted and not kept; when it goes on past
-/// [`DIFF_READ_ON_CAP`] more bytes, or a record's section cannot be told for sure, a second
-/// run reads the counts with `--numstat` ([`diff_files`]). `early` is given the records' files (without their line counts) as soon
-/// as they are read, while git goes on to the patch.
-pub fn diff_with_patch(
-    repo: &Path,
-    spec: &DiffSpec,
-    paths: &[String],
-    context: u64,
-    cap: usize,
-    early: &mut dyn FnMut(Vec<FileDiff>),
-) -> Result<(Vec<FileDiff>, String, bool), CapabilityError> {
-    let (files, patch) =
-        diff_with_patch_beyond(repo, spec, paths, context, cap, 0, early, &mut |_| {})?;
-    Ok((files, patch.shown, patch.truncated))
-}
-
-/// A patch read under a cap, with what was read beyond it ([`diff_with_patch_beyond`]).
+/// A patch read under a cap, with what was read beyond it ([`diff_with_patch`]).
 #[derive(Debug)]
 pub struct CappedPatch {
     /// The patch cut to at most the cap's bytes on a line boundary.
@@ -1534,12 +1510,22 @@ pub struct CappedPatch {
     pub whole: bool,
 }
 
-/// [`diff_with_patch`], keeping up to `keep` bytes of the patch past the cap: a caller that
-/// leaves sections out can fill the cap again from them without asking git a second time.
+/// The files and the patch of `spec` under `paths` from one git run (`--raw -z --patch`: the
+/// records, an empty field, then the patch): the files and the patch
+/// ([`CappedPatch`]: cut to at most `cap` bytes on a line boundary, and up to `keep` bytes
+/// past the cap kept, so that a caller that leaves sections out can fill the cap again from
+/// them without asking git a second time). The records are read whole, up to
+/// [`DIFF_RECORDS_CAP`] bytes (more is `invalid_input`: too many files to list). Each file's
+/// line counts are those of its section of the patch (counted as it comes: git computes each
+/// file's diff once, not once for `--numstat` and again for the patch). Past the cap git is
+/// read on to its end, the patch counted and not kept; when it goes on past
+/// [`DIFF_READ_ON_CAP`] more bytes, or a record's section cannot be told for sure, a second
+/// run reads the counts with `--numstat` ([`diff_files`]). `early` is given the records' files (without their line counts) as soon
+/// as they are read, while git goes on to the patch.
 /// `at_cap` is given the patch as it will be shown (the cap's bytes cut on a line boundary) as
 /// soon as git writes past the cap, while git goes on to the patch's end.
 #[allow(clippy::too_many_arguments)]
-pub fn diff_with_patch_beyond(
+pub fn diff_with_patch(
     repo: &Path,
     spec: &DiffSpec,
     paths: &[String],
@@ -1562,7 +1548,7 @@ pub fn diff_with_patch_beyond(
     // Every byte of the patch is counted, those past the cap too: git reads on to its end
     // (up to DIFF_READ_ON_CAP more bytes), so its line counts need no second run.
     let mut counter = PatchCounter::default();
-    let mut capped = |bytes: &[u8]| at_cap(&bytes[..cut_at_bytes(bytes, cap)]);
+    let mut capped = |bytes: &[u8]| at_cap(&bytes[..cut_at(bytes, cap)]);
     let past = Past {
         feed: &mut |piece| counter.feed(piece),
         read_on: DIFF_READ_ON_CAP,
@@ -1600,13 +1586,12 @@ pub fn diff_with_patch_beyond(
     };
     let mut patch = patch.to_vec();
     if more {
-        let end = patch.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-        patch.truncate(end);
+        patch.truncate(cut_at(&patch, patch.len()));
     }
     let mut shown = text(patch);
     // The cap's share, cut on a line boundary as git's run cut at the cap is; the rest kept.
     let (beyond, truncated) = if shown.len() > cap {
-        let end = cut_at(&shown, cap);
+        let end = cut_at(shown.as_bytes(), cap);
         (shown.split_off(end), true)
     } else {
         (String::new(), more)
@@ -1621,12 +1606,7 @@ pub fn diff_with_patch_beyond(
 }
 
 /// Where a patch longer than `cap` bytes is cut: after its last line break within them.
-fn cut_at(patch: &str, cap: usize) -> usize {
-    cut_at_bytes(patch.as_bytes(), cap)
-}
-
-/// [`cut_at`] of bytes.
-fn cut_at_bytes(patch: &[u8], cap: usize) -> usize {
+fn cut_at(patch: &[u8], cap: usize) -> usize {
     patch[..cap.min(patch.len())]
         .iter()
         .rposition(|b| *b == b'\n')
@@ -1638,7 +1618,7 @@ pub fn cut_patch(mut patch: String, cap: usize) -> (String, bool) {
     if patch.len() <= cap {
         return (patch, false);
     }
-    patch.truncate(cut_at(&patch, cap));
+    patch.truncate(cut_at(patch.as_bytes(), cap));
     (patch, true)
 }
 
@@ -1671,16 +1651,14 @@ pub fn counts_from_patch(raw: Vec<FileDiff>, patch: &[u8]) -> Option<Vec<FileDif
 /// a whole patch through it; [`diff_with_patch`] the part past its cap too, which it does not
 /// keep): each `diff --git` header with the `+` and `-` lines of its hunks, and whether it is
 /// binary. A line cut between two pieces is joined; only its first [`PatchCounter::KEPT`]
-/// bytes are kept (all a line is told by), and a header longer than that cannot be matched.
+/// bytes are kept (all a line is told by).
 #[derive(Default)]
 struct PatchCounter {
     sections: Vec<Counted>,
     in_hunk: bool,
-    /// The start of the line the last piece left unfinished, and whether there is one.
+    /// The start of the line the last piece left unfinished (empty when none is).
     partial: Vec<u8>,
-    open: bool,
-    /// A line that makes the patch impossible to tell for sure: a line before the first
-    /// section, or a header longer than what is kept.
+    /// A line before the first section: the patch cannot be told for sure.
     unsure: bool,
 }
 
@@ -1700,31 +1678,25 @@ impl PatchCounter {
     fn feed(&mut self, piece: &[u8]) {
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', piece) {
-            if self.open {
+            if self.partial.is_empty() {
+                self.line(&piece[start..end]);
+            } else {
                 self.keep(&piece[start..end]);
                 let line = std::mem::take(&mut self.partial);
-                self.open = false;
                 self.line(&line);
-            } else {
-                self.line(&piece[start..end]);
             }
             start = end + 1;
         }
-        if start < piece.len() {
-            self.keep(&piece[start..]);
-            self.open = true;
-        }
+        // An unfinished line keeps at least its first byte, so `partial` says there is one.
+        self.keep(&piece[start..]);
     }
 
-    /// Keeps the start of an unfinished line, up to [`Self::KEPT`] bytes; a header longer
-    /// than that cannot be matched, and makes the patch unsure.
+    /// Keeps the start of an unfinished line, up to [`Self::KEPT`] bytes: a header longer than
+    /// that is cut, matches no record, and leaves the counts to `--numstat`.
     fn keep(&mut self, bytes: &[u8]) {
         let room = Self::KEPT.saturating_sub(self.partial.len());
         self.partial
             .extend_from_slice(&bytes[..bytes.len().min(room)]);
-        if bytes.len() > room && self.partial.starts_with(b"diff --git ") {
-            self.unsure = true;
-        }
     }
 
     fn line(&mut self, line: &[u8]) {
@@ -1758,9 +1730,8 @@ impl PatchCounter {
     /// The raw records' files (in git's order, which is the patch's) with the line counts of
     /// their sections, as [`counts_from_patch`] answers.
     fn files(mut self, raw: Vec<FileDiff>) -> Option<Vec<FileDiff>> {
-        if self.open {
+        if !self.partial.is_empty() {
             let line = std::mem::take(&mut self.partial);
-            self.open = false;
             self.line(&line);
         }
         if self.unsure
@@ -2885,6 +2856,17 @@ mod tests {
             let patch = &out[at + 2..];
             let counted = sorted(counts_from_patch(raw.clone(), patch).unwrap());
             assert_eq!(counted, numstat, "{spec:?}");
+            // Read in pieces of any size (a line, a header cut anywhere): the same counts.
+            for size in [1, 2, 3, 5, 11, 12, 64, 4096] {
+                let mut counter = PatchCounter::default();
+                patch.chunks(size).for_each(|piece| counter.feed(piece));
+                let pieces = counter.files(raw.clone()).map(sorted);
+                assert_eq!(
+                    pieces.as_ref(),
+                    Some(&counted),
+                    "{spec:?} in pieces of {size}"
+                );
+            }
             if spec == DiffSpec::default() {
                 assert!(raw.iter().any(|f| f.path == "mode"), "{raw:?}");
                 assert!(!numstat.iter().any(|f| f.path == "mode"), "{numstat:?}");
@@ -2898,14 +2880,26 @@ mod tests {
             assert_eq!(counts_from_patch(raw, &stray), None);
         }
         // Through the one run: the same files as numstat's.
-        let (files, _, cut) =
-            diff_with_patch(root, &DiffSpec::default(), &[], 3, 1 << 20, &mut |_| {}).unwrap();
+        let (files, _, cut) = diff_with_patch(
+            root,
+            &DiffSpec::default(),
+            &[],
+            3,
+            1 << 20,
+            0,
+            &mut |_| {},
+            &mut |_| {},
+        )
+        .map(|(files, patch)| (files, patch.shown, patch.truncated))
+        .unwrap();
         assert!(!cut);
         assert_eq!(files, diff_files(root, &DiffSpec::default(), &[]).unwrap());
         // A patch cut at its cap is read on and counted: one git run, the counts numstat's.
         let last = specs_last(root);
         let before = RUNS.with(std::cell::Cell::get);
-        let (files, _, cut) = diff_with_patch(root, &last, &[], 3, 1, &mut |_| {}).unwrap();
+        let (files, patch) =
+            diff_with_patch(root, &last, &[], 3, 1, 0, &mut |_| {}, &mut |_| {}).unwrap();
+        let cut = patch.truncated;
         assert_eq!(RUNS.with(std::cell::Cell::get) - before, 1, "one git run");
         assert!(cut);
         assert_eq!(files, diff_files(root, &last, &[]).unwrap());
@@ -2914,64 +2908,6 @@ mod tests {
     thread_local! {
         /// The git commands this thread built ([`command`]).
         pub(super) static RUNS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    }
-
-    /// A patch read in pieces of any size (a line, a header cut anywhere) counts as the whole
-    /// patch does; a header longer than what is kept of a line leaves the counts to numstat.
-    #[test]
-    fn a_patch_read_in_pieces_counts_as_a_whole() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path();
-        let git = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .args(args)
-                .current_dir(root)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{args:?}: {out:?}");
-            out.stdout
-        };
-        git(&["init", "-q"]);
-        let lines = |n: usize, tag: &str| -> String {
-            (0..n).map(|i| format!("{tag} line {i}\n")).collect()
-        };
-        std::fs::write(root.join("a.txt"), lines(40, "a")).unwrap();
-        std::fs::write(root.join("b.bin"), [0u8, 1, 2, 3]).unwrap();
-        std::fs::write(root.join("gone.txt"), lines(5, "g")).unwrap();
-        git(&["add", "."]);
-        git(&[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@e",
-            "commit",
-            "-qm",
-            "one",
-        ]);
-        let mut a = lines(40, "a");
-        a = a.replace("a line 3\n", "changed\n+ looks like an addition\n");
-        std::fs::write(root.join("a.txt"), a).unwrap();
-        std::fs::write(root.join("b.bin"), [0u8, 9, 9]).unwrap();
-        std::fs::remove_file(root.join("gone.txt")).unwrap();
-        std::fs::write(root.join("new.txt"), lines(3, "n")).unwrap();
-        git(&["add", "-A"]);
-        let out = git(&["diff", "--cached", "--raw", "-z", "--patch", "--no-renames"]);
-        let at = memchr::memmem::find(&out, b"\0\0").unwrap();
-        let raw = parse_raw(&out[..at + 1]).unwrap();
-        let patch = &out[at + 2..];
-        let whole = counts_from_patch(raw.clone(), patch).unwrap();
-        assert_eq!(whole.len(), 4, "{whole:?}");
-        for size in [1, 2, 3, 5, 11, 12, 64, 4096] {
-            let mut counter = PatchCounter::default();
-            patch.chunks(size).for_each(|piece| counter.feed(piece));
-            assert_eq!(counter.files(raw.clone()).as_ref(), Some(&whole), "{size}");
-        }
-        let long = format!("diff --git a/{0} b/{0}\n", "x".repeat(PatchCounter::KEPT));
-        let mut counter = PatchCounter::default();
-        for piece in [patch, long.as_bytes()] {
-            piece.chunks(1000).for_each(|p| counter.feed(p));
-        }
-        assert_eq!(counter.files(raw), None);
     }
 
     fn specs_last(root: &Path) -> DiffSpec {

@@ -386,12 +386,7 @@ fn a_cut_diff_without_its_hidden_files_is_the_diff_of_the_files_shown() {
 #[test]
 fn repo_log_before_the_first_commit_is_empty() {
     let dir = tempfile::tempdir().unwrap();
-    let o = std::process::Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(dir.path())
-        .output()
-        .expect("git runs");
-    assert!(o.status.success());
+    git(dir.path(), &["init", "-q"]);
     let mut t = Three::new(dir.path());
     let v = t.ok("repo.log", json!({}));
     assert_eq!(v["commits"], json!([]), "{v}");

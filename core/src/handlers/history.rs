@@ -6,7 +6,7 @@
 //! that names nothing `not_found`), and every path is confined ([`seneschal_access::confine::confine`])
 //! and passed after `--` (the builder also sets `--literal-pathspecs`). Changes of `.git` and
 //! of secret-bearing files are left out of diffs by name, as `files.search` leaves them out,
-//! and counted. The files and the patch come from one git run ([`git::diff_with_patch_beyond`]),
+//! and counted. The files and the patch come from one git run ([`git::diff_with_patch`]),
 //! the patch kept up to a byte cap and cut on a line boundary (git's output past it counted for
 //! the files' line counts, a cap's worth more kept); when a file was left out, its section is
 //! taken out and the cap filled again from what was kept, or, when too little was, the patch
@@ -103,13 +103,13 @@ fn diffed(
             cache.fetch(root, &ids).map(|()| cache)
         }
     };
-    let (diffed, early) = std::thread::scope(|scope| {
+    let (diffed, mut cache) = std::thread::scope(|scope| {
         let records: std::cell::RefCell<Option<Vec<FileDiff>>> = Default::default();
         let mut early = None;
         let mut judged = None;
         // Up to a cap's worth of the patch past the cap is kept, so that sections the gate
         // leaves out are replaced from it, not by asking git again.
-        let diffed = git::diff_with_patch_beyond(
+        let diffed = git::diff_with_patch(
             root,
             spec,
             paths,
@@ -133,13 +133,10 @@ fn diffed(
             },
         );
         // Both reads land in one cache; a blob either missed is read when the gate asks.
-        let mut cache: Option<git::BlobCache> = None;
+        let mut cache = git::BlobCache::default();
         for read in [early, judged].into_iter().flatten() {
             if let Ok(Ok(more)) = read.join() {
-                match cache.as_mut() {
-                    Some(c) => c.merge(more),
-                    None => cache = Some(more),
-                }
+                cache.merge(more);
             }
         }
         (diffed, cache)
@@ -154,9 +151,8 @@ fn diffed(
     // The content gate: a file whose whole blob (either side) holds a private key is left
     // out of the patch like a secret-bearing name, and counted with them.
     let worktree = !spec.cached && spec.to.is_none();
-    // Every blob the gate reads is read once: the YAML and JSON files' (read early, above)
-    // and, in one more git run, the judged files'.
-    let mut cache = early.unwrap_or_default();
+    // Every blob the gate reads is read once: those read while git ran (above), and in one
+    // more git run any the gate judges that were not (a patch under its cap).
     let withheld = git::withheld_by_content(
         root,
         &files,
