@@ -10,6 +10,7 @@
 pub mod dispatch;
 pub mod feature;
 pub mod inspect;
+pub mod json;
 pub mod link;
 pub mod live;
 pub mod methods;

@@ -22,18 +22,20 @@ pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> Stri
     let own_text = blocks
         .first()
         .is_some_and(|b| b.get("type").and_then(Value::as_str) == Some("text"));
-    let text = serde_json::to_string(v).expect("values serialize");
-    let rendered = (!own_text).then(|| text_json(v));
-    // Room for the text twice, its quotes escaped (a JSON text rarely has one in two bytes a
-    // quote), the fields around them and the envelope of the answer (put in front of these
-    // bytes without a copy when it fits: `dispatch::response`).
+    let rendered = (!own_text).then(|| text_of(v));
+    // Every part is written into one buffer ([`crate::json`]). Room for the text rendering and
+    // the JSON, which is rarely more than half again as long (a table's keys are written once
+    // in the text, on every record in the JSON), their escapes, the fields around them and the
+    // envelope of the answer (put in front of these bytes without a copy when it fits:
+    // `dispatch::response`).
     let fields = 96
         + if era == Era::Modern {
             64 + server_info().len()
         } else {
             0
         };
-    let mut out = String::with_capacity(2 * text.len() + text.len() / 2 + fields + ENVELOPE);
+    let text_len = rendered.as_ref().map_or(256, String::len);
+    let mut out = String::with_capacity(text_len * 3 - text_len / 4 + fields + ENVELOPE);
     out.push('{');
     if era == Era::Modern {
         out.push_str("\"resultType\":\"complete\",\"_meta\":{\"");
@@ -45,24 +47,19 @@ pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> Stri
     out.push_str("\"content\":[");
     if let Some(rendered) = &rendered {
         out.push_str("{\"type\":\"text\",\"text\":");
-        out.push_str(rendered);
+        crate::json::write_str(&mut out, rendered);
         out.push('}');
     }
     for (i, block) in blocks.iter().enumerate() {
         if i > 0 || rendered.is_some() {
             out.push(',');
         }
-        out.push_str(&serde_json::to_string(block).expect("values serialize"));
+        crate::json::write_value(&mut out, block);
     }
     out.push_str("],\"structuredContent\":");
-    out.push_str(&text);
+    crate::json::write_value(&mut out, v);
     out.push_str(",\"isError\":false}");
     out
-}
-
-/// [`text_of`] as a JSON string.
-fn text_json(v: &Value) -> String {
-    serde_json::to_string(&text_of(v)).expect("strings serialize")
 }
 
 /// The room a result leaves for the envelope of its answer: `{"jsonrpc":"2.0","id":…,
