@@ -869,7 +869,8 @@ pub fn run_capped(repo: &Path, args: &[&str], cap: usize) -> Result<(Vec<u8>, bo
         feed: &mut |_| {},
         read_on: 0,
         keep: 0,
-        at_cap: &mut |_| {},
+        seen: &mut |_, _| {},
+        step: 0,
     };
     run_capped_after(repo, args, b"", cap, cap, &mut |_| {}, past)
         .map(|(bytes, more, _)| (bytes, more))
@@ -1508,6 +1509,9 @@ pub struct CappedPatch {
     pub beyond: String,
     /// Whether `shown` and `beyond` together are the whole patch.
     pub whole: bool,
+    /// Whether `shown` is git's bytes as they were read (no invalid UTF-8 replaced), so that
+    /// what a reader saw of them while git ran is a prefix of it.
+    pub exact: bool,
 }
 
 /// The files and the patch of `spec` under `paths` from one git run (`--raw -z --patch`: the
@@ -1522,8 +1526,9 @@ pub struct CappedPatch {
 /// [`DIFF_READ_ON_CAP`] more bytes, or a record's section cannot be told for sure, a second
 /// run reads the counts with `--numstat` ([`diff_files`]). `early` is given the records' files (without their line counts) as soon
 /// as they are read, while git goes on to the patch.
-/// `at_cap` is given the patch as it will be shown (the cap's bytes cut on a line boundary) as
-/// soon as git writes past the cap, while git goes on to the patch's end.
+/// `reading` is given the patch read so far (`false`) every [`DIFF_SEEN_STEP`] bytes while it
+/// is within the cap, and the patch as it will be shown (the cap's bytes cut on a line
+/// boundary: `true`) as soon as git writes past the cap, while git goes on to the patch's end.
 #[allow(clippy::too_many_arguments)]
 pub fn diff_with_patch(
     repo: &Path,
@@ -1533,7 +1538,7 @@ pub fn diff_with_patch(
     cap: usize,
     keep: usize,
     early: &mut dyn FnMut(Vec<FileDiff>),
-    at_cap: &mut dyn FnMut(&[u8]),
+    reading: &mut dyn FnMut(&[u8], bool),
 ) -> Result<(Vec<FileDiff>, CappedPatch), CapabilityError> {
     let unified = format!("--unified={context}");
     let mut args = spec.args(&["--raw", "-z", "--patch", unified.as_str()]);
@@ -1548,12 +1553,19 @@ pub fn diff_with_patch(
     // Every byte of the patch is counted, those past the cap too: git reads on to its end
     // (up to DIFF_READ_ON_CAP more bytes), so its line counts need no second run.
     let mut counter = PatchCounter::default();
-    let mut capped = |bytes: &[u8]| at_cap(&bytes[..cut_at(bytes, cap)]);
+    let mut seen = |bytes: &[u8], at_cap: bool| {
+        if at_cap {
+            reading(&bytes[..cut_at(bytes, cap)], true)
+        } else {
+            reading(bytes, false)
+        }
+    };
     let past = Past {
         feed: &mut |piece| counter.feed(piece),
         read_on: DIFF_READ_ON_CAP,
         keep,
-        at_cap: &mut capped,
+        seen: &mut seen,
+        step: DIFF_SEEN_STEP,
     };
     let (bytes, more, whole) = run_capped_after(
         repo,
@@ -1588,7 +1600,12 @@ pub fn diff_with_patch(
     if more {
         patch.truncate(cut_at(&patch, patch.len()));
     }
-    let mut shown = text(patch);
+    // The patch as text, without a copy when it is UTF-8 (a patch almost always is); an invalid
+    // sequence becomes U+FFFD.
+    let (mut shown, exact) = match String::from_utf8(patch) {
+        Ok(text) => (text, true),
+        Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), false),
+    };
     // The cap's share, cut on a line boundary as git's run cut at the cap is; the rest kept.
     let (beyond, truncated) = if shown.len() > cap {
         let end = cut_at(shown.as_bytes(), cap);
@@ -1601,6 +1618,7 @@ pub fn diff_with_patch(
         truncated,
         beyond,
         whole: !more,
+        exact,
     };
     Ok((files, patch))
 }
@@ -1620,12 +1638,6 @@ pub fn cut_patch(mut patch: String, cap: usize) -> (String, bool) {
     }
     patch.truncate(cut_at(patch.as_bytes(), cap));
     (patch, true)
-}
-
-/// `bytes` as text, without a copy when they are UTF-8 (a patch almost always is); an invalid
-/// sequence becomes U+FFFD.
-fn text(bytes: Vec<u8>) -> String {
-    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Whether git writes `path` in a patch's `diff --git` line as it is (no C-style quoting
@@ -1762,34 +1774,100 @@ impl PatchCounter {
     }
 }
 
-/// The files of `files` (indices) whose sections of `patch` may hold key material
-/// ([`crate::gate::fragment_may_hold_key`]): every file a flagged section's header names (two
-/// renames can share one: `a/p b/q b/r` is `p` to `q b/r` and `p b/q` to `r`), or all of them
-/// when a flagged section's header names none (a path git quotes). In order, once each.
-pub fn judged_by_content(files: &[FileDiff], patch: &[u8]) -> Vec<usize> {
-    let mut flagged: Vec<usize> = Vec::new();
-    let mut starts: Vec<usize> = memchr::memmem::find_iter(patch, b"diff --git ")
-        .filter(|at| *at == 0 || patch[at - 1] == b'\n')
-        .collect();
-    starts.push(patch.len());
-    for pair in starts.windows(2) {
-        let section = &patch[pair[0]..pair[1]];
-        if !crate::gate::fragment_may_hold_key(section) {
-            continue;
+/// The sections of a patch the content gate judges by content, found as the patch is read
+/// (the blobs of their files can then be read while git still writes the rest): each section
+/// that may hold key material ([`crate::gate::fragment_may_hold_key`]) names its `diff --git`
+/// line, or, when no file claims it (a path git quotes), every file. Judging a patch in
+/// pieces ([`Judging::whole_sections`] as it grows, [`Judging::rest`] at its end) flags what
+/// judging it whole does (`judging_in_pieces_flags_what_judging_whole_does`).
+#[derive(Debug, Default)]
+pub struct Judging {
+    /// Where the first section not judged yet begins.
+    to: usize,
+    /// The header lines of the sections flagged so far.
+    headers: std::collections::HashSet<Vec<u8>>,
+}
+
+impl Judging {
+    /// Judges the sections of `patch` (the patch read so far) that are whole (the next one has
+    /// begun) and not yet judged; returns the header lines of those flagged.
+    pub fn whole_sections(&mut self, patch: &[u8]) -> Vec<Vec<u8>> {
+        let last = memchr::memmem::rfind_iter(&patch[self.to.min(patch.len())..], b"diff --git ")
+            .map(|at| self.to + at)
+            .find(|&at| at == 0 || patch[at - 1] == b'\n');
+        match last {
+            Some(end) if end > self.to => self.judge(&patch[..end]),
+            _ => Vec::new(),
         }
-        let header = section.split(|b| *b == b'\n').next().unwrap_or_default();
-        let claimed: Vec<usize> = (0..files.len())
-            .filter(|&i| header == files[i].patch_header().as_bytes())
-            .collect();
-        if claimed.is_empty() {
-            flagged = (0..files.len()).collect();
-            break;
-        }
-        flagged.extend(claimed);
     }
-    flagged.sort_unstable();
-    flagged.dedup();
-    flagged
+
+    /// Judges the rest of `patch` (the whole patch, its last section as it stands).
+    pub fn rest(&mut self, patch: &[u8]) -> Vec<Vec<u8>> {
+        self.judge(patch)
+    }
+
+    /// The files of `files` flagged so far (indices): [`Judging::files_of`] its headers.
+    pub fn flagged(&self, files: &[FileDiff]) -> Vec<usize> {
+        Judging::files_of(files, &self.headers)
+    }
+
+    /// The files of `files` (indices, in order) whose section header lines are `headers`,
+    /// every file when one of them is no file's (a path git quotes). Two files can share a
+    /// header line (two renames: `a/p b/q b/r` is `p` to `q b/r` and `p b/q` to `r`); both are
+    /// named.
+    pub fn files_of<'h>(
+        files: &[FileDiff],
+        headers: impl IntoIterator<Item = &'h Vec<u8>>,
+    ) -> Vec<usize> {
+        let names: Vec<String> = files.iter().map(FileDiff::patch_header).collect();
+        let mut named = vec![false; files.len()];
+        for header in headers {
+            let mut any = false;
+            for (i, name) in names.iter().enumerate() {
+                if name.as_bytes() == header.as_slice() {
+                    named[i] = true;
+                    any = true;
+                }
+            }
+            if !any {
+                return (0..files.len()).collect();
+            }
+        }
+        (0..files.len()).filter(|&i| named[i]).collect()
+    }
+
+    /// Judges the sections of `patch` from the first not judged to its end.
+    fn judge(&mut self, patch: &[u8]) -> Vec<Vec<u8>> {
+        let from = self.to.min(patch.len());
+        let mut starts: Vec<usize> = memchr::memmem::find_iter(&patch[from..], b"diff --git ")
+            .map(|at| from + at)
+            .filter(|&at| at == 0 || patch[at - 1] == b'\n')
+            .collect();
+        // Text before the first section of a piece belongs to the section judged last (a
+        // patch read from its start opens with one).
+        starts.push(patch.len());
+        let mut new = Vec::new();
+        for pair in starts.windows(2) {
+            let section = &patch[pair[0]..pair[1]];
+            if !crate::gate::fragment_may_hold_key(section) {
+                continue;
+            }
+            let header = section.split(|b| *b == b'\n').next().unwrap_or_default();
+            if self.headers.insert(header.to_vec()) {
+                new.push(header.to_vec());
+            }
+        }
+        self.to = patch.len();
+        new
+    }
+}
+
+/// The files of `files` (indices) whose sections of `patch` the content gate judges by
+/// content: [`Judging`] of the whole patch.
+pub fn judged_by_content(files: &[FileDiff], patch: &[u8]) -> Vec<usize> {
+    let mut judging = Judging::default();
+    judging.rest(patch);
+    judging.flagged(files)
 }
 
 /// The blob ids of the files `flagged` (both sides, those git names), each with its file.
@@ -1806,27 +1884,25 @@ pub fn judged_blobs(files: &[FileDiff], flagged: &[usize]) -> (Vec<String>, Vec<
     (names, owner)
 }
 
-/// The files of `files` (indices) that the content gate withholds from `patch`: for each
-/// section of the patch that may hold key material ([`crate::gate::fragment_may_hold_key`]),
-/// both whole sides of its file are judged ([`crate::gate::content`]): the blobs by id, the
-/// working-tree file through the confined root when `worktree` (the diff's new side) and git
-/// named no blob. A blob too large to judge is withheld. A flagged section no file claims
-/// (a path git quotes) makes every file judged.
+/// The files of `files` (indices) that the content gate withholds from a patch: of each file
+/// `flagged` (whose section may hold key material: [`Judging`], [`judged_by_content`]), both
+/// whole sides are judged ([`crate::gate::content`]): the blobs by id, the working-tree file
+/// through the confined root when `worktree` (the diff's new side) and git named no blob. A
+/// blob too large to judge is withheld.
 /// The blobs read go into `cache`, with those of `also` (ids the caller reads next, in the
 /// same git run).
 pub fn withheld_by_content(
     repo: &Path,
     files: &[FileDiff],
-    patch: &[u8],
+    flagged: &[usize],
     worktree: bool,
     cache: &mut BlobCache,
     also: &[String],
 ) -> Result<Vec<usize>, CapabilityError> {
-    let flagged = judged_by_content(files, patch);
     if flagged.is_empty() {
-        return Ok(flagged);
+        return Ok(Vec::new());
     }
-    let (mut names, owner) = judged_blobs(files, &flagged);
+    let (mut names, owner) = judged_blobs(files, flagged);
     let mut withheld: Vec<usize> = Vec::new();
     names.extend(also.iter().cloned());
     cache.fetch(repo, &names)?;
@@ -1841,7 +1917,7 @@ pub fn withheld_by_content(
         }
     }
     if worktree {
-        for &i in &flagged {
+        for &i in flagged {
             let f = &files[i];
             if f.ids.1.is_none() && f.change != "deleted" {
                 let judged = crate::gate::worktree_file(repo, &f.path, &f.path, "/paths");
@@ -1999,6 +2075,10 @@ pub const DIFF_RECORDS_CAP: usize = 32 * 1024 * 1024;
 /// for the line counts, before it stops git and counts with a second run (`--numstat`).
 pub const DIFF_READ_ON_CAP: usize = 256 * 1024 * 1024;
 
+/// How many more bytes of a patch within its cap [`diff_with_patch`] reads between two looks
+/// of its caller at the patch so far (the content gate's judging, while git writes the rest).
+pub const DIFF_SEEN_STEP: usize = 256 * 1024;
+
 /// What [`run_capped_after`] does with git's output past the marker.
 struct Past<'a> {
     /// Given every byte after the marker, in order, kept or not.
@@ -2009,8 +2089,12 @@ struct Past<'a> {
     /// How many of the bytes read on are kept after the cap's (the answer may then pass the
     /// cap by this much).
     keep: usize,
-    /// Given the cap's bytes after the marker once, as soon as git writes past them.
-    at_cap: &'a mut dyn FnMut(&[u8]),
+    /// Given the bytes after the marker read so far (`false`) each time `step` more were
+    /// read, while they are within the cap; then the cap's bytes once (`true`), as soon as git
+    /// writes past them.
+    seen: &'a mut dyn FnMut(&[u8], bool),
+    /// How many bytes more are read between two calls of `seen` with `false`; 0: none.
+    step: usize,
 }
 
 /// Like [`run_capped`], with the cap counted from the end of the first `marker` (the marker
@@ -2048,9 +2132,11 @@ fn run_capped_after(
     let mut out: Vec<u8> = Vec::new();
     let mut more = false;
     let mut limit: Option<usize> = None;
-    // Where the bytes after the marker begin, and whether `at_cap` was called.
+    // Where the bytes after the marker begin, whether `seen` was given the cap's bytes, and
+    // how many had been read when it was last given them so far.
     let mut body = 0;
     let mut capped = false;
+    let mut seen_at = 0;
     // Past the cap: how many more bytes may be read on, and whether git was stopped.
     let mut read_on: Option<usize> = None;
     let mut killed = false;
@@ -2089,7 +2175,10 @@ fn run_capped_after(
             }
             if let Some(l) = limit.filter(|l| !capped && out.len() > *l) {
                 capped = true;
-                (past.at_cap)(&out[body..l]);
+                (past.seen)(&out[body..l], true);
+            } else if limit.is_some() && past.step > 0 && out.len() - seen_at >= past.step {
+                seen_at = out.len();
+                (past.seen)(&out[body..], false);
             }
             let bound = limit.map_or(head_cap, |l| l + past.keep);
             if out.len() > bound {
@@ -2767,6 +2856,106 @@ mod tests {
     /// On a repository with every kind of change the counts read from the patch are those of
     /// `--numstat`, file by file (a touched file, changed in its stat data alone, is in
     /// neither); a path git would quote, a cut patch or a stray section asks for `--numstat`.
+    /// The content gate's judging of a patch as former releases did it, whole at once: each
+    /// section that may hold key material flags the files its header names, or every file
+    /// when it names none. Kept as the reference [`Judging`] answers to.
+    fn judged_whole(files: &[FileDiff], patch: &[u8]) -> Vec<usize> {
+        let mut flagged: Vec<usize> = Vec::new();
+        let mut starts: Vec<usize> = memchr::memmem::find_iter(patch, b"diff --git ")
+            .filter(|at| *at == 0 || patch[at - 1] == b'\n')
+            .collect();
+        starts.push(patch.len());
+        for pair in starts.windows(2) {
+            let section = &patch[pair[0]..pair[1]];
+            if !crate::gate::fragment_may_hold_key(section) {
+                continue;
+            }
+            let header = section.split(|b| *b == b'\n').next().unwrap_or_default();
+            let claimed: Vec<usize> = (0..files.len())
+                .filter(|&i| header == files[i].patch_header().as_bytes())
+                .collect();
+            if claimed.is_empty() {
+                flagged = (0..files.len()).collect();
+                break;
+            }
+            flagged.extend(claimed);
+        }
+        flagged.sort_unstable();
+        flagged.dedup();
+        flagged
+    }
+
+    #[test]
+    fn judging_in_pieces_flags_what_judging_whole_does() {
+        let file = |path: &str| FileDiff {
+            path: path.into(),
+            from: None,
+            change: "modified",
+            additions: Some(1),
+            deletions: Some(1),
+            ids: (Some(format!("{path}-old")), Some(format!("{path}-new"))),
+        };
+        let files = [file("a.txt"), file("b.pem"), file("c.rs"), file("d.md")];
+        let section = |path: &str, lines: &[&str]| {
+            let mut s = format!("diff --git a/{path} b/{path}\nindex 1..2 100644\n--- a/{path}\n+++ b/{path}\n@@ -1,9 +1,9 @@\n");
+            for l in lines {
+                s.push_str(l);
+                s.push('\n');
+            }
+            s
+        };
+        // A key line late in a long section (a look at the section before it arrives finds
+        // nothing), an armour line, a quiet section, a header no file has.
+        let key = "+MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7";
+        let quiet = [" fn main() {", "-    old();", "+    new();", " }"];
+        let late: Vec<&str> = quiet.iter().copied().chain(quiet).chain([key]).collect();
+        let patches = [
+            [
+                section("a.txt", &quiet),
+                section("b.pem", &late),
+                section("c.rs", &quiet),
+            ]
+            .concat(),
+            [
+                section("a.txt", &["+-----BEGIN PRIVATE KEY-----"]),
+                section("d.md", &quiet),
+            ]
+            .concat(),
+            [
+                section("c.rs", &quiet),
+                section("zz", &[key]),
+                section("d.md", &late),
+            ]
+            .concat(),
+            [section("d.md", &late), section("a.txt", &quiet)].concat(),
+            section("c.rs", &quiet),
+        ];
+        for patch in &patches {
+            let patch = patch.as_bytes();
+            let whole = judged_whole(&files, patch);
+            assert_eq!(judged_by_content(&files, patch), whole);
+            for step in 1..patch.len() {
+                let mut judging = Judging::default();
+                let mut at = step;
+                while at < patch.len() {
+                    judging.whole_sections(&patch[..at]);
+                    at += step;
+                }
+                judging.rest(patch);
+                assert_eq!(judging.flagged(&files), whole, "step {step}");
+            }
+        }
+        // The headers each look returns name the files flagged by then, once.
+        let patch = patches[0].as_bytes();
+        let mut judging = Judging::default();
+        let cut = patch.len() - 10;
+        assert!(judging
+            .whole_sections(&patch[..cut])
+            .iter()
+            .any(|h| h.ends_with(b"b.pem")));
+        assert!(judging.rest(patch).is_empty());
+    }
+
     #[test]
     fn counts_from_the_patch_are_those_of_numstat() {
         let dir = tempfile::tempdir().unwrap();
@@ -2888,7 +3077,7 @@ mod tests {
             1 << 20,
             0,
             &mut |_| {},
-            &mut |_| {},
+            &mut |_, _| {},
         )
         .map(|(files, patch)| (files, patch.shown, patch.truncated))
         .unwrap();
@@ -2898,7 +3087,7 @@ mod tests {
         let last = specs_last(root);
         let before = RUNS.with(std::cell::Cell::get);
         let (files, patch) =
-            diff_with_patch(root, &last, &[], 3, 1, 0, &mut |_| {}, &mut |_| {}).unwrap();
+            diff_with_patch(root, &last, &[], 3, 1, 0, &mut |_| {}, &mut |_, _| {}).unwrap();
         let cut = patch.truncated;
         assert_eq!(RUNS.with(std::cell::Cell::get) - before, 1, "one git run");
         assert!(cut);

@@ -12,7 +12,9 @@
 //! taken out and the cap filled again from what was kept, or, when too little was, the patch
 //! is read again naming only the files shown.
 //! The whole blobs of the YAML and JSON files shown are read while git still writes the patch,
-//! as soon as its records name them. These handlers apply the content gate to a patch (each
+//! as soon as its records name them, and the content gate judges the patch as git writes it
+//! (each section once whole, [`git::Judging`]), the blobs of the files it flags read on a thread
+//! while git goes on. These handlers apply the content gate to a patch (each
 //! hunk redacted as its whole file reads) and otherwise leave disclosure to the executor: every answer of the
 //! group is `repository` disclosure, so the executor redacts it whole before any transport
 //! (see [`crate::execute`]).
@@ -89,24 +91,23 @@ fn diffed(
             .flatten()
             .collect()
     };
-    // The blobs the gate judges whole in the shown part of the patch (files whose sections
-    // may hold key material): read as soon as git writes past the cap, while it goes on to
-    // the patch's end for the line counts.
-    let judged_ids = |all: &[FileDiff], shown: &[u8]| -> Vec<String> {
-        let files: Vec<FileDiff> = all.iter().filter(|f| is_shown(f)).cloned().collect();
-        let flagged = git::judged_by_content(&files, shown);
-        git::judged_blobs(&files, &flagged).0
-    };
+    // The blobs of the files whose sections the gate judges by content: the patch is judged
+    // as git writes it (each section once it is whole, the rest at the cap), and the blobs of
+    // the files flagged are read on a thread while git goes on (one read at a time, each
+    // taking every blob flagged since the last began).
     let fetch = |ids: Vec<String>| {
         move || {
             let mut cache = git::BlobCache::default();
             cache.fetch(root, &ids).map(|()| cache)
         }
     };
+    let mut judging = git::Judging::default();
     let (diffed, mut cache) = std::thread::scope(|scope| {
         let records: std::cell::RefCell<Option<Vec<FileDiff>>> = Default::default();
         let mut early = None;
-        let mut judged = None;
+        let mut reads: Vec<std::thread::ScopedJoinHandle<'_, _>> = Vec::new();
+        let mut pending: Vec<String> = Vec::new();
+        let mut asked: std::collections::HashSet<String> = Default::default();
         // Up to a cap's worth of the patch past the cap is kept, so that sections the gate
         // leaves out are replaced from it, not by asking git again.
         let diffed = git::diff_with_patch(
@@ -123,18 +124,34 @@ fn diffed(
                 }
                 *records.borrow_mut() = Some(all);
             },
-            &mut |shown| {
-                if let Some(all) = records.borrow().as_deref() {
-                    let ids = judged_ids(all, shown);
-                    if !ids.is_empty() {
-                        judged = Some(scope.spawn(fetch(ids)));
-                    }
+            &mut |patch, at_cap| {
+                let Some(all) = records.borrow().as_deref().map(|all| {
+                    all.iter()
+                        .filter(|f| is_shown(f))
+                        .cloned()
+                        .collect::<Vec<_>>()
+                }) else {
+                    return;
+                };
+                let flagged = if at_cap {
+                    judging.rest(patch)
+                } else {
+                    judging.whole_sections(patch)
+                };
+                if !flagged.is_empty() {
+                    let files = git::Judging::files_of(&all, &flagged);
+                    let ids = git::judged_blobs(&all, &files).0;
+                    pending.extend(ids.into_iter().filter(|id| asked.insert(id.clone())));
+                }
+                let idle = reads.last().is_none_or(|r| r.is_finished());
+                if !pending.is_empty() && (idle || at_cap) {
+                    reads.push(scope.spawn(fetch(std::mem::take(&mut pending))));
                 }
             },
         );
-        // Both reads land in one cache; a blob either missed is read when the gate asks.
+        // Every read lands in one cache; a blob any missed is read when the gate asks.
         let mut cache = git::BlobCache::default();
-        for read in [early, judged].into_iter().flatten() {
+        for read in early.into_iter().chain(reads) {
             if let Ok(Ok(more)) = read.join() {
                 cache.merge(more);
             }
@@ -152,15 +169,16 @@ fn diffed(
     // out of the patch like a secret-bearing name, and counted with them.
     let worktree = !spec.cached && spec.to.is_none();
     // Every blob the gate reads is read once: those read while git ran (above), and in one
-    // more git run any the gate judges that were not (a patch under its cap).
-    let withheld = git::withheld_by_content(
-        root,
-        &files,
-        patch.as_bytes(),
-        worktree,
-        &mut cache,
-        &whole_ids,
-    )?;
+    // more git run any the gate judges that were not. The sections judged while git ran are
+    // not judged again, unless the patch shown is not the bytes judged (invalid UTF-8
+    // replaced).
+    if !read.exact {
+        judging = git::Judging::default();
+    }
+    judging.rest(patch.as_bytes());
+    let flagged = judging.flagged(&files);
+    let withheld =
+        git::withheld_by_content(root, &files, &flagged, worktree, &mut cache, &whole_ids)?;
     if !withheld.is_empty() {
         skipped += withheld.len() as u64;
         let mut i = 0;
