@@ -107,7 +107,53 @@ pub fn redacted_lines(whole: &[u8]) -> Option<Vec<String>> {
 /// sides; each line takes its redacted text back with its prefix. A side whose redaction joins
 /// lines answers the marker on each of its lines. `None` when nothing was redacted, else the text and how many secrets it replaced. A key line
 /// outside a hunk's context is not seen: the executor's pass over the patch is what remains.
+///
+/// Each hunk is redacted alone, and a hunk that no gate and no secret value of the environment
+/// touches ([`crate::redact::spans_redaction_may_touch`]: one search of the whole patch) is left
+/// as it is without being split into its sides: redaction would leave both as they are.
 pub fn redacted_patch(patch: &str) -> Option<(String, usize)> {
+    let Some(spans) = crate::redact::spans_redaction_may_touch(patch) else {
+        return redacted_hunks(patch);
+    };
+    if spans.is_empty() {
+        return None;
+    }
+    // The pieces the hunks are redacted in: each begins at the start of the patch or of a line
+    // that begins a hunk (`@@`) or a file's section (`diff --git `), where `redacted_hunks`
+    // ends the hunk before; so each piece redacted alone is what it is in the whole.
+    let bytes = patch.as_bytes();
+    let mut starts: Vec<usize> = vec![0];
+    starts.extend(
+        memchr::memchr_iter(b'\n', bytes)
+            .map(|i| i + 1)
+            .filter(|&i| bytes[i..].starts_with(b"@@") || bytes[i..].starts_with(b"diff --git ")),
+    );
+    starts.push(patch.len());
+    let (mut out, mut changed, mut copied) = (String::new(), 0usize, 0usize);
+    let mut span = spans.iter().peekable();
+    for piece in starts.windows(2) {
+        let (start, end) = (piece[0], piece[1]);
+        // Spans that end before this piece touch none after it.
+        while span.next_if(|s| s.1 <= start && s.0 < start).is_some() {}
+        if !span.peek().is_some_and(|s| s.0 < end) {
+            continue;
+        }
+        if let Some((text, n)) = redacted_hunks(&patch[start..end]) {
+            out.push_str(&patch[copied..start]);
+            out.push_str(&text);
+            copied = end;
+            changed += n;
+        }
+    }
+    if changed == 0 {
+        return None;
+    }
+    out.push_str(&patch[copied..]);
+    Some((out, changed))
+}
+
+/// [`redacted_patch`] of every hunk of `patch`.
+fn redacted_hunks(patch: &str) -> Option<(String, usize)> {
     let lines: Vec<&str> = patch.split('\n').collect();
     // The lines redaction changed, by index; the others are the patch's own.
     let mut replaced: Vec<Option<String>> = Vec::new();

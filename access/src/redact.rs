@@ -502,6 +502,41 @@ fn env_automaton() -> Option<&'static AhoCorasick> {
     .as_ref()
 }
 
+/// Whether one of the environment's secret values holds a line break (then a text joined
+/// from lines may hold it where the lines, apart, do not).
+fn env_value_spans_lines() -> bool {
+    static SPANS: OnceLock<bool> = OnceLock::new();
+    *SPANS.get_or_init(|| {
+        secret_env_values(std::env::vars_os())
+            .iter()
+            .any(|v| v.contains('\n'))
+    })
+}
+
+/// The spans of `text` that [`redact_lines`] may act on: each match of the line finder's gates
+/// in its lowered text and of the environment's secret values in it. A run of whole lines of
+/// `text` that no span touches holds no gate and no such value, nor does any text made of its
+/// lines (a gate holds no line break: `no_gate_holds_a_line_break`), so [`redact_lines`] leaves
+/// such a text as it is, counting nothing. A match the searches skip overlaps one they report,
+/// on the same line. `None` when an environment value holds a line break (a text joined from
+/// lines may then hold one that `text` does not).
+pub fn spans_redaction_may_touch(text: &str) -> Option<Vec<(usize, usize)>> {
+    if env_value_spans_lines() {
+        return None;
+    }
+    let mut lowered = text.as_bytes().to_vec();
+    lowered.make_ascii_lowercase();
+    let mut spans: Vec<(usize, usize)> = line_finder()
+        .find_iter(&lowered[..])
+        .map(|m| (m.start(), m.end()))
+        .collect();
+    if let Some(ac) = env_automaton() {
+        spans.extend(ac.find_iter(text).map(|m| (m.start(), m.end())));
+        spans.sort_unstable();
+    }
+    Some(spans)
+}
+
 /// The secret words a `_`-separated part of an environment variable's name may be.
 const SECRET_NAME_PARTS: &[&str] = &[
     "KEY", "KEYS", "PASS", "PAT", "PWD", "AUTH", "SIGNING", "PIN",
@@ -1662,6 +1697,20 @@ mod tests {
                 ],
             ),
             other => panic!("no samples for the rule `{other}`"),
+        }
+    }
+
+    /// What [`spans_redaction_may_touch`] promises rests on it: a gate lies within a line.
+    #[test]
+    fn no_gate_holds_a_line_break() {
+        for rule in &RULES {
+            for gate in rule.gates {
+                assert!(
+                    !gate.contains('\n') && !gate.is_empty(),
+                    "{}: {gate:?}",
+                    rule.name
+                );
+            }
         }
     }
 
