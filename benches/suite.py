@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import fcntl
 import hashlib
 import io
 import json
@@ -708,6 +709,41 @@ class Served:
         answer = self.r.readline()
         took = (time.perf_counter() - a) * 1000
         assert b'"result"' in answer and b'"isError":true' not in answer, answer[:300]
+        self.size = len(answer)
+        return took
+
+    def close(self) -> None:
+        self.p.stdin.close()
+        self.p.wait(timeout=30)
+
+
+# The transport floor's server (benches/floor/floor.rs, built by scripts/bench.sh), and the
+# fcntl that sizes a pipe (Linux's F_SETPIPE_SZ).
+FLOOR = TARGET / "floor" / "floor"
+F_SETPIPE_SZ = 1031
+
+
+class Floor:
+    """What any resident server answering a git reader's call must spend: git run as seneschal
+    runs it (by its path, `GIT_FLUSH=0`, its output read through a pipe to its end), then an
+    answer line of the size seneschal's answer has, read by this client as seneschal's is (the
+    same 1 MiB pipe seneschal asks for its stdout). No parse, no redaction, no rendering: a
+    served ratio cannot go below this one's."""
+
+    def __init__(self, cwd: Path):
+        git = shutil.which("git") or "git"
+        self.p = subprocess.Popen([str(FLOOR), git], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, bufsize=0)
+        fcntl.fcntl(self.p.stdout.fileno(), F_SETPIPE_SZ, 1 << 20)
+        self.r = io.BufferedReader(self.p.stdout, 1 << 22)
+
+    def call(self, size: int, git_args: list[str]) -> float:
+        line = "\t".join([str(size), *git_args]).encode() + b"\n"
+        a = time.perf_counter()
+        os.write(self.p.stdin.fileno(), line)
+        answer = self.r.readline()
+        took = (time.perf_counter() - a) * 1000
+        assert len(answer) == size, (len(answer), size)
         return took
 
     def close(self) -> None:
@@ -734,13 +770,18 @@ def piped_ms(cmd: list[str], cwd: Path) -> float:
 
 
 def against(sec: str, name: str, anchor: str, n: int, anchor_run, served_run, cli_run, target: float = 1.5,
-            piped_run=None) -> None:
+            piped_run=None, floor_run=None) -> None:
     """`n` rounds, each timing the anchor, the served call and the one-shot CLI in a rotating
     order (the load drifts alike for the three); the ratios are medians of per-round ratios.
     The served call's target is `target` × the anchor (its output to /dev/null). With
     `piped_run` (the anchor with its output read through a pipe, as an agent's shell tool reads
-    it) a fourth run joins the rotation and its ratio is reported beside, not judged."""
+    it) a fourth run joins the rotation and its ratio is reported beside, not judged. With
+    `floor_run` ([`Floor`]: git and an answer of the served answer's size, nothing else) a
+    fifth joins it: the least any server answering the call over stdio spends, as a ratio to
+    the same anchor; when it is above the target, no served answer of that size can meet it."""
     runs = [anchor_run, served_run, cli_run] + ([piped_run] if piped_run else [])
+    if floor_run:
+        runs.append(floor_run)
     for _ in range(2):
         for r in runs:
             r()
@@ -761,6 +802,14 @@ def against(sec: str, name: str, anchor: str, n: int, anchor_run, served_run, cl
     fig(sec, f"{name}: served, `tools/call` to a resident `seneschal mcp` ({n} rounds)",
         f"{anchor} {med(a):.1f} ms, seneschal {med(sv):.1f} ms; median paired ratio {served:.2f}{beside}",
         f"≤ {target:g} × {anchor}", served <= target)
+    if floor_run:
+        fl = times[-1]
+        floor = statistics.median(x / y for x, y in zip(fl, a))
+        fig(sec, f"{name}: the transport floor, same rounds (a server that only runs git and sends an "
+                 f"answer of seneschal's size)",
+            f"{anchor} {med(a):.1f} ms, floor {med(fl):.1f} ms; median paired ratio {floor:.2f} "
+            f"(seneschal {statistics.median(x / y for x, y in zip(sv, fl)):.2f} × the floor)",
+            f"{'below' if floor <= target else 'above'} the target {target:g}")
     fig(sec, f"{name}: one-shot CLI process, same rounds",
         f"{anchor} {med(a):.1f} ms, seneschal {med(cl):.1f} ms; median paired ratio {cli:.2f}")
 
@@ -818,6 +867,7 @@ def bench_diff(quick: bool) -> None:
     # Issue 38: a diff across 40 commits at git's speed (≤ 1.2 ×); the others keep 1.5.
     targets = {"`HEAD~40` to": 1.2}
     server = Served(ROOT)
+    floor = Floor(ROOT) if FLOOR.exists() else None
     try:
         for name, git_revs, revs, n in cases:
             git_cmd = ["git", "--no-pager", "diff", "--no-color", *git_revs]
@@ -831,9 +881,14 @@ def bench_diff(quick: bool) -> None:
                     lambda: process_ms(git_cmd, ROOT),
                     lambda: server.call("repo_diff", args),
                     lambda: process_ms(se_cmd, ROOT), target,
-                    lambda: piped_ms(git_cmd, ROOT))
+                    lambda: piped_ms(git_cmd, ROOT),
+                    floor and (lambda: floor.call(server.size, git_cmd[1:])))
     finally:
         server.close()
+        if floor:
+            floor.close()
+    if not FLOOR.exists():
+        note(sec, "The transport floor's server is not built (`scripts/bench.sh` builds it): no floor rows.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -857,6 +912,7 @@ def bench_git(quick: bool) -> None:
          "repo_show", {"rev": "HEAD"}, ["repo", "show", "--rev", "HEAD", "--json"], 1.5),
     ]
     server = Served(ROOT)
+    floor = Floor(ROOT) if FLOOR.exists() else None
     try:
         for name, git_cmd, tool, args, cli, target in cases:
             se_cmd = [str(BIN), "--repo", str(ROOT), *cli]
@@ -864,9 +920,12 @@ def bench_git(quick: bool) -> None:
                     lambda: process_ms(git_cmd, ROOT),
                     lambda: server.call(tool, args),
                     lambda: process_ms(se_cmd, ROOT), target,
-                    lambda: piped_ms(git_cmd, ROOT))
+                    lambda: piped_ms(git_cmd, ROOT),
+                    floor and (lambda: floor.call(server.size, git_cmd[1:])))
     finally:
         server.close()
+        if floor:
+            floor.close()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1344,11 +1403,17 @@ def write_report(args, sections: list[str], started: str) -> str:
             "ratio against the same git command whose output is read through a pipe, as an agent's",
             "shell tool reads it (reported, not judged). seneschal's answer holds the file list (line",
             "counts) and the patch, redacted (the content gate per hunk, then the executor's pass);",
-            "over MCP twice (a text block and `structuredContent`): the whole `HEAD~40` patch is about",
-            "6 MB on the wire against git's 2.8 MB. The content gate reads whole blobs for the files",
-            "whose hunks may hold key material and for every YAML and JSON file (their secrets can",
-            "span lines), the latter while git still writes the patch. A one-shot process cannot reach",
-            "1.5 × a small `git diff`: its own start is 0.8–0.9 ms of CPU beside git's 1.2–1.4 ms.",
+            "over MCP twice (a text block and `structuredContent`, as the specification asks): the",
+            "whole `HEAD~40` patch is about 4.7 MB on the wire against git's 2.2 MB. The content gate",
+            "reads whole blobs for the files whose hunks may hold key material (judged as git writes",
+            "each section, the blobs read on a thread while git goes on) and for every YAML and JSON",
+            "file (their secrets can span lines), as soon as git names them. Below each served row,",
+            "the transport floor (`benches/floor/floor.rs`, run in the same rounds): a server that",
+            "does nothing but run the same git command as seneschal runs it and send an answer line",
+            "of the size of seneschal's, read by this client as seneschal's is. No server that sends",
+            "that answer can be faster; when the floor is above the target, no such answer can meet",
+            "it. A one-shot process cannot reach 1.5 × a small `git diff`: its own start is",
+            "0.8–0.9 ms of CPU beside git's 1.2–1.4 ms.",
         ],
         "repo reads": [
             "The other git readers, each against the git command that gives the same facts (a process",
@@ -1362,8 +1427,10 @@ def write_report(args, sections: list[str], started: str) -> str:
             "twice (structured, and a text table), about 2.6 × git's bytes, and the executor redacts",
             "every string (subjects holding a secret word go through the rules); what is left beside",
             "git's run is that work after git exits (parse, encode, redact, render: about 2 ms for",
-            "1,000 commits) and the answer's travel. `repo.show` runs the commit's fields and its diff",
-            "as two git processes side by side, beside naming the first parent, against one `git show`.",
+            "1,000 commits) and the answer's travel. Below each served row, the transport floor as in",
+            "repo.diff (git and an answer of seneschal's size, nothing else). `repo.show` runs the",
+            "commit's fields and its diff as two git processes side by side, beside naming the first",
+            "parent, against one `git show`.",
         ],
         "Reference servers": [
             "seneschal against the two reference servers an agent would otherwise run beside it,",

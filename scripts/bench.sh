@@ -4,6 +4,8 @@
 # against rg, repo.diff against git diff, the git readers, the two reference servers, staging
 # at scale against git add) and rewrites docs/PERFORMANCE.md. Arguments go to the suite:
 # --quick, --only mcp,memory,http,build,growth,knowledge,files,diff,git,peers,stage, --no-write.
+# The diff and git sections also build benches/floor/floor.rs: the transport floor of a git
+# reader's answer (git and an answer of the same size, nothing else).
 # Builds go to $CARGO_TARGET_DIR when set (else ./target), and the suite reads them there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +28,11 @@ if wants http; then
 fi
 if wants memory; then
   cargo build --release --manifest-path benches/rmcp-anchor/Cargo.toml --target-dir target/rmcp-anchor
+fi
+# The transport floor of the git readers (benches/floor/floor.rs): one file, no dependencies.
+if wants diff || wants git; then
+  mkdir -p "$target/floor"
+  rustc -O --edition 2021 benches/floor/floor.rs -o "$target/floor/floor"
 fi
 # The reference servers of the "Reference servers" section, installed once under $target/peers.
 peers="$target/peers"
