@@ -70,6 +70,9 @@ pub const MCP_STDIO_PIPE: usize = 1024 * 1024;
 /// The room a tool result leaves for the JSON-RPC envelope of its answer, in bytes (an id of up
 /// to 90 bytes, and the newline of stdio).
 pub const MCP_ENVELOPE: usize = 128;
+/// The bytes of strings from which a tool result's structured content is written on a thread
+/// of its own while its text rendering is written (below, a thread costs more than it saves).
+pub const MCP_RENDER_APART: usize = 1024 * 1024;
 /// How often a task's client is asked to poll (`pollIntervalMs`), in milliseconds.
 pub const MCP_TASK_POLL_MS: u64 = 500;
 /// How often the subscriptions' feed looks at the knowledge index while someone listens, in

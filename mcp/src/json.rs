@@ -54,9 +54,16 @@ pub fn write_value(out: &mut String, v: &Value) {
 
 /// Appends `s` as a JSON string (quoted, escaped) to `out`.
 pub fn write_str(out: &mut String, s: &str) {
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
+    out.reserve(s.len() + 2);
     out.push('"');
+    write_contents(out, s, "");
+    out.push('"');
+}
+
+/// Appends `s` escaped as the contents of a JSON string to `out`, `after_newline` after each
+/// line break's escape (the indentation of a block's next line; its bytes are not escaped).
+pub fn write_contents(out: &mut String, s: &str, after_newline: &str) {
+    let bytes = s.as_bytes();
     // `copied` is the first byte not yet in `out`. Every byte escaped is ASCII, so each slice
     // of `s` cut before or after one is whole characters.
     let (mut copied, mut at) = (0, 0);
@@ -70,28 +77,31 @@ pub fn write_str(out: &mut String, s: &str) {
         // right one (a borrow runs toward the higher bytes).
         let i = at + (flags.trailing_zeros() / 8) as usize;
         out.push_str(&s[copied..i]);
-        push_escape(out, bytes[i]);
+        push_escape(out, bytes[i], after_newline);
         (copied, at) = (i + 1, i + 1);
     }
     for (i, &b) in bytes.iter().enumerate().skip(at) {
         if ESCAPE[b as usize] != 0 {
             out.push_str(&s[copied..i]);
-            push_escape(out, b);
+            push_escape(out, b, after_newline);
             copied = i + 1;
         }
     }
     out.push_str(&s[copied..]);
-    out.push('"');
 }
 
-/// Appends the escape of `b` (a byte JSON escapes).
-fn push_escape(out: &mut String, b: u8) {
+/// Appends the escape of `b` (a byte JSON escapes), and `after_newline` after a line break's.
+fn push_escape(out: &mut String, b: u8, after_newline: &str) {
     out.push('\\');
     match ESCAPE[b as usize] {
         b'u' => {
             out.push_str("u00");
             out.push(HEX[(b >> 4) as usize] as char);
             out.push(HEX[(b & 15) as usize] as char);
+        }
+        b'n' => {
+            out.push('n');
+            out.push_str(after_newline);
         }
         e => out.push(e as char),
     }

@@ -22,44 +22,68 @@ pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> Stri
     let own_text = blocks
         .first()
         .is_some_and(|b| b.get("type").and_then(Value::as_str) == Some("text"));
-    let rendered = (!own_text).then(|| text_of(v));
-    // Every part is written into one buffer ([`crate::json`]). Room for the text rendering and
-    // the JSON, which is rarely more than half again as long (a table's keys are written once
-    // in the text, on every record in the JSON), their escapes, the fields around them and the
-    // envelope of the answer (put in front of these bytes without a copy when it fits:
-    // `dispatch::response`).
+    // Every part is written into one buffer: the text rendering escaped as it is rendered
+    // ([`Escaped`]), the structured content after it ([`crate::json`]); a large answer's
+    // structured content is written on a thread of its own meanwhile. Room for the text
+    // rendering and the JSON (each about the answer's strings), their escapes, the fields around
+    // them and the envelope of the answer (put in front of these bytes without a copy when it
+    // fits: `dispatch::response`).
+    let strings = strings_len(v);
     let fields = 96
         + if era == Era::Modern {
             64 + server_info().len()
         } else {
             0
         };
-    let text_len = rendered.as_ref().map_or(256, String::len);
-    let mut out = String::with_capacity(text_len * 3 - text_len / 4 + fields + ENVELOPE);
-    out.push('{');
-    if era == Era::Modern {
-        out.push_str("\"resultType\":\"complete\",\"_meta\":{\"");
-        out.push_str(META_SERVER_INFO);
-        out.push_str("\":");
-        out.push_str(server_info());
-        out.push_str("},");
-    }
-    out.push_str("\"content\":[");
-    if let Some(rendered) = &rendered {
-        out.push_str("{\"type\":\"text\",\"text\":");
-        crate::json::write_str(&mut out, rendered);
-        out.push('}');
-    }
-    for (i, block) in blocks.iter().enumerate() {
-        if i > 0 || rendered.is_some() {
-            out.push(',');
+    let mut out = String::with_capacity(2 * strings + strings / 2 + 1024 + fields + ENVELOPE);
+    std::thread::scope(|scope| {
+        let apart = (strings >= seneschal_access::limits::MCP_RENDER_APART).then(|| {
+            scope.spawn(|| {
+                let mut json = String::with_capacity(strings + strings / 4 + 1024);
+                crate::json::write_value(&mut json, v);
+                json
+            })
+        });
+        out.push('{');
+        if era == Era::Modern {
+            out.push_str("\"resultType\":\"complete\",\"_meta\":{\"");
+            out.push_str(META_SERVER_INFO);
+            out.push_str("\":");
+            out.push_str(server_info());
+            out.push_str("},");
         }
-        crate::json::write_value(&mut out, block);
-    }
-    out.push_str("],\"structuredContent\":");
-    crate::json::write_value(&mut out, v);
-    out.push_str(",\"isError\":false}");
+        out.push_str("\"content\":[");
+        if !own_text {
+            out.push_str("{\"type\":\"text\",\"text\":\"");
+            let mut text = Escaped::new(&mut out);
+            render(v, &mut text);
+            text.trim_end();
+            out.push_str("\"}");
+        }
+        for (i, block) in blocks.iter().enumerate() {
+            if i > 0 || !own_text {
+                out.push(',');
+            }
+            crate::json::write_value(&mut out, block);
+        }
+        out.push_str("],\"structuredContent\":");
+        match apart {
+            Some(json) => out.push_str(&json.join().expect("writing JSON does not panic")),
+            None => crate::json::write_value(&mut out, v),
+        }
+        out.push_str(",\"isError\":false}");
+    });
     out
+}
+
+/// The bytes of the strings of `v`, object keys included: what its renderings are about.
+fn strings_len(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len(),
+        Value::Array(items) => items.iter().map(strings_len).sum(),
+        Value::Object(map) => map.iter().map(|(k, v)| k.len() + strings_len(v)).sum(),
+        Value::Null | Value::Bool(_) | Value::Number(_) => 8,
+    }
 }
 
 /// The room a result leaves for the envelope of its answer: `{"jsonrpc":"2.0","id":…,
@@ -98,76 +122,150 @@ pub(super) fn error_result(e: CapabilityError) -> CallToolError {
 /// an array of scalars as JSON; an array of records with one-line values as a table:
 /// `key: N × a | b | c`, then one indented row a record (a field it lacks, an empty cell);
 /// other items each after `- `.
+#[cfg(test)]
 pub(super) fn text_of(v: &Value) -> String {
     let mut out = String::new();
-    match v {
-        Value::Object(map) => fields(map, 0, &mut out),
-        other => field("", other, 0, &mut out),
-    }
+    render(v, &mut out);
     while out.ends_with('\n') {
         out.pop();
     }
     out
 }
 
-fn fields(map: &serde_json::Map<String, Value>, indent: usize, out: &mut String) {
+/// Where a text rendering is written: a `String` as it is, or, [`Escaped`], into a JSON
+/// string's contents as it is written (the rendering then is never a text of its own).
+trait Sink {
+    fn push_str(&mut self, s: &str);
+
+    fn push(&mut self, c: char) {
+        self.push_str(c.encode_utf8(&mut [0; 4]));
+    }
+
+    /// The lines of `s` (less one final line break), each after `prefix` and followed by a
+    /// line break.
+    fn block(&mut self, s: &str, prefix: &str) {
+        for line in s.strip_suffix('\n').unwrap_or(s).split('\n') {
+            self.push_str(prefix);
+            self.push_str(line);
+            self.push('\n');
+        }
+    }
+}
+
+impl Sink for String {
+    fn push_str(&mut self, s: &str) {
+        String::push_str(self, s);
+    }
+}
+
+/// A text rendering written as the contents of a JSON string, escaped as it goes, its final
+/// line breaks counted so that [`Escaped::trim_end`] takes them off as [`text_of`] does.
+struct Escaped<'a> {
+    out: &'a mut String,
+    newlines: usize,
+}
+
+impl<'a> Escaped<'a> {
+    fn new(out: &'a mut String) -> Self {
+        Escaped { out, newlines: 0 }
+    }
+
+    /// Takes off the final line breaks (`\n` each, escaped).
+    fn trim_end(self) {
+        let len = self.out.len() - 2 * self.newlines;
+        self.out.truncate(len);
+    }
+}
+
+impl Sink for Escaped<'_> {
+    fn push_str(&mut self, s: &str) {
+        if s.is_empty() {
+            return;
+        }
+        crate::json::write_contents(self.out, s, "");
+        let kept = s.trim_end_matches('\n').len();
+        self.newlines = if kept == 0 {
+            self.newlines + s.len()
+        } else {
+            s.len() - kept
+        };
+    }
+
+    fn block(&mut self, s: &str, prefix: &str) {
+        // Each line break of the block escaped with the next line's prefix after it: one pass
+        // over the block's bytes.
+        crate::json::write_contents(self.out, prefix, "");
+        crate::json::write_contents(self.out, s.strip_suffix('\n').unwrap_or(s), prefix);
+        self.out.push_str("\\n");
+        self.newlines = 1;
+    }
+}
+
+/// [`text_of`]'s rendering of `v` into `out`, its final line breaks kept.
+fn render(v: &Value, out: &mut impl Sink) {
+    match v {
+        Value::Object(map) => fields(map, 0, out),
+        other => field("", other, 0, out),
+    }
+}
+
+fn fields(map: &serde_json::Map<String, Value>, indent: usize, out: &mut impl Sink) {
     for (k, v) in map {
         field(k, v, indent, out);
     }
 }
 
-fn field(key: &str, v: &Value, indent: usize, out: &mut String) {
+fn field(key: &str, v: &Value, indent: usize, out: &mut impl Sink) {
     let pad = " ".repeat(indent);
-    let head = |out: &mut String| {
-        out.push_str(&pad);
+    let head = |out: &mut dyn FnMut(&str)| {
+        out(&pad);
         if !key.is_empty() {
-            out.push_str(key);
-            out.push(':');
+            out(key);
+            out(":");
         }
     };
     match v {
         Value::String(s) if s.contains('\n') => {
-            head(out);
+            head(&mut |t| out.push_str(t));
             out.push_str(if s.ends_with('\n') { " |\n" } else { " |-\n" });
-            for line in s.strip_suffix('\n').unwrap_or(s).split('\n') {
-                out.push_str(&pad);
-                out.push_str("  ");
-                out.push_str(line);
-                out.push('\n');
-            }
+            out.block(s, &format!("{pad}  "));
         }
         Value::Object(map) if !map.is_empty() => {
-            head(out);
+            head(&mut |t| out.push_str(t));
             out.push('\n');
             fields(map, indent + 2, out);
         }
         Value::Array(items) if !items.is_empty() && items.iter().any(|i| !is_scalar(i)) => {
-            head(out);
+            head(&mut |t| out.push_str(t));
             if let Some(cols) = table_columns(items) {
                 out.push_str(&format!(" {} × {}\n", items.len(), cols.join(" | ")));
+                let mut row = String::new();
                 for item in items {
-                    out.push_str(&pad);
-                    out.push_str("  ");
+                    // A row is rendered whole, then written: one write a row.
+                    row.clear();
+                    row.push_str(&pad);
+                    row.push_str("  ");
                     // A field the record lacks is an empty cell (an empty string is `""`).
                     let map = item.as_object().expect("a table's rows are records");
                     if same_keys(map, &cols) {
                         for (i, cell) in map.values().enumerate() {
                             if i > 0 {
-                                out.push_str(" | ");
+                                row.push_str(" | ");
                             }
-                            scalar_into(cell, out);
+                            scalar_into(cell, &mut row);
                         }
                     } else {
                         for (i, c) in cols.iter().enumerate() {
                             if i > 0 {
-                                out.push_str(" | ");
+                                row.push_str(" | ");
                             }
                             if let Some(cell) = map.get(c.as_str()) {
-                                scalar_into(cell, out);
+                                scalar_into(cell, &mut row);
                             }
                         }
                     }
-                    out.push('\n');
+                    row.push('\n');
+                    out.push_str(&row);
                 }
             } else {
                 out.push('\n');
@@ -185,7 +283,7 @@ fn field(key: &str, v: &Value, indent: usize, out: &mut String) {
             }
         }
         other => {
-            head(out);
+            head(&mut |t| out.push_str(t));
             if !key.is_empty() {
                 out.push(' ');
             }
@@ -304,9 +402,39 @@ fn reads_as_json(s: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{json, Value};
 
-    use super::text_of;
+    use super::{success_bytes, text_of, Era};
+
+    /// The text block a result carries, rendered escaped as it is written, is the text
+    /// rendering of the answer ([`text_of`]), and its structured content the answer, written
+    /// on a thread or not: blocks with and without a final line break, empty lines, escapes,
+    /// tables, items, nesting, and an answer large enough to be written apart.
+    #[test]
+    fn the_text_written_escaped_is_the_text_rendering() {
+        let patch = "diff --git a/x b/x\n@@ -1 +1 @@\n-\"a\"\t\\n\n+b\u{1}é\n";
+        let big = patch.repeat(seneschal_access::limits::MCP_RENDER_APART / patch.len() + 1);
+        let values = [
+            json!({"patch": patch, "files": [{"path": "x", "n": 1}, {"path": "y\\n", "n": 2}]}),
+            json!({"a": "ends\n\n", "b": "\n", "c": "\n\nx", "d": "no break", "e": "x\n\n\n"}),
+            json!({"items": [{"text": "two\nlines", "k": [1, 2]}, {"other": true}], "z": {}}),
+            json!({"nested": {"deep": {"s": "a\r\nb\\", "t": ""}}, "list": ["a", "b\\"]}),
+            json!({"trailing": "back\\"}),
+            json!("top\nlevel\n"),
+            json!({"patch": big, "rows": [{"a": "x", "b": "y"}, {"a": "\"", "b": "|"}]}),
+        ];
+        for v in &values {
+            for era in [Era::Legacy, Era::Modern] {
+                let result: Value = serde_json::from_str(&success_bytes(v, None, era)).unwrap();
+                assert_eq!(
+                    result["content"][0]["text"],
+                    Value::String(text_of(v)),
+                    "{v}"
+                );
+                assert_eq!(&result["structuredContent"], v);
+            }
+        }
+    }
 
     #[test]
     fn an_answer_reads_as_fields_tables_and_blocks() {
