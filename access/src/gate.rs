@@ -134,8 +134,8 @@ pub fn redacted_patch(patch: &str) -> Option<(String, usize)> {
     for piece in starts.windows(2) {
         let (start, end) = (piece[0], piece[1]);
         // Spans that end before this piece touch none after it.
-        while span.next_if(|s| s.1 <= start && s.0 < start).is_some() {}
-        if !span.peek().is_some_and(|s| s.0 < end) {
+        while span.next_if(|s| s.1 <= start).is_some() {}
+        if span.peek().is_none_or(|s| s.0 >= end) {
             continue;
         }
         if let Some((text, n)) = redacted_hunks(&patch[start..end]) {
