@@ -1806,34 +1806,9 @@ impl Judging {
         self.judge(patch)
     }
 
-    /// The files of `files` flagged so far (indices): [`Judging::files_of`] its headers.
+    /// The files of `files` flagged so far (indices): [`Headers::files_of`] its headers.
     pub fn flagged(&self, files: &[FileDiff]) -> Vec<usize> {
-        Judging::files_of(files, &self.headers)
-    }
-
-    /// The files of `files` (indices, in order) whose section header lines are `headers`,
-    /// every file when one of them is no file's (a path git quotes). Two files can share a
-    /// header line (two renames: `a/p b/q b/r` is `p` to `q b/r` and `p b/q` to `r`); both are
-    /// named.
-    pub fn files_of<'h>(
-        files: &[FileDiff],
-        headers: impl IntoIterator<Item = &'h Vec<u8>>,
-    ) -> Vec<usize> {
-        let names: Vec<String> = files.iter().map(FileDiff::patch_header).collect();
-        let mut named = vec![false; files.len()];
-        for header in headers {
-            let mut any = false;
-            for (i, name) in names.iter().enumerate() {
-                if name.as_bytes() == header.as_slice() {
-                    named[i] = true;
-                    any = true;
-                }
-            }
-            if !any {
-                return (0..files.len()).collect();
-            }
-        }
-        (0..files.len()).filter(|&i| named[i]).collect()
+        Headers::of(files).files_of(&self.headers)
     }
 
     /// Judges the sections of `patch` from the first not judged to its end.
@@ -1859,6 +1834,47 @@ impl Judging {
         }
         self.to = patch.len();
         new
+    }
+}
+
+/// The section header lines of a diff's files (`diff --git a/… b/…`), each with the files
+/// (indices) that have it: two files can share one (two renames: `a/p b/q b/r` is `p` to
+/// `q b/r` and `p b/q` to `r`).
+#[derive(Debug, Default)]
+pub struct Headers {
+    files: usize,
+    named: std::collections::HashMap<Vec<u8>, Vec<usize>>,
+}
+
+impl Headers {
+    /// The headers of `files`.
+    pub fn of(files: &[FileDiff]) -> Headers {
+        let mut named: std::collections::HashMap<Vec<u8>, Vec<usize>> = Default::default();
+        for (i, f) in files.iter().enumerate() {
+            named
+                .entry(f.patch_header().into_bytes())
+                .or_default()
+                .push(i);
+        }
+        Headers {
+            files: files.len(),
+            named,
+        }
+    }
+
+    /// The files (indices, in order) whose header lines are `headers`, every file when one of
+    /// them is no file's (a path git quotes).
+    pub fn files_of<'h>(&self, headers: impl IntoIterator<Item = &'h Vec<u8>>) -> Vec<usize> {
+        let mut named = vec![false; self.files];
+        for header in headers {
+            let Some(files) = self.named.get(header) else {
+                return (0..self.files).collect();
+            };
+            for &i in files {
+                named[i] = true;
+            }
+        }
+        (0..self.files).filter(|&i| named[i]).collect()
     }
 }
 
@@ -2883,6 +2899,33 @@ mod tests {
         flagged.sort_unstable();
         flagged.dedup();
         flagged
+    }
+
+    #[test]
+    fn a_header_names_every_file_that_has_it_and_an_unknown_one_every_file() {
+        let renamed = |from: &str, to: &str| FileDiff {
+            path: to.into(),
+            from: Some(from.into()),
+            change: "renamed",
+            additions: Some(0),
+            deletions: Some(0),
+            ids: (None, None),
+        };
+        // `p` to `q b/r` and `p b/q` to `r` share the line `diff --git a/p b/q b/r`.
+        let files = [
+            renamed("p", "q b/r"),
+            renamed("p b/q", "r"),
+            renamed("x", "y"),
+        ];
+        let headers = Headers::of(&files);
+        let line = |s: &str| s.as_bytes().to_vec();
+        assert_eq!(headers.files_of(&[line("diff --git a/p b/q b/r")]), [0, 1]);
+        assert_eq!(headers.files_of(&[line("diff --git a/x b/y")]), [2]);
+        assert_eq!(
+            headers.files_of(&[line("diff --git a/x b/y"), line("diff --git \"a/\\t\" b/t")]),
+            [0, 1, 2]
+        );
+        assert!(headers.files_of(&[]).is_empty());
     }
 
     #[test]

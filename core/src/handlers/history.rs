@@ -103,7 +103,8 @@ fn diffed(
     };
     let mut judging = git::Judging::default();
     let (diffed, mut cache) = std::thread::scope(|scope| {
-        let records: std::cell::RefCell<Option<Vec<FileDiff>>> = Default::default();
+        // The files shown, as soon as git's records name them, and their section headers.
+        let records: std::cell::RefCell<Option<(Vec<FileDiff>, git::Headers)>> = Default::default();
         let mut early = None;
         let mut reads: Vec<std::thread::ScopedJoinHandle<'_, _>> = Vec::new();
         let mut pending: Vec<String> = Vec::new();
@@ -122,15 +123,13 @@ fn diffed(
                 if !ids.is_empty() {
                     early = Some(scope.spawn(fetch(ids)));
                 }
-                *records.borrow_mut() = Some(all);
+                let shown: Vec<FileDiff> = all.into_iter().filter(is_shown).collect();
+                let headers = git::Headers::of(&shown);
+                *records.borrow_mut() = Some((shown, headers));
             },
             &mut |patch, at_cap| {
-                let Some(all) = records.borrow().as_deref().map(|all| {
-                    all.iter()
-                        .filter(|f| is_shown(f))
-                        .cloned()
-                        .collect::<Vec<_>>()
-                }) else {
+                let records = records.borrow();
+                let Some((shown, headers)) = records.as_ref() else {
                     return;
                 };
                 let flagged = if at_cap {
@@ -139,8 +138,7 @@ fn diffed(
                     judging.whole_sections(patch)
                 };
                 if !flagged.is_empty() {
-                    let files = git::Judging::files_of(&all, &flagged);
-                    let ids = git::judged_blobs(&all, &files).0;
+                    let ids = git::judged_blobs(shown, &headers.files_of(&flagged)).0;
                     pending.extend(ids.into_iter().filter(|id| asked.insert(id.clone())));
                 }
                 let idle = reads.last().is_none_or(|r| r.is_finished());
