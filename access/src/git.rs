@@ -2192,9 +2192,12 @@ fn run_capped_after(
             if let Some(l) = limit.filter(|l| !capped && out.len() > *l) {
                 capped = true;
                 (past.seen)(&out[body..l], true);
-            } else if limit.is_some() && past.step > 0 && out.len() - seen_at >= past.step {
-                seen_at = out.len();
-                (past.seen)(&out[body..], false);
+            } else if let Some(l) = limit.filter(|_| !capped) {
+                // Within the cap: once git writes past it, the cap's look was the last.
+                if past.step > 0 && out.len() - seen_at >= past.step {
+                    seen_at = out.len();
+                    (past.seen)(&out[body..out.len().min(l)], false);
+                }
             }
             let bound = limit.map_or(head_cap, |l| l + past.keep);
             if out.len() > bound {
