@@ -88,6 +88,64 @@ fn a_key_file_is_refused_or_left_out_by_every_reader() {
     three.finish();
 }
 
+/// A diff whose patch runs past several of the looks the gate takes while git writes it
+/// (one each 256 KiB): the key file's section, written in the middle of git's run, is judged
+/// there, and the file left out, whether its section is one a look finds whole or the last;
+/// the files around it are shown. Cut at the default cap, before the key's section, no key
+/// line reaches the answer either.
+#[test]
+fn a_key_file_in_a_long_patch_is_left_out_wherever_git_writes_it() {
+    let repo = scratch_repo();
+    let dir = repo.path();
+    let long = |tag: &str| -> String {
+        (0..9000)
+            .map(|i| format!("{tag} line {i} of a long text file\n"))
+            .collect()
+    };
+    for name in ["a-first.txt", "m-keyed.txt", "z-last.txt"] {
+        write(dir, name, format!("{name}\n").as_bytes());
+    }
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "three files"]);
+    write(dir, "a-first.txt", long("first").as_bytes());
+    write(dir, "m-keyed.txt", key(30).as_bytes());
+    write(dir, "z-last.txt", long("last").as_bytes());
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "long files and a key"]);
+    // The key as the only file after the first long one: its section is the last.
+    write(dir, "z-last.txt", b"z-last.txt\n");
+    let mut three = Three::new(dir);
+    let whole = 8 * 1024 * 1024;
+    for (input, shown) in [
+        (
+            json!({"from": "HEAD~1", "to": "HEAD", "max_bytes": whole}),
+            vec!["a-first.txt", "z-last.txt"],
+        ),
+        (
+            json!({"from": "HEAD~1", "max_bytes": whole}),
+            vec!["a-first.txt"],
+        ),
+    ] {
+        let answer = three.ok("repo.diff", input.clone());
+        clean(&format!("repo.diff {input}"), &answer);
+        assert_eq!(answer["skipped_secret_files"], 1, "{input}");
+        let files: Vec<&str> = answer["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["path"].as_str())
+            .collect();
+        assert_eq!(files, shown, "{input}");
+        let patch = answer["patch"].as_str().unwrap();
+        assert!(patch.contains("first line 8999"), "{input}");
+        assert!(!patch.contains("m-keyed.txt"), "{input}");
+    }
+    let cut = three.ok("repo.diff", json!({"from": "HEAD~1", "to": "HEAD"}));
+    clean("repo.diff at the default cap", &cut);
+    assert_eq!(cut["truncated"], true, "{cut}");
+    three.finish();
+}
+
 /// Two renames whose sections share one header (`p` to `q b/r` and `p b/q` to `r` both read
 /// `diff --git a/p b/q b/r`): the key file is judged and left out, whichever comes first, and
 /// the patch of the other is not cut from sections that cannot be told apart.
