@@ -152,6 +152,97 @@ pub fn redacted_patch(patch: &str) -> Option<(String, usize)> {
     Some((out, changed))
 }
 
+/// The starts of the sections of `patch` (each `diff --git ` line) at or after `from`.
+fn section_starts(patch: &[u8], from: usize) -> Vec<usize> {
+    memchr::memmem::find_iter(&patch[from..], b"diff --git ")
+        .map(|at| from + at)
+        .filter(|&at| at == 0 || patch[at - 1] == b'\n')
+        .collect()
+}
+
+/// Sections of a patch already passed through [`redacted_patch`], each kept with its text:
+/// [`GatedSections::redacted`] takes a section's answer from here when the patch it is given
+/// holds the same section, so that a patch gated section by section while git writes it is not
+/// gated again after. [`redacted_patch`] ends every hunk at a section's first line, so a
+/// section redacted alone is what it is in the whole patch.
+#[derive(Debug, Default)]
+pub struct GatedSections {
+    /// By header line: each section's text and its answer.
+    done: std::collections::HashMap<Vec<u8>, Vec<Gated>>,
+}
+
+/// A section's text and what [`redacted_patch`] answered for it.
+type Gated = (String, Option<(String, usize)>);
+
+impl GatedSections {
+    /// Gates the whole sections of `patch` (the patch read so far) from `from` (a section's
+    /// start) up to the start of its last section, which may not be whole yet, and returns
+    /// that start. A section `skip` refuses by its header line (a file redacted by the whole
+    /// file's redaction first), or that is not UTF-8, is left for later.
+    pub fn add_whole(&mut self, patch: &[u8], from: usize, skip: &dyn Fn(&[u8]) -> bool) -> usize {
+        let starts = section_starts(patch, from.min(patch.len()));
+        let Some(&last) = starts.last() else {
+            return from;
+        };
+        for pair in starts.windows(2) {
+            let section = &patch[pair[0]..pair[1]];
+            let header = section.split(|b| *b == b'\n').next().unwrap_or_default();
+            let Ok(text) = std::str::from_utf8(section) else {
+                continue;
+            };
+            if skip(header) {
+                continue;
+            }
+            let answer = redacted_patch(text);
+            self.done
+                .entry(header.to_vec())
+                .or_default()
+                .push((text.to_string(), answer));
+        }
+        last
+    }
+
+    /// [`redacted_patch`] of `patch`, section by section, each section gated before taken
+    /// from here.
+    pub fn redacted(&self, patch: &str) -> Option<(String, usize)> {
+        if self.done.is_empty() {
+            return redacted_patch(patch);
+        }
+        let bytes = patch.as_bytes();
+        let mut starts = section_starts(bytes, 0);
+        if starts.first() != Some(&0) {
+            starts.insert(0, 0);
+        }
+        starts.push(patch.len());
+        let (mut out, mut changed, mut copied) = (String::new(), 0usize, 0usize);
+        for pair in starts.windows(2) {
+            let (start, end) = (pair[0], pair[1]);
+            let section = &patch[start..end];
+            let header = section.split('\n').next().unwrap_or_default();
+            let known = self.done.get(header.as_bytes()).and_then(|all| {
+                all.iter()
+                    .find(|(text, _)| text == section)
+                    .map(|(_, answer)| answer.as_ref())
+            });
+            let answer = match known {
+                Some(answer) => answer.map(|(t, n)| (std::borrow::Cow::Borrowed(t.as_str()), *n)),
+                None => redacted_patch(section).map(|(t, n)| (std::borrow::Cow::Owned(t), n)),
+            };
+            if let Some((text, n)) = answer {
+                out.push_str(&patch[copied..start]);
+                out.push_str(&text);
+                copied = end;
+                changed += n;
+            }
+        }
+        if changed == 0 {
+            return None;
+        }
+        out.push_str(&patch[copied..]);
+        Some((out, changed))
+    }
+}
+
 /// [`redacted_patch`] of every hunk of `patch`.
 fn redacted_hunks(patch: &str) -> Option<(String, usize)> {
     let lines: Vec<&str> = patch.split('\n').collect();
@@ -450,6 +541,67 @@ mod tests {
                     redacted_patch_reference(&patch),
                     "{patch}"
                 );
+            }
+        }
+    }
+
+    /// Sections gated as a patch grows are taken back only where the patch finally gated holds
+    /// the same section: gating a patch after its sections were gated in pieces answers as
+    /// gating it whole, when it is that patch, when a section was left out, when its last is
+    /// cut, and when a section changed (a YAML file's, redacted by its whole file in between).
+    #[test]
+    fn sections_gated_as_the_patch_grows_answer_as_the_whole() {
+        let token = format!("ghp_{}", "a1B2".repeat(9));
+        let bodies = [
+            " plain\n-old\n+new".to_string(),
+            " password: hunter2hunter2\n-a\n+b".to_string(),
+            format!("-token = {token}\n+token = x"),
+            " api_key:\n-  s3cr3tvalu3xyz9\n+  0therS3cretValu3".to_string(),
+        ];
+        let section = |name: &str, body: &str| {
+            format!("diff --git a/{name} b/{name}\nindex 1..2 100644\n--- a/{name}\n+++ b/{name}\n@@ -1,3 +1,3 @@\n{body}\n")
+        };
+        for a in &bodies {
+            for b in &bodies {
+                let sections = [
+                    section("f", a),
+                    section("g", b),
+                    section("h", a),
+                    section("f", b),
+                ];
+                let patch = sections.concat();
+                for step in [1, 7, 40, patch.len()] {
+                    let mut gated = GatedSections::default();
+                    let mut to = 0;
+                    let mut at = step.min(patch.len());
+                    loop {
+                        to = gated.add_whole(&patch.as_bytes()[..at], to, &|h| h.ends_with(b"b/h"));
+                        if at == patch.len() {
+                            break;
+                        }
+                        at = (at + step).min(patch.len());
+                    }
+                    let changed = [
+                        section("f", a),
+                        section("g", &format!("{b}\n+more")),
+                        section("h", a),
+                    ]
+                    .concat();
+                    let finals = [
+                        patch.clone(),
+                        [
+                            sections[0].as_str(),
+                            sections[2].as_str(),
+                            sections[3].as_str(),
+                        ]
+                        .concat(),
+                        patch[..patch.len() - 9].to_string(),
+                        changed,
+                    ];
+                    for last in &finals {
+                        assert_eq!(gated.redacted(last), redacted_patch(last), "{last}");
+                    }
+                }
             }
         }
     }

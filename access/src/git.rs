@@ -1862,6 +1862,11 @@ impl Headers {
         }
     }
 
+    /// The files (indices) whose header line is `header`, if any has it.
+    pub fn named(&self, header: &[u8]) -> Option<&[usize]> {
+        self.named.get(header).map(Vec::as_slice)
+    }
+
     /// The files (indices, in order) whose header lines are `headers`, every file when one of
     /// them is no file's (a path git quotes).
     pub fn files_of<'h>(&self, headers: impl IntoIterator<Item = &'h Vec<u8>>) -> Vec<usize> {

@@ -102,6 +102,11 @@ fn diffed(
         }
     };
     let mut judging = git::Judging::default();
+    // The patch gate's redaction of each section, also done as git writes them (each once
+    // whole), but for the YAML and JSON files', which the whole file's redaction goes through
+    // first.
+    let mut gated = seneschal_access::gate::GatedSections::default();
+    let mut gated_to = 0;
     let (diffed, mut cache) = std::thread::scope(|scope| {
         // The files shown, as soon as git's records name them, and their section headers.
         let records: std::cell::RefCell<Option<(Vec<FileDiff>, git::Headers)>> = Default::default();
@@ -137,6 +142,14 @@ fn diffed(
                 } else {
                     judging.whole_sections(patch)
                 };
+                let whole_file = |header: &[u8]| {
+                    headers.named(header).is_none_or(|named| {
+                        named
+                            .iter()
+                            .any(|&i| seneschal_access::gate::spans_lines(&shown[i].path))
+                    })
+                };
+                gated_to = gated.add_whole(patch, gated_to, &whole_file);
                 if !flagged.is_empty() {
                     let ids = git::judged_blobs(shown, &headers.files_of(&flagged)).0;
                     pending.extend(ids.into_iter().filter(|id| asked.insert(id.clone())));
@@ -214,7 +227,8 @@ fn diffed(
         };
     }
     // Each hunk redacted as its file reads (the content gate), before the executor's pass:
-    // YAML and JSON files by the whole file's redaction, every hunk by its two sides.
+    // YAML and JSON files by the whole file's redaction, every hunk by its two sides (the
+    // sections gated while git wrote them taken as they were gated).
     let (mut patch, mut redactions) = (patch, 0u64);
     let whole: Vec<&FileDiff> = files
         .iter()
@@ -225,7 +239,7 @@ fn diffed(
         patch = text;
         redactions += n as u64;
     }
-    if let Some((text, n)) = seneschal_access::gate::redacted_patch(&patch) {
+    if let Some((text, n)) = gated.redacted(&patch) {
         patch = text;
         redactions += n as u64;
     }
