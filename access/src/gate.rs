@@ -21,6 +21,7 @@
 //! of the patch (counted in `skipped_secret_files`) when either side's blob holds a key; prompt
 //! images are refused by both rules.
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use crate::error::CapabilityError;
@@ -128,17 +129,30 @@ pub fn redacted_patch(patch: &str) -> Option<(String, usize)> {
             .map(|i| i + 1)
             .filter(|&i| bytes[i..].starts_with(b"@@") || bytes[i..].starts_with(b"diff --git ")),
     );
-    starts.push(patch.len());
-    let (mut out, mut changed, mut copied) = (String::new(), 0usize, 0usize);
     let mut span = spans.iter().peekable();
-    for piece in starts.windows(2) {
-        let (start, end) = (piece[0], piece[1]);
+    redacted_in_pieces(patch, starts, |start, end| {
         // Spans that end before this piece touch none after it.
         while span.next_if(|s| s.1 <= start).is_some() {}
         if span.peek().is_none_or(|s| s.0 >= end) {
-            continue;
+            return None;
         }
-        if let Some((text, n)) = redacted_hunks(&patch[start..end]) {
+        redacted_hunks(&patch[start..end]).map(|(text, n)| (Cow::Owned(text), n))
+    })
+}
+
+/// `patch` with each piece (from each of `starts`, which begins with 0, to the next or the
+/// end) replaced by `answer`'s text for it, where it has one; `None` when no piece's answer
+/// replaced anything, else the text and the sum of the answers' counts.
+fn redacted_in_pieces<'a>(
+    patch: &str,
+    mut starts: Vec<usize>,
+    mut answer: impl FnMut(usize, usize) -> Option<(Cow<'a, str>, usize)>,
+) -> Option<(String, usize)> {
+    starts.push(patch.len());
+    let (mut out, mut changed, mut copied) = (String::new(), 0usize, 0usize);
+    for piece in starts.windows(2) {
+        let (start, end) = (piece[0], piece[1]);
+        if let Some((text, n)) = answer(start, end) {
             out.push_str(&patch[copied..start]);
             out.push_str(&text);
             copied = end;
@@ -153,7 +167,7 @@ pub fn redacted_patch(patch: &str) -> Option<(String, usize)> {
 }
 
 /// The starts of the sections of `patch` (each `diff --git ` line) at or after `from`.
-fn section_starts(patch: &[u8], from: usize) -> Vec<usize> {
+pub fn section_starts(patch: &[u8], from: usize) -> Vec<usize> {
     memchr::memmem::find_iter(&patch[from..], b"diff --git ")
         .map(|at| from + at)
         .filter(|&at| at == 0 || patch[at - 1] == b'\n')
@@ -213,10 +227,7 @@ impl GatedSections {
         if starts.first() != Some(&0) {
             starts.insert(0, 0);
         }
-        starts.push(patch.len());
-        let (mut out, mut changed, mut copied) = (String::new(), 0usize, 0usize);
-        for pair in starts.windows(2) {
-            let (start, end) = (pair[0], pair[1]);
+        redacted_in_pieces(patch, starts, |start, end| {
             let section = &patch[start..end];
             let header = section.split('\n').next().unwrap_or_default();
             let known = self.done.get(header.as_bytes()).and_then(|all| {
@@ -224,22 +235,11 @@ impl GatedSections {
                     .find(|(text, _)| text == section)
                     .map(|(_, answer)| answer.as_ref())
             });
-            let answer = match known {
-                Some(answer) => answer.map(|(t, n)| (std::borrow::Cow::Borrowed(t.as_str()), *n)),
-                None => redacted_patch(section).map(|(t, n)| (std::borrow::Cow::Owned(t), n)),
-            };
-            if let Some((text, n)) = answer {
-                out.push_str(&patch[copied..start]);
-                out.push_str(&text);
-                copied = end;
-                changed += n;
+            match known {
+                Some(answer) => answer.map(|(t, n)| (Cow::Borrowed(t.as_str()), *n)),
+                None => redacted_patch(section).map(|(t, n)| (Cow::Owned(t), n)),
             }
-        }
-        if changed == 0 {
-            return None;
-        }
-        out.push_str(&patch[copied..]);
-        Some((out, changed))
+        })
     }
 }
 

@@ -1813,11 +1813,7 @@ impl Judging {
 
     /// Judges the sections of `patch` from the first not judged to its end.
     fn judge(&mut self, patch: &[u8]) -> Vec<Vec<u8>> {
-        let from = self.to.min(patch.len());
-        let mut starts: Vec<usize> = memchr::memmem::find_iter(&patch[from..], b"diff --git ")
-            .map(|at| from + at)
-            .filter(|&at| at == 0 || patch[at - 1] == b'\n')
-            .collect();
+        let mut starts = crate::gate::section_starts(patch, self.to.min(patch.len()));
         // Text before the first section of a piece belongs to the section judged last (a
         // patch read from its start opens with one).
         starts.push(patch.len());
@@ -1883,14 +1879,6 @@ impl Headers {
     }
 }
 
-/// The files of `files` (indices) whose sections of `patch` the content gate judges by
-/// content: [`Judging`] of the whole patch.
-pub fn judged_by_content(files: &[FileDiff], patch: &[u8]) -> Vec<usize> {
-    let mut judging = Judging::default();
-    judging.rest(patch);
-    judging.flagged(files)
-}
-
 /// The blob ids of the files `flagged` (both sides, those git names), each with its file.
 pub fn judged_blobs(files: &[FileDiff], flagged: &[usize]) -> (Vec<String>, Vec<usize>) {
     let mut names: Vec<String> = Vec::new();
@@ -1906,7 +1894,7 @@ pub fn judged_blobs(files: &[FileDiff], flagged: &[usize]) -> (Vec<String>, Vec<
 }
 
 /// The files of `files` (indices) that the content gate withholds from a patch: of each file
-/// `flagged` (whose section may hold key material: [`Judging`], [`judged_by_content`]), both
+/// `flagged` (whose section may hold key material: [`Judging`]), both
 /// whole sides are judged ([`crate::gate::content`]): the blobs by id, the working-tree file
 /// through the confined root when `worktree` (the diff's new side) and git named no blob. A
 /// blob too large to judge is withheld.
@@ -1965,9 +1953,7 @@ pub fn keep_sections(
     kept: &std::collections::HashSet<String>,
     known: &std::collections::HashSet<String>,
 ) -> Option<String> {
-    let mut starts: Vec<usize> = memchr::memmem::find_iter(patch.as_bytes(), b"diff --git ")
-        .filter(|at| *at == 0 || patch.as_bytes()[at - 1] == b'\n')
-        .collect();
+    let mut starts = crate::gate::section_starts(patch.as_bytes(), 0);
     if starts.first().is_some_and(|s| *s != 0) || (starts.is_empty() && !patch.is_empty()) {
         return None;
     }
@@ -2984,7 +2970,9 @@ mod tests {
         for patch in &patches {
             let patch = patch.as_bytes();
             let whole = judged_whole(&files, patch);
-            assert_eq!(judged_by_content(&files, patch), whole);
+            let mut at_once = Judging::default();
+            at_once.rest(patch);
+            assert_eq!(at_once.flagged(&files), whole);
             for step in 1..patch.len() {
                 let mut judging = Judging::default();
                 let mut at = step;

@@ -29,6 +29,16 @@ fn write(root: &Path, rel: &str, bytes: &[u8]) {
     std::fs::write(path, bytes).unwrap();
 }
 
+/// The paths of a diff answer's files.
+fn paths(answer: &Value) -> Vec<&str> {
+    answer["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["path"].as_str())
+        .collect()
+}
+
 /// No material line of the key is in `answer`.
 fn clean(what: &str, answer: &Value) {
     let text = answer.to_string();
@@ -68,12 +78,7 @@ fn a_key_file_is_refused_or_left_out_by_every_reader() {
         let answer = three.ok("repo.diff", input.clone());
         clean(&format!("repo.diff {input}"), &answer);
         assert_eq!(answer["skipped_secret_files"], 1, "{input}: {answer}");
-        let files: Vec<&str> = answer["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|f| f["path"].as_str())
-            .collect();
+        let files = paths(&answer);
         assert!(!files.contains(&"notes/deploy.txt"), "{files:?}");
     }
     // The other file of the same diff is still shown.
@@ -129,12 +134,7 @@ fn a_key_file_in_a_long_patch_is_left_out_wherever_git_writes_it() {
         let answer = three.ok("repo.diff", input.clone());
         clean(&format!("repo.diff {input}"), &answer);
         assert_eq!(answer["skipped_secret_files"], 1, "{input}");
-        let files: Vec<&str> = answer["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|f| f["path"].as_str())
-            .collect();
+        let files = paths(&answer);
         assert_eq!(files, shown, "{input}");
         let patch = answer["patch"].as_str().unwrap();
         assert!(patch.contains("first line 8999"), "{input}");
@@ -173,12 +173,7 @@ fn renames_sharing_a_header_are_both_judged() {
     let answer = three.ok("repo.diff", json!({"from": "HEAD~1", "to": "HEAD"}));
     clean("repo.diff", &answer);
     assert_eq!(answer["skipped_secret_files"], 1, "{answer}");
-    let files: Vec<&str> = answer["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["path"].as_str())
-        .collect();
+    let files = paths(&answer);
     assert_eq!(files, ["q b/r"], "{answer}");
     assert!(
         answer["patch"]
