@@ -765,15 +765,18 @@ fn cut(text: &mut String, cap: usize) -> bool {
     true
 }
 
-/// The last `limit` commits of `spec` (HEAD when it names no revision), newest first, and
-/// whether the answer was cut: git's answer read to [`RUN_CAP`] bytes (whole records kept; a
-/// first record larger than that keeps its fields, its subject cut), each subject to
-/// [`SUBJECT_CAP`]. Empty before the first commit, when no revision is named.
+/// The last `limit` commits of `spec` (HEAD when it names no revision), newest first, each
+/// given to `each` as soon as git has written it and the next byte (so a commit is never given
+/// that a cut would leave out), and whether the answer was cut: git's answer read to
+/// [`RUN_CAP`] bytes (whole records kept; a first record larger than that keeps its fields,
+/// its subject cut), each subject to [`SUBJECT_CAP`]. None before the first commit, when no
+/// revision is named. On an error, the commits given so far are no answer.
 pub fn log(
     repo: &Path,
     limit: u64,
     spec: &LogSpec<'_>,
-) -> Result<(Vec<Commit>, bool), CapabilityError> {
+    each: &mut dyn FnMut(Commit),
+) -> Result<bool, CapabilityError> {
     let n = format!("-n{limit}");
     let since = spec.since.as_ref().map(|d| format!("--since={d}"));
     let until = spec.until.as_ref().map(|d| format!("--until={d}"));
@@ -795,30 +798,156 @@ pub fn log(
     if let Some(p) = spec.path {
         args.push(p);
     }
-    let (out, more) = match run_capped(repo, &args, RUN_CAP) {
-        Ok(read) => read,
+    let mut records = LogRecords::new(RUN_CAP);
+    let mut cut_any = false;
+    let mut give = |mut c: Commit| {
+        cut_any |= cut(&mut c.subject, SUBJECT_CAP);
+        each(c);
+    };
+    let read = run_capped_feeding(repo, &args, RUN_CAP, &mut |bytes| {
+        records.feed(bytes, &mut give)
+    });
+    let more = match read {
+        Ok(more) => more,
         // Before the first commit HEAD names nothing: the log is empty. Asked only when git
         // fails, so a log pays for no question beside its own run.
-        Err(_) if spec.revs.is_empty() && head(repo)?.is_none() => return Ok((Vec::new(), false)),
+        Err(_) if spec.revs.is_empty() && head(repo)?.is_none() => return Ok(false),
         Err(f) => return Err(f.into_error("the log")),
     };
-    let mut fields = split_z(&out);
-    if more {
-        // The last field read is cut: keep the whole records before it, or the first record
-        // with its subject cut.
-        let whole = fields.len().saturating_sub(1) / LOG_FIELDS;
-        fields.truncate(if whole == 0 {
-            LOG_FIELDS
-        } else {
-            whole * LOG_FIELDS
-        });
+    records.finish(more, &mut give)?;
+    Ok(cut_any || more)
+}
+
+/// [`log`]'s records parsed as git writes them: fed git's bytes in pieces (those past `cap`
+/// ignored, as [`run_capped`] keeps none), it gives each record once the byte after it was
+/// read, and [`LogRecords::finish`] settles the rest as the whole answer read at once would
+/// (`log_records_fed_in_pieces_answer_as_the_whole`): every record when git ended, the whole
+/// records before the last field read when it was cut, or the first record with its subject
+/// cut when none is whole.
+struct LogRecords {
+    /// The bytes after the last record given.
+    tail: Vec<u8>,
+    /// How many bytes of `tail` were searched for field ends, and the ends found (each just
+    /// after its NUL), fewer than a record's.
+    searched: usize,
+    ends: Vec<usize>,
+    /// A whole record not yet followed by a byte.
+    held: Option<Commit>,
+    /// How many records were given, and how many more bytes are kept.
+    given: usize,
+    room: usize,
+}
+
+impl LogRecords {
+    fn new(cap: usize) -> Self {
+        LogRecords {
+            tail: Vec::new(),
+            searched: 0,
+            ends: Vec::with_capacity(LOG_FIELDS),
+            held: None,
+            given: 0,
+            room: cap,
+        }
     }
-    let mut commits = parse_fields(fields)?;
-    let mut cut_any = more;
-    for c in &mut commits {
-        cut_any |= cut(&mut c.subject, SUBJECT_CAP);
+
+    fn feed(&mut self, bytes: &[u8], each: &mut dyn FnMut(Commit)) {
+        let bytes = &bytes[..bytes.len().min(self.room)];
+        self.room -= bytes.len();
+        if bytes.is_empty() {
+            return;
+        }
+        if let Some(c) = self.held.take() {
+            self.given += 1;
+            each(c);
+        }
+        self.tail.extend_from_slice(bytes);
+        let mut start = 0;
+        loop {
+            for at in memchr::memchr_iter(0, &self.tail[self.searched..]) {
+                self.ends.push(self.searched + at + 1);
+                if self.ends.len() == LOG_FIELDS {
+                    break;
+                }
+            }
+            if self.ends.len() < LOG_FIELDS {
+                self.searched = self.tail.len();
+                break;
+            }
+            let end = self.ends[LOG_FIELDS - 1];
+            let mut from = start;
+            let text: [String; LOG_FIELDS] = std::array::from_fn(|i| {
+                let to = self.ends[i];
+                let field = field_text(&self.tail[from..to - 1]);
+                from = to;
+                field
+            });
+            let commit = commit_of(text);
+            self.ends.clear();
+            self.searched = end;
+            start = end;
+            if end < self.tail.len() {
+                self.given += 1;
+                each(commit);
+            } else {
+                self.held = Some(commit);
+            }
+        }
+        self.tail.drain(..start);
+        self.searched -= start;
+        self.ends.iter_mut().for_each(|e| *e -= start);
     }
-    Ok((commits, cut_any))
+
+    /// The end of git's answer: `more` when it was cut at the cap.
+    fn finish(mut self, more: bool, each: &mut dyn FnMut(Commit)) -> Result<(), CapabilityError> {
+        if more {
+            // The last field read is cut: the records before it were given; a record followed
+            // by nothing read is not whole. None whole: the first record, its subject cut.
+            if self.given > 0 {
+                return Ok(());
+            }
+            if let Some(c) = self.held.take() {
+                each(c);
+                return Ok(());
+            }
+            let mut fields = split_z(&self.tail);
+            fields.truncate(LOG_FIELDS);
+            parse_fields(fields)?.into_iter().for_each(each);
+            return Ok(());
+        }
+        if let Some(c) = self.held.take() {
+            each(c);
+        }
+        parse_fields(split_z(&self.tail))?
+            .into_iter()
+            .for_each(each);
+        Ok(())
+    }
+}
+
+/// One field of git's answer as text: as it is when it is UTF-8 (always, when the whole
+/// answer is), else with each invalid sequence replaced.
+fn field_text(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text.to_string(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
+}
+
+/// The commit of one record's six fields, in [`log`]'s format's order.
+fn commit_of(
+    [sha, parents, author_name, author_email, authored_at, subject]: [String; LOG_FIELDS],
+) -> Commit {
+    Commit {
+        sha: match sha.strip_prefix('\n') {
+            Some(rest) => rest.trim_start_matches('\n').to_string(),
+            None => sha,
+        },
+        parents: parents.split_whitespace().map(str::to_string).collect(),
+        author_name,
+        author_email,
+        authored_at,
+        subject,
+    }
 }
 
 /// Parses the NUL-separated fields of [`log`]'s format (records end in NUL too).
@@ -836,26 +965,10 @@ fn parse_fields(fields: Vec<String>) -> Result<Vec<Commit>, CapabilityError> {
     let mut commits = Vec::with_capacity(fields.len() / LOG_FIELDS);
     let mut f = fields.into_iter();
     // Each field moves into its commit: read once, never copied.
-    while let (
-        Some(sha),
-        Some(parents),
-        Some(author_name),
-        Some(author_email),
-        Some(authored_at),
-        Some(subject),
-    ) = (f.next(), f.next(), f.next(), f.next(), f.next(), f.next())
+    while let (Some(a), Some(b), Some(c), Some(d), Some(e), Some(g)) =
+        (f.next(), f.next(), f.next(), f.next(), f.next(), f.next())
     {
-        commits.push(Commit {
-            sha: match sha.strip_prefix('\n') {
-                Some(rest) => rest.trim_start_matches('\n').to_string(),
-                None => sha,
-            },
-            parents: parents.split_whitespace().map(str::to_string).collect(),
-            author_name,
-            author_email,
-            authored_at,
-            subject,
-        });
+        commits.push(commit_of([a, b, c, d, e, g]));
     }
     Ok(commits)
 }
@@ -874,6 +987,24 @@ pub fn run_capped(repo: &Path, args: &[&str], cap: usize) -> Result<(Vec<u8>, bo
     };
     run_capped_after(repo, args, b"", cap, cap, &mut |_| {}, past)
         .map(|(bytes, more, _)| (bytes, more))
+}
+
+/// [`run_capped`], each piece of git's output given to `feed` as it is read (those past the
+/// cap too: the reader counts), instead of kept; whether git had more to say.
+fn run_capped_feeding(
+    repo: &Path,
+    args: &[&str],
+    cap: usize,
+    feed: &mut dyn FnMut(&[u8]),
+) -> Result<bool, Failure> {
+    let past = Past {
+        feed,
+        read_on: 0,
+        keep: 0,
+        seen: &mut |_, _| {},
+        step: 0,
+    };
+    run_capped_after(repo, args, b"", cap, cap, &mut |_| {}, past).map(|(_, more, _)| more)
 }
 
 /// A revision from a client, refused as input when it could be read as an option.
@@ -3194,6 +3325,54 @@ u UU N... 100644 100644 100644 100644 a b c both.txt\0\
         assert_eq!(c[1].sha, "def");
         assert!(c[1].parents.is_empty());
         assert!(parse_log(b"abc\0p\0").is_err());
+    }
+
+    /// The records of a whole answer read at once, `more` when it was cut: the reference
+    /// [`LogRecords`] is held to.
+    fn log_read_whole(out: &[u8], more: bool) -> Result<Vec<Commit>, CapabilityError> {
+        let mut fields = split_z(out);
+        if more {
+            let whole = fields.len().saturating_sub(1) / LOG_FIELDS;
+            fields.truncate(if whole == 0 {
+                LOG_FIELDS
+            } else {
+                whole * LOG_FIELDS
+            });
+        }
+        parse_fields(fields)
+    }
+
+    #[test]
+    fn log_records_fed_in_pieces_answer_as_the_whole() {
+        let answers: [&[u8]; 4] = [
+            b"abc\0p1 p2\0Ann\0a@x\x002026-01-01T00:00:00+00:00\0subject one\0\ndef\0\0Bob\0b@x\x002026-01-02T00:00:00+00:00\0\0ghi\0abc\0C\xffd\0c@x\0t\0three\0",
+            // The last record without its terminator, then one field short.
+            b"abc\0\0A\0a@x\0t\0one\0def\0abc\0B\0b@x\0t\0two",
+            b"abc\0\0A\0a@x\0t\0one\0def\0abc\0B\0",
+            b"",
+        ];
+        for out in answers {
+            for cap in 0..=out.len() + 1 {
+                let more = out.len() > cap;
+                let kept = &out[..out.len().min(cap)];
+                let reference = log_read_whole(kept, more);
+                for piece in [1, 2, 3, 5, 7, 13, 64] {
+                    let mut records = LogRecords::new(cap);
+                    let mut given = Vec::new();
+                    for p in out.chunks(piece) {
+                        records.feed(p, &mut |c| given.push(c));
+                    }
+                    let answer = records.finish(more, &mut |c| given.push(c)).map(|()| given);
+                    match (&answer, &reference) {
+                        (Ok(a), Ok(r)) => assert_eq!(a, r, "cap {cap}, pieces of {piece}"),
+                        (Err(_), Err(_)) => {}
+                        _ => {
+                            panic!("cap {cap}, pieces of {piece}: {answer:?} against {reference:?}")
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -184,6 +184,8 @@ pub struct Call<'a> {
     /// While the gate plans the write: where its one runner hands the plan (or its key's
     /// replay) instead of applying it.
     planned: Option<std::cell::RefCell<Option<crate::store::Captured>>>,
+    /// The items of one array of the answer, given while the handler reads them ([`Call::part`]).
+    parts: std::cell::RefCell<crate::parts::Parts>,
 }
 
 impl std::ops::Deref for Call<'_> {
@@ -206,6 +208,7 @@ impl<'a> Call<'a> {
             peer,
             approved_by: None,
             planned: None,
+            parts: Default::default(),
         }
     }
 
@@ -225,6 +228,7 @@ impl<'a> Call<'a> {
             peer: self.peer.clone(),
             approved_by: None,
             planned: Some(std::cell::RefCell::new(None)),
+            parts: Default::default(),
         }
     }
 
@@ -270,6 +274,25 @@ impl<'a> Call<'a> {
             .snapshot_reporting(&self.repo, &|p, total, message| {
                 rising.report(p, total, message)
             })
+    }
+
+    /// Gives one item of the array `field` of the answer, as soon as the handler has read it
+    /// (a commit of `repo.log` while git writes the next): the executor encodes and discloses
+    /// it while the handler goes on, and puts every item given in that array, which the
+    /// handler's `Output` leaves empty ([`crate::parts::Parts`]).
+    pub fn part<T: serde::Serialize>(&self, field: &'static str, item: &T) {
+        self.parts.borrow_mut().push(field, item);
+    }
+
+    /// The call, its items ([`Call::part`]) gathered into `parts`.
+    pub(crate) fn with_parts(self, parts: crate::parts::Parts) -> Self {
+        *self.parts.borrow_mut() = parts;
+        self
+    }
+
+    /// The items given so far ([`Call::part`]), taken by the executor.
+    pub(crate) fn take_parts(&self) -> crate::parts::Parts {
+        std::mem::take(&mut *self.parts.borrow_mut())
     }
 
     /// Whether the call was cancelled.

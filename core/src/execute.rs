@@ -2,7 +2,9 @@
 //!
 //! A handler returns its generated `Output` struct (a wrong shape does not compile); the
 //! generated dispatch serializes it once, to the `serde_json::Value` that disclosure redacts
-//! and the transports print.
+//! and the transports print. A handler that reads a long list from a source that writes it
+//! bit by bit (git) may give the list's items one by one as it reads them ([`Call::part`]):
+//! they are serialized and disclosed here meanwhile ([`crate::parts::Parts`]), and the answer is the same.
 //!
 //! **Architecture invariant:** every transport (CLI, MCP, HTTP) calls [`execute`]; nothing
 //! else calls a handler, and there is no transport-only branch below this line.
@@ -10,7 +12,7 @@
 //! **Disclosure choke point:** the answer of every capability whose `disclosure` is
 //! `repository` — and its error: message, pointer and data — passes
 //! [`seneschal_access::redact::redact_value`] here, after the handler and before any transport, every
-//! string and object key of it. Handlers never redact for disclosure (a handler may redact
+//! string and object key of it, the items given apart ([`crate::parts::Parts`]) included. Handlers never redact for disclosure (a handler may redact
 //! text it matches, as files.search does, and report its count). The field `redactions` is
 //! reserved: an integer `redactions` at the top level of an answer receives the executor's
 //! count added to the handler's. The knowledge objects the MCP projection lists and reads as
@@ -24,6 +26,7 @@ use std::sync::OnceLock;
 use serde_json::{json, Value};
 
 use crate::context::{Call, Context};
+use crate::parts::Parts;
 use crate::registry::{self, Descriptor, Kind, CAPABILITIES};
 use crate::store::Captured;
 use seneschal_access::error::CapabilityError;
@@ -192,8 +195,8 @@ pub fn execute_index(
     let Caller { transport, peer } = caller;
     // The call's metadata is a value the executor hands down: the handler, the approval gate
     // and the store's records read it from the call, never from the thread.
-    let mut call = Call::new(ctx, transport, peer);
     let d = &CAPABILITIES[index];
+    let mut call = Call::new(ctx, transport, peer).with_parts(Parts::of(d.disclosure));
     if let Some(e) = planned(d.id, &d.class) {
         return Err(e);
     }
@@ -273,7 +276,9 @@ pub fn execute_index(
         Some(Captured::Replay(answer)) => Ok(answer),
         None => answer(&call, index, d, input),
     };
-    let output = disclose(d, result)?;
+    let parts = call.take_parts();
+    let (mut output, n) = parts.settle(d, disclose(d, result)?)?;
+    count_redactions(&mut output, n);
     #[cfg(debug_assertions)]
     check_output(index, d, &output)?;
     Ok(output)
@@ -492,16 +497,22 @@ fn disclose(
     match result {
         Ok(mut output) => {
             let n = redact_value(&mut output);
-            if n > 0 {
-                if let Some(field) = output.get_mut(REDACTIONS_FIELD) {
-                    if let Some(before) = field.as_u64() {
-                        *field = json!(before.saturating_add(n as u64));
-                    }
-                }
-            }
+            count_redactions(&mut output, n);
             Ok(output)
         }
         Err(e) => Err(disclose_error(e)),
+    }
+}
+
+/// Adds `n` replacements to the answer's [`REDACTIONS_FIELD`], when it has one.
+fn count_redactions(output: &mut Value, n: usize) {
+    if n == 0 {
+        return;
+    }
+    if let Some(field) = output.get_mut(REDACTIONS_FIELD) {
+        if let Some(before) = field.as_u64() {
+            *field = json!(before.saturating_add(n as u64));
+        }
     }
 }
 

@@ -13,5 +13,6 @@ pub mod execute;
 mod gitwrite;
 mod handlers;
 pub mod interact;
+pub mod parts;
 pub mod registry;
 pub mod store;

@@ -607,20 +607,27 @@ pub fn log(ctx: &Call, input: repo_log::Input) -> Result<repo_log::Output, Capab
         path: path.as_deref(),
     };
     let limit = input.limit.get();
-    // One commit more than asked tells whether the history goes on.
-    let (mut commits, cut) = git::log(&root, limit.saturating_add(1), &spec)?;
-    let truncated = cut || commits.len() as u64 > limit;
-    commits.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-    let commits = commits
-        .into_iter()
-        .map(|c| repo_log::OutputCommitsItem {
-            sha: c.sha,
-            parents: c.parents,
-            author_name: c.author_name,
-            author_email: c.author_email,
-            authored_at: c.authored_at,
-            subject: c.subject,
-        })
-        .collect();
+    // One commit more than asked tells whether the history goes on. Each commit is given to
+    // the executor as git writes the next (encoded and disclosed meanwhile): the answer's
+    // `commits` is filled there.
+    let mut read: u64 = 0;
+    let cut = git::log(&root, limit.saturating_add(1), &spec, &mut |c| {
+        read += 1;
+        if read <= limit {
+            ctx.part(
+                "commits",
+                &repo_log::OutputCommitsItem {
+                    sha: c.sha,
+                    parents: c.parents,
+                    author_name: c.author_name,
+                    author_email: c.author_email,
+                    authored_at: c.authored_at,
+                    subject: c.subject,
+                },
+            );
+        }
+    })?;
+    let truncated = cut || read > limit;
+    let commits = Vec::new();
     Ok(repo_log::Output { commits, truncated })
 }

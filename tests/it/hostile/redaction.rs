@@ -623,3 +623,49 @@ fn a_secret_in_a_file_name_leaves_no_trace_in_list_cursors() {
     );
     assert_eq!(input["cursor"], Value::Null);
 }
+
+/// `repo.log` gives its commits to the executor as git writes them, and the executor redacts
+/// them in batches while git goes on (`parts::Parts`): a secret in the first batch, in a
+/// middle one and in the last (the one settled after git ends) is replaced on every transport,
+/// and every other subject is as it was written.
+#[test]
+fn a_long_log_is_redacted_in_every_batch_on_every_transport() {
+    let repo = scratch_repo();
+    let dir = repo.path();
+    let token = format!("ghp_{}", "A1b2C3d4".repeat(5));
+    let subject = |k: usize| match k {
+        70 => format!("rotate {token}"),
+        36 => format!("fix login password=hunter2-{k}-x"),
+        2 => format!("note: a token={token}"),
+        _ => format!("step {k}"),
+    };
+    for k in 1..=70 {
+        git(dir, &["commit", "-q", "--allow-empty", "-m", &subject(k)]);
+    }
+    let mut three = crate::support::Three::new(dir);
+    let log = three.ok("repo.log", json!({"limit": 100}));
+    three.finish();
+    let text = log.to_string();
+    assert!(
+        !text.contains(&token) && !text.contains("hunter2"),
+        "{text}"
+    );
+    let subjects: Vec<&str> = log["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["subject"].as_str().unwrap())
+        .collect();
+    assert_eq!(subjects.len(), 71, "{text}");
+    assert_eq!(log["truncated"], false);
+    // Newest first: commit 70 is the first item, 36 the 35th, 2 the 69th.
+    assert_eq!(subjects[0], "rotate [REDACTED]");
+    assert_eq!(subjects[34], "fix login password=[REDACTED]");
+    assert_eq!(subjects[68], "note: a token=[REDACTED]");
+    for (i, s) in subjects.iter().enumerate() {
+        if ![0, 34, 68, 70].contains(&i) {
+            assert_eq!(*s, subject(70 - i), "item {i}");
+        }
+    }
+    assert_eq!(subjects[70], "initial");
+}
