@@ -343,7 +343,7 @@ fn scalar_into(v: &Value, out: &mut String) {
         Value::String(s)
             if !s.is_empty()
                 && s.trim() == s
-                && !s.contains(" | ")
+                && !holds_bar(s)
                 && !s.starts_with(['"', '[', '{', '|', '-'])
                 && !reads_as_json(s) =>
         {
@@ -355,6 +355,13 @@ fn scalar_into(v: &Value, out: &mut String) {
         }
         other => out.push_str(&other.to_string()),
     }
+}
+
+/// Whether `s` holds ` | `, the separator of a table's cells (found from its rare `|`: a
+/// search of the three bytes is set up anew for every cell, and costs more than the cell).
+fn holds_bar(s: &str) -> bool {
+    let b = s.as_bytes();
+    memchr::memchr_iter(b'|', b).any(|i| i > 0 && b[i - 1] == b' ' && b.get(i + 1) == Some(&b' '))
 }
 
 /// Whether `s` (trimmed, not opening a string, an array, an object or a negative number) is
