@@ -903,7 +903,7 @@ fn gates() -> &'static (AhoCorasick, Vec<u32>) {
             }
         }
         let ac = AhoCorasick::builder()
-            .kind(Some(AhoCorasickKind::ContiguousNFA))
+            .kind(Some(AhoCorasickKind::DFA))
             .ascii_case_insensitive(true)
             .build(gates)
             .expect("the gates are literals");
