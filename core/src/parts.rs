@@ -107,9 +107,8 @@ impl Parts {
         match output.get_mut(field) {
             Some(Value::Array(held)) if held.is_empty() => *held = self.items,
             _ => {
-                return Err(wrong(format!(
-                "gave items of `{field}` apart, and its answer holds no empty `{field}` for them"
-            )))
+                let why = format!("gave items of `{field}` apart, and its answer holds no empty");
+                return Err(wrong(format!("{why} `{field}` for them")));
             }
         }
         Ok((output, self.redactions))
@@ -127,7 +126,7 @@ mod tests {
 
     /// Items of a `repository` answer given one by one are redacted as the whole answer is:
     /// every batch disclosed while the handler goes on, the last one at the end, object keys
-    /// included, and the count added to the answer's `redactions`.
+    /// included, and the count is the whole answer's.
     #[test]
     fn parts_answer_as_the_whole_answer() {
         let secret = |i: usize| format!("password=hunter2-{i}-x");
