@@ -516,21 +516,29 @@ mod tests {
         (changed > 0).then(|| (lines.join("\n"), changed))
     }
 
+    /// Hunk bodies: plain, a secret on a context line, on removed and added lines, and a value
+    /// below its key.
+    fn hunk_bodies(token: &str) -> Vec<String> {
+        vec![
+            " plain\n-old\n+new".to_string(),
+            " password: hunter2hunter2\n-a\n+b".to_string(),
+            format!("-token = {token}\n+token = x"),
+            " api_key:\n-  s3cr3tvalu3xyz9\n+  0therS3cretValu3".to_string(),
+        ]
+    }
+
     /// Every hunk shape with a secret on a context line, an added or a removed line, a value
     /// below its key, a block scalar and a key block answers as the reference does.
     #[test]
     fn redacted_patch_answers_as_its_reference() {
         let token = format!("ghp_{}", "a1B2".repeat(9));
-        let bodies = [
-            " plain\n-old\n+new".to_string(),
-            " password: hunter2hunter2\n-a\n+b".to_string(),
-            format!("-token = {token}\n+token = x"),
-            " api_key:\n-  s3cr3tvalu3xyz9\n+  0therS3cretValu3".to_string(),
+        let mut bodies = hunk_bodies(&token);
+        bodies.extend([
             " key: |\n   line one s3cr3t99999\n+  added s3cr3t88888".to_string(),
             "+-----BEGIN RSA PRIVATE KEY-----\n+MIIEowIBAAKCAQEA1234567890abcdef\n+-----END RSA PRIVATE KEY-----".to_string(),
             format!(" secret={token}\n secret={token}\n-x\n+y"),
             String::new(),
-        ];
+        ]);
         for a in &bodies {
             for b in &bodies {
                 let patch = format!(
@@ -552,12 +560,7 @@ mod tests {
     #[test]
     fn sections_gated_as_the_patch_grows_answer_as_the_whole() {
         let token = format!("ghp_{}", "a1B2".repeat(9));
-        let bodies = [
-            " plain\n-old\n+new".to_string(),
-            " password: hunter2hunter2\n-a\n+b".to_string(),
-            format!("-token = {token}\n+token = x"),
-            " api_key:\n-  s3cr3tvalu3xyz9\n+  0therS3cretValu3".to_string(),
-        ];
+        let bodies = hunk_bodies(&token);
         let section = |name: &str, body: &str| {
             format!("diff --git a/{name} b/{name}\nindex 1..2 100644\n--- a/{name}\n+++ b/{name}\n@@ -1,3 +1,3 @@\n{body}\n")
         };

@@ -808,7 +808,7 @@ pub fn log(
         records.feed(bytes, &mut give)
     });
     let more = match read {
-        Ok(more) => more,
+        Ok((_, more)) => more,
         // Before the first commit HEAD names nothing: the log is empty. Asked only when git
         // fails, so a log pays for no question beside its own run.
         Err(_) if spec.revs.is_empty() && head(repo)?.is_none() => return Ok(false),
@@ -950,12 +950,7 @@ fn commit_of(
     }
 }
 
-/// Parses the NUL-separated fields of [`log`]'s format (records end in NUL too).
-pub fn parse_log(out: &[u8]) -> Result<Vec<Commit>, CapabilityError> {
-    parse_fields(split_z(out))
-}
-
-/// [`parse_log`] of the fields already split.
+/// The commits of the NUL-separated fields of [`log`]'s format (records end in NUL too).
 fn parse_fields(fields: Vec<String>) -> Result<Vec<Commit>, CapabilityError> {
     if fields.len() % LOG_FIELDS != 0 {
         return Err(CapabilityError::internal(
@@ -977,26 +972,18 @@ fn parse_fields(fields: Vec<String>) -> Result<Vec<Commit>, CapabilityError> {
 /// git had more to say (then the child is killed, never read to its end). stderr is read on a
 /// thread of its own, so a chatty git never blocks on a full pipe.
 pub fn run_capped(repo: &Path, args: &[&str], cap: usize) -> Result<(Vec<u8>, bool), Failure> {
-    // An empty marker is found at once: the cap counts from the first byte.
-    let past = Past {
-        feed: &mut |_| {},
-        read_on: 0,
-        keep: 0,
-        seen: &mut |_, _| {},
-        step: 0,
-    };
-    run_capped_after(repo, args, b"", cap, cap, &mut |_| {}, past)
-        .map(|(bytes, more, _)| (bytes, more))
+    run_capped_feeding(repo, args, cap, &mut |_| {})
 }
 
-/// [`run_capped`], each piece of git's output given to `feed` as it is read (those past the
-/// cap too: the reader counts), instead of kept; whether git had more to say.
+/// [`run_capped`], each piece of git's output also given to `feed` as it is read (those past
+/// the cap too: the reader counts).
 fn run_capped_feeding(
     repo: &Path,
     args: &[&str],
     cap: usize,
     feed: &mut dyn FnMut(&[u8]),
-) -> Result<bool, Failure> {
+) -> Result<(Vec<u8>, bool), Failure> {
+    // An empty marker is found at once: the cap counts from the first byte.
     let past = Past {
         feed,
         read_on: 0,
@@ -1004,7 +991,8 @@ fn run_capped_feeding(
         seen: &mut |_, _| {},
         step: 0,
     };
-    run_capped_after(repo, args, b"", cap, cap, &mut |_| {}, past).map(|(_, more, _)| more)
+    run_capped_after(repo, args, b"", cap, cap, &mut |_| {}, past)
+        .map(|(bytes, more, _)| (bytes, more))
 }
 
 /// A revision from a client, refused as input when it could be read as an option.
@@ -3319,12 +3307,12 @@ u UU N... 100644 100644 100644 100644 a b c both.txt\0\
     #[test]
     fn log_records_are_parsed() {
         let out = b"abc\0p1 p2\0Ann\0a@x\x002026-01-01T00:00:00+00:00\0subject one\0\ndef\0\0Bob\0b@x\x002026-01-02T00:00:00+00:00\0two\0";
-        let c = parse_log(out).unwrap();
+        let c = log_read_whole(out, false).unwrap();
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].parents, vec!["p1", "p2"]);
         assert_eq!(c[1].sha, "def");
         assert!(c[1].parents.is_empty());
-        assert!(parse_log(b"abc\0p\0").is_err());
+        assert!(log_read_whole(b"abc\0p\0", false).is_err());
     }
 
     /// The records of a whole answer read at once, `more` when it was cut: the reference

@@ -172,23 +172,13 @@ fn log_limits_filters_by_path_and_refuses_bad_paths() {
     commit(dir, "b.txt", "1\n", "only b");
     commit(dir, "a.txt", "2\n", "second a");
     let v = ok(dir, "repo.log", json!({"limit": 2}));
-    let subjects: Vec<&str> = v["commits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["subject"].as_str().unwrap())
-        .collect();
+    let subjects = crate::support::subjects(&v);
     assert_eq!(subjects, ["second a", "only b"]);
     assert_eq!(v["truncated"], true);
     assert_eq!(v["commits"][0]["author_name"], "Test");
     assert_eq!(v["commits"][0]["parents"].as_array().unwrap().len(), 1);
     let v = ok(dir, "repo.log", json!({"path": "a.txt"}));
-    let subjects: Vec<&str> = v["commits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["subject"].as_str().unwrap())
-        .collect();
+    let subjects = crate::support::subjects(&v);
     assert_eq!(subjects, ["second a", "first a"]);
     assert_eq!(v["truncated"], false);
     // A deleted path keeps its history; a glob character is taken literally.

@@ -63,12 +63,7 @@ fn every_git_reader_serves_a_linked_worktree() {
     let from = three.ok("repo.diff", json!({"from": "HEAD~1"}));
     assert!(from["patch"].as_str().unwrap().contains("+two"), "{from}");
     let log = three.ok("repo.log", json!({"limit": 5}));
-    let subjects: Vec<&str> = log["commits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["subject"].as_str().unwrap())
-        .collect();
+    let subjects = crate::support::subjects(&log);
     assert_eq!(subjects, ["two", "a", "initial"], "{log}");
     let show = three.ok("repo.show", json!({"rev": "HEAD"}));
     assert_eq!(show["subject"], "two", "{show}");

@@ -469,6 +469,18 @@ mod tests {
     /// The cheap test of a cell that would read as JSON agrees with serde_json's parser on
     /// every string a cell can be (trimmed, not opening with a quote, a bracket, a brace or a
     /// minus).
+    /// The cell separator is found from its `|` exactly where a substring search finds it:
+    /// at either end, doubled, beside other blanks, after text outside ASCII.
+    #[test]
+    fn holds_bar_answers_as_a_substring_search() {
+        for s in [
+            "", "|", " | ", "a | b", "a|b", "a |b", "a| b", " |", "| ", "||", " || ", " | | ",
+            "a  |  b", "\t|\t", "é | x", "x |", "| x", "a ||| b", "a || b",
+        ] {
+            assert_eq!(super::holds_bar(s), s.contains(" | "), "{s:?}");
+        }
+    }
+
     #[test]
     fn reads_as_json_as_serde_json_parses() {
         let mut samples: Vec<String> = [

@@ -454,12 +454,7 @@ fn knowledge_answers_are_redacted_on_every_transport() {
         "{search}"
     );
     let log = answers.json("cli repo.log {} stdout");
-    let subjects: Vec<&str> = log["commits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["subject"].as_str().unwrap())
-        .collect();
+    let subjects = crate::support::subjects(&log);
     assert_eq!(
         subjects[..2],
         ["rotate [REDACTED]", "fix login password=[REDACTED]"]
@@ -650,12 +645,7 @@ fn a_long_log_is_redacted_in_every_batch_on_every_transport() {
         !text.contains(&token) && !text.contains("hunter2"),
         "{text}"
     );
-    let subjects: Vec<&str> = log["commits"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["subject"].as_str().unwrap())
-        .collect();
+    let subjects = crate::support::subjects(&log);
     assert_eq!(subjects.len(), 71, "{text}");
     assert_eq!(log["truncated"], false);
     // Newest first: commit 70 is the first item, 36 the 35th, 2 the 69th.

@@ -117,6 +117,16 @@ pub fn scratch_repo() -> tempfile::TempDir {
     dir
 }
 
+/// The subjects of a `repo.log` answer, newest first.
+pub fn subjects(log: &serde_json::Value) -> Vec<&str> {
+    log["commits"]
+        .as_array()
+        .expect("a log's commits")
+        .iter()
+        .map(|c| c["subject"].as_str().expect("a subject"))
+        .collect()
+}
+
 /// Runs git in `dir`, panicking on failure.
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let o = Command::new("git")
