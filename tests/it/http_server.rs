@@ -795,6 +795,45 @@ fn connections_over_the_cap_wait_for_a_free_one() {
     drop(idle);
 }
 
+/// A request pipelined behind the one being answered is never idle between the two, so a
+/// newcomer at the cap waits for the whole pipeline instead of taking the connection's place
+/// between two of its answers (it did, now and then, when each answer left the connection
+/// idle for a moment: the test above then saw a third client served).
+#[test]
+fn a_pipeline_keeps_its_connection_at_the_cap() {
+    const REQUESTS: usize = 1500;
+    let s = start(&["--max-connections", "1"]);
+    let host = s.host();
+    let mut a = s.connect();
+    a.write(
+        format!("GET /api/v1/server/status HTTP/1.1\r\nHost: {host}\r\n\r\n")
+            .repeat(REQUESTS)
+            .as_bytes(),
+    );
+    assert!(a.answered_within(BOUND));
+    let reader = std::thread::spawn(move || {
+        let mut answered = 0;
+        while answered < REQUESTS && a.answered_within(BOUND) {
+            // An evicted connection ends here: EOF before the next answer.
+            if a.at_end() {
+                break;
+            }
+            assert_eq!(a.read(false).status, 200);
+            answered += 1;
+        }
+        answered
+    });
+    // The newcomer is served once the pipeline has been answered whole.
+    let mut b = s.connect();
+    b.write(format!("GET /api/v1/server/status HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes());
+    assert_eq!(b.read(false).status, 200);
+    let answered = reader.join().expect("the pipeline's reader");
+    assert_eq!(
+        answered, REQUESTS,
+        "the pipelined connection was closed after {answered} of {REQUESTS} answers"
+    );
+}
+
 /// A chunked body is decoded whole (chunk extensions and trailer fields allowed) before the
 /// request runs, and the request pipelined after it is read from where the body ended; a
 /// malformed chunk size is 400 and closes.

@@ -298,6 +298,28 @@ fn at_the_cap_the_longest_idle_connection_makes_room() {
     }
 }
 
+/// A complete request with the start of another pipelined behind it: once the first is
+/// answered, the second is an incomplete request like any other, and makes room at the cap
+/// (it is not held busy, as a pipelined request read whole from the buffer is).
+#[test]
+fn a_pipelined_incomplete_request_makes_room_at_the_cap() {
+    let s = start(&[&["--max-connections", "1"][..], &PATIENT].concat());
+    let host = s.host();
+    let status = "/api/v1/server/status";
+    let mut c = s.connect();
+    c.write(
+        format!("GET {status} HTTP/1.1\r\nHost: {host}\r\n\r\nGET {status} HTTP/1.1\r\nHo")
+            .as_bytes(),
+    );
+    assert_eq!(c.read(false).status, 200);
+    let (r, _) = prompt(&s, "GET", status, &[], b"");
+    assert_eq!(r.status, 200);
+    assert!(
+        c.at_end(),
+        "the connection reading an incomplete request was not closed for the newcomer"
+    );
+}
+
 /// Two good requests and a framing error sent in one write: the two answers leave first, in
 /// order, then the 400, then the connection closes.
 #[test]

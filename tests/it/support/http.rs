@@ -413,6 +413,12 @@ impl Conn {
         answered
     }
 
+    /// Whether the server has closed the connection with nothing left to read; nothing is
+    /// consumed.
+    pub fn at_end(&mut self) -> bool {
+        self.reader.fill_buf().map_or(true, |b| b.is_empty())
+    }
+
     /// True when the server closed the connection (EOF) within the read timeout.
     pub fn closed(&mut self) -> bool {
         let mut rest = Vec::new();

@@ -20,8 +20,9 @@
 //! - **At most [`Limits::max_connections`] connections; at the cap the server makes room**:
 //!   when another client connects, the connection that has been idle, or stuck in an
 //!   incomplete head or body, the longest is closed and the newcomer takes its place. One whose
-//!   request is complete (waiting for a permit, running, or being answered) is never closed.
-//!   When every connection is busy that way, the newcomer waits for one to finish.
+//!   request is complete (waiting for a permit, running, or being answered) is never closed,
+//!   nor is one whose next request, pipelined, is already here whole (patch 12). When every
+//!   connection is busy that way, the newcomer waits for one to finish.
 
 use std::collections::VecDeque;
 use std::io::{Error as IoError, ErrorKind, Result as IoResult, Write};
@@ -463,6 +464,10 @@ struct Client<'a> {
     answer: Answer,
     /// seneschal patch 9: the producer of a streamed answer, left by the handler.
     stream: crate::request::StreamSlot,
+    /// seneschal patch 12: when the request now read began, while the slot still shows the
+    /// connection busy with the request before it (a pipelined request read from the buffer);
+    /// `None` once the slot shows it reading.
+    reading: Option<u64>,
 }
 
 /// seneschal patch 9: the socket as a streamed body's writer: each write leaves whole within
@@ -522,6 +527,7 @@ impl<'a> Client<'a> {
             write_timeout: None,
             answer: Answer(Arc::new(Mutex::new(Vec::with_capacity(4096)))),
             stream: Arc::new(Mutex::new(None)),
+            reading: None,
         }
     }
 
@@ -529,21 +535,24 @@ impl<'a> Client<'a> {
     /// connection or it is evicted.
     fn run(mut self) {
         loop {
-            // Idle until the next request's first byte (pipelined bytes may be here already).
-            if self.pos == self.end && self.fill(Wait::Idle).is_err() {
-                return;
-            }
-            if !self.slot.enter(READING, self.shared.now_ms()) {
-                return;
+            // seneschal patch 12: idle until the next request's first byte. A request pipelined
+            // behind the one answered, already here, keeps the connection busy: it is never
+            // idle between the two, so a newcomer at the cap cannot take its place there.
+            if self.pos == self.end {
+                if !self.slot.enter(IDLE, self.shared.now_ms())
+                    || self.fill(Wait::Idle).is_err()
+                    || !self.slot.enter(READING, self.shared.now_ms())
+                {
+                    return;
+                }
+                self.reading = None;
+            } else {
+                // Shown as reading only if the rest of it must be waited for.
+                self.reading = Some(self.shared.now_ms());
             }
             let deadline = Instant::now() + self.shared.limits.request_timeout;
             let status = match self.request(deadline) {
-                Ok(true) => {
-                    if self.slot.enter(IDLE, self.shared.now_ms()) {
-                        continue;
-                    }
-                    return;
-                }
+                Ok(true) => continue,
                 Ok(false) => return self.linger(),
                 Err(Stop::Closed) => return,
                 Err(Stop::NotAscii) => return self.linger(),
@@ -702,6 +711,17 @@ impl<'a> Client<'a> {
         Ok(keep_alive)
     }
 
+    /// seneschal patch 12: before a pipelined request waits for its rest, the slot shows the
+    /// connection reading it since it began (evictable, as any incomplete request).
+    fn show_reading(&mut self) -> Result<(), Stop> {
+        if let Some(since) = self.reading.take() {
+            if !self.slot.enter(READING, since) {
+                return Err(Stop::Closed);
+            }
+        }
+        Ok(())
+    }
+
     /// Reads more bytes into the buffer (at least one).
     fn fill(&mut self, wait: Wait) -> Result<(), Stop> {
         if self.end == self.buf.len() {
@@ -726,6 +746,9 @@ impl<'a> Client<'a> {
                     left
                 }
             };
+            if let Wait::Until(_) = wait {
+                self.show_reading()?;
+            }
             if timeout != self.read_timeout {
                 self.conn
                     .set_read_timeout(timeout)
@@ -836,6 +859,9 @@ impl<'a> Client<'a> {
                 }
                 Wait::Idle => self.shared.limits.idle_timeout,
             };
+            if let Wait::Until(_) = wait {
+                self.show_reading()?;
+            }
             if timeout != self.read_timeout {
                 self.conn
                     .set_read_timeout(timeout)
