@@ -6,6 +6,7 @@
 //! Dropping the [`Serve`] closes its stdin, and the server exits by itself.
 
 use crate::support;
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -805,14 +806,12 @@ fn a_pipeline_keeps_its_connection_at_the_cap() {
     let s = start(&["--max-connections", "1"]);
     let host = s.host();
     let mut a = s.connect();
-    a.write(
-        format!("GET /api/v1/server/status HTTP/1.1\r\nHost: {host}\r\n\r\n")
-            .repeat(REQUESTS)
-            .as_bytes(),
-    );
-    assert!(a.answered_within(BOUND));
+    let mut send = a.sender();
+    let (began, begun) = std::sync::mpsc::channel();
+    // The answers are read while the requests are written: neither side waits on the other.
     let reader = std::thread::spawn(move || {
         let mut answered = 0;
+        let _ = began.send(a.answered_within(BOUND));
         while answered < REQUESTS && a.answered_within(BOUND) {
             // An evicted connection ends here: EOF before the next answer.
             if a.at_end() {
@@ -823,6 +822,16 @@ fn a_pipeline_keeps_its_connection_at_the_cap() {
         }
         answered
     });
+    send.write_all(
+        format!("GET /api/v1/server/status HTTP/1.1\r\nHost: {host}\r\n\r\n")
+            .repeat(REQUESTS)
+            .as_bytes(),
+    )
+    .expect("the pipeline written");
+    assert!(
+        begun.recv().expect("the reader"),
+        "the pipeline was not answered"
+    );
     // The newcomer is served once the pipeline has been answered whole.
     let mut b = s.connect();
     b.write(format!("GET /api/v1/server/status HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes());
