@@ -305,11 +305,6 @@ impl Conn {
         self.reader.get_mut()
     }
 
-    /// A second handle on the socket, to write while another thread reads.
-    pub fn sender(&self) -> TcpStream {
-        self.reader.get_ref().try_clone().expect("a second handle")
-    }
-
     /// Writes raw bytes.
     pub fn write(&mut self, bytes: &[u8]) {
         self.stream().write_all(bytes).expect("write");

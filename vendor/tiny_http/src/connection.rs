@@ -115,6 +115,26 @@ impl Connection {
         }
     }
 
+    /// seneschal patch 12: whether a read would return at once (bytes wait in the socket, or
+    /// the peer has closed), without reading.
+    pub(crate) fn readable_now(&self) -> bool {
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        let now = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let ready = |fd: std::os::fd::BorrowedFd<'_>| {
+            let mut fds = [PollFd::from_borrowed_fd(fd, PollFlags::IN)];
+            matches!(poll(&mut fds, Some(&now)), Ok(n) if n > 0)
+        };
+        use std::os::fd::AsFd;
+        match self {
+            Self::Tcp(s) => ready(s.as_fd()),
+            #[cfg(unix)]
+            Self::Unix(s) => ready(s.as_fd()),
+        }
+    }
+
     /// seneschal patch 7: writes through a shared reference.
     pub(crate) fn write_shared(&self, buf: &[u8]) -> std::io::Result<usize> {
         use std::io::Write;

@@ -21,7 +21,7 @@
 //!   when another client connects, the connection that has been idle, or stuck in an
 //!   incomplete head or body, the longest is closed and the newcomer takes its place. One whose
 //!   request is complete (waiting for a permit, running, or being answered) is never closed,
-//!   nor is one whose next request, pipelined, is already here whole (patch 12). When every
+//!   nor is one whose next request, pipelined, is already at the server (patch 12). When every
 //!   connection is busy that way, the newcomer waits for one to finish.
 
 use std::collections::VecDeque;
@@ -465,8 +465,8 @@ struct Client<'a> {
     /// seneschal patch 9: the producer of a streamed answer, left by the handler.
     stream: crate::request::StreamSlot,
     /// seneschal patch 12: when the request now read began, while the slot still shows the
-    /// connection busy with the request before it (a pipelined request read from the buffer);
-    /// `None` once the slot shows it reading.
+    /// connection busy with the request before it (a pipelined request, whose bytes were
+    /// already here); `None` once the slot shows it reading.
     reading: Option<u64>,
 }
 
@@ -534,11 +534,14 @@ impl<'a> Client<'a> {
     /// Serves requests until the client closes, a deadline passes, an error closes the
     /// connection or it is evicted.
     fn run(mut self) {
+        let mut answered = false;
         loop {
             // seneschal patch 12: idle until the next request's first byte. A request pipelined
-            // behind the one answered, already here, keeps the connection busy: it is never
-            // idle between the two, so a newcomer at the cap cannot take its place there.
-            if self.pos == self.end {
+            // behind the one answered, already here (in the buffer, or waiting in the socket),
+            // keeps the connection busy: it is never idle between the two, so a newcomer at
+            // the cap cannot take its place there.
+            let pipelined = self.pos < self.end || (answered && self.conn.readable_now());
+            if !pipelined {
                 if !self.slot.enter(IDLE, self.shared.now_ms())
                     || self.fill(Wait::Idle).is_err()
                     || !self.slot.enter(READING, self.shared.now_ms())
@@ -552,7 +555,10 @@ impl<'a> Client<'a> {
             }
             let deadline = Instant::now() + self.shared.limits.request_timeout;
             let status = match self.request(deadline) {
-                Ok(true) => continue,
+                Ok(true) => {
+                    answered = true;
+                    continue;
+                }
                 Ok(false) => return self.linger(),
                 Err(Stop::Closed) => return,
                 Err(Stop::NotAscii) => return self.linger(),
@@ -711,10 +717,15 @@ impl<'a> Client<'a> {
         Ok(keep_alive)
     }
 
-    /// seneschal patch 12: before a pipelined request waits for its rest, the slot shows the
-    /// connection reading it since it began (evictable, as any incomplete request).
+    /// seneschal patch 12: before a pipelined request waits for its rest (none of it waits in
+    /// the socket), the slot shows the connection reading it since it began (evictable, as any
+    /// incomplete request).
     fn show_reading(&mut self) -> Result<(), Stop> {
-        if let Some(since) = self.reading.take() {
+        if let Some(since) = self.reading {
+            if self.conn.readable_now() {
+                return Ok(());
+            }
+            self.reading = None;
             if !self.slot.enter(READING, since) {
                 return Err(Stop::Closed);
             }
