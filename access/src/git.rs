@@ -2223,6 +2223,17 @@ struct Past<'a> {
     step: usize,
 }
 
+/// The pipe git writes its answer into: the end read here, and the end given to git as its
+/// stdout, widened to [`crate::limits::GIT_STDOUT_PIPE`] (or left as it is where the system
+/// refuses). The thread that starts git runs again only some time after git's `exec`, often
+/// behind git on its CPU; git meanwhile writes on into the wide pipe instead of waiting
+/// on a full one.
+fn stdout_pipe() -> std::io::Result<(std::fs::File, Stdio)> {
+    let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+    let _ = rustix::pipe::fcntl_setpipe_size(&write, crate::limits::GIT_STDOUT_PIPE);
+    Ok((std::fs::File::from(read), Stdio::from(write)))
+}
+
 /// Like [`run_capped`], with the cap counted from the end of the first `marker` (the marker
 /// itself and what precedes it may take `head_cap` bytes): the bytes read (at most the cap
 /// past the marker), whether git had more to say, and whether git was read to its end (it had
@@ -2239,9 +2250,10 @@ fn run_capped_after(
 ) -> Result<(Vec<u8>, bool, bool), Failure> {
     use std::io::Read;
     let started = |e: std::io::Error| Failure::exited(None, format!("git cannot be started: {e}"));
+    let (mut stdout, write_end) = stdout_pipe().map_err(started)?;
     let mut child = command(repo)?
         .args(args)
-        .stdout(Stdio::piped())
+        .stdout(write_end)
         .stderr(Stdio::piped())
         .spawn()
         .map_err(started)?;
@@ -2266,61 +2278,59 @@ fn run_capped_after(
     // Past the cap: how many more bytes may be read on, and whether git was stopped.
     let mut read_on: Option<usize> = None;
     let mut killed = false;
-    if let Some(mut stdout) = child.stdout.take() {
-        let mut chunk = vec![0u8; 64 * 1024];
-        loop {
-            let n = match stdout.read(&mut chunk) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(started(e)),
-            };
-            if let Some(left) = read_on.as_mut() {
-                // Read on, not kept: only `feed` sees these bytes.
-                (past.feed)(&chunk[..n]);
-                *left = left.saturating_sub(n);
-                if *left == 0 {
-                    let _ = child.kill();
-                    killed = true;
-                    break;
-                }
-                continue;
-            }
-            let from = out.len().saturating_sub(marker.len());
-            let before = out.len();
-            out.extend_from_slice(&chunk[..n]);
-            if limit.is_none() {
-                if let Some(at) = memchr::memmem::find(&out[from..], marker) {
-                    body = from + at + marker.len();
-                    limit = Some(body + cap);
-                    at_marker(&out[..from + at]);
-                    (past.feed)(&out[body..]);
-                }
-            } else {
-                (past.feed)(&out[before..]);
-            }
-            if let Some(l) = limit.filter(|l| !capped && out.len() > *l) {
-                capped = true;
-                (past.seen)(&out[body..l], true);
-            } else if let Some(l) = limit.filter(|_| !capped) {
-                // Within the cap: once git writes past it, the cap's look was the last.
-                if past.step > 0 && out.len() - seen_at >= past.step {
-                    seen_at = out.len();
-                    (past.seen)(&out[body..out.len().min(l)], false);
-                }
-            }
-            let bound = limit.map_or(head_cap, |l| l + past.keep);
-            if out.len() > bound {
-                out.truncate(bound);
-                more = true;
-                if limit.is_some() && past.read_on > 0 {
-                    read_on = Some(past.read_on);
-                    continue;
-                }
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = match stdout.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(started(e)),
+        };
+        if let Some(left) = read_on.as_mut() {
+            // Read on, not kept: only `feed` sees these bytes.
+            (past.feed)(&chunk[..n]);
+            *left = left.saturating_sub(n);
+            if *left == 0 {
                 let _ = child.kill();
                 killed = true;
                 break;
             }
+            continue;
+        }
+        let from = out.len().saturating_sub(marker.len());
+        let before = out.len();
+        out.extend_from_slice(&chunk[..n]);
+        if limit.is_none() {
+            if let Some(at) = memchr::memmem::find(&out[from..], marker) {
+                body = from + at + marker.len();
+                limit = Some(body + cap);
+                at_marker(&out[..from + at]);
+                (past.feed)(&out[body..]);
+            }
+        } else {
+            (past.feed)(&out[before..]);
+        }
+        if let Some(l) = limit.filter(|l| !capped && out.len() > *l) {
+            capped = true;
+            (past.seen)(&out[body..l], true);
+        } else if let Some(l) = limit.filter(|_| !capped) {
+            // Within the cap: once git writes past it, the cap's look was the last.
+            if past.step > 0 && out.len() - seen_at >= past.step {
+                seen_at = out.len();
+                (past.seen)(&out[body..out.len().min(l)], false);
+            }
+        }
+        let bound = limit.map_or(head_cap, |l| l + past.keep);
+        if out.len() > bound {
+            out.truncate(bound);
+            more = true;
+            if limit.is_some() && past.read_on > 0 {
+                read_on = Some(past.read_on);
+                continue;
+            }
+            let _ = child.kill();
+            killed = true;
+            break;
         }
     }
     let status = child.wait().map_err(started)?;

@@ -67,6 +67,10 @@ pub const MCP_STDIO_DIRECT_WRITE: usize = 16 * 1024;
 /// The capacity a pipe on MCP stdio's stdout is widened to, in bytes: Linux's default
 /// `fs.pipe-max-size`, which an unprivileged process may ask for.
 pub const MCP_STDIO_PIPE: usize = 1024 * 1024;
+/// The capacity git's stdout pipe is widened to, in bytes (`fs.pipe-max-size` by default, as
+/// [`MCP_STDIO_PIPE`]): git writes a log or a patch without waiting for its reader, which
+/// starts reading only once the kernel runs it again after git's `exec`.
+pub const GIT_STDOUT_PIPE: usize = 1024 * 1024;
 /// The room a tool result leaves for the JSON-RPC envelope of its answer, in bytes (an id of up
 /// to 90 bytes, and the newline of stdio).
 pub const MCP_ENVELOPE: usize = 128;
