@@ -877,7 +877,8 @@ impl LogRecords {
             let mut from = start;
             let text: [String; LOG_FIELDS] = std::array::from_fn(|i| {
                 let to = self.ends[i];
-                let field = field_text(&self.tail[from..to - 1]);
+                // As it is when it is UTF-8, else each invalid sequence replaced.
+                let field = String::from_utf8_lossy(&self.tail[from..to - 1]).into_owned();
                 from = to;
                 field
             });
@@ -921,15 +922,6 @@ impl LogRecords {
             .into_iter()
             .for_each(each);
         Ok(())
-    }
-}
-
-/// One field of git's answer as text: as it is when it is UTF-8 (always, when the whole
-/// answer is), else with each invalid sequence replaced.
-fn field_text(bytes: &[u8]) -> String {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => text.to_string(),
-        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
     }
 }
 
