@@ -736,6 +736,33 @@ fn a_path_name_over_255_bytes_is_invalid_input_not_a_fault() {
     s.finish();
 }
 
+/// Git keeps no NUL byte in a commit message (`commit-tree` fails on one): a message holding
+/// one is `invalid_input` at `/message`, naming where, not a fault, and nothing is committed
+/// (found by schemathesis through POST /api/v1/repo/commit).
+#[test]
+fn a_nul_byte_in_a_commit_message_is_invalid_input_not_a_fault() {
+    let f = fixture();
+    let head = f.git(&["rev-parse", "HEAD"]);
+    let env = f.env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let s = Serve::start(f.dir(), &env);
+    let input = json!({"message": "subject\u{0}body", "allow_empty": true});
+    let (status, problem) = s.json("POST", "/api/v1/repo/commit", Some(&input));
+    assert_eq!(status, 400, "{problem}");
+    assert_eq!(problem["code"], "invalid_input", "{problem}");
+    assert_eq!(problem["pointer"], "/message", "{problem}");
+    assert!(
+        problem["detail"].as_str().unwrap().contains("NUL byte (character 7)"),
+        "{problem}"
+    );
+    s.finish();
+    let out = cli_raw(&f, "repo.commit", input);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("error[invalid_input]"), "{stderr}");
+    assert_eq!(f.git(&["rev-parse", "HEAD"]), head, "nothing was committed");
+}
+
 /// A revision is not a branch name: `repo.switch` to `main~1` (or `main^`, `main@{0}`,
 /// `x^{commit}`) once set HEAD to `refs/heads/main~1`, a ref git ignores. Every name passes
 /// git's ref name rules before it reaches git, for an existing branch as for a new one:

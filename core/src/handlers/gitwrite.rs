@@ -394,6 +394,13 @@ pub fn commit(
         )
         .at("/message"));
     }
+    if let Some(at) = text.find('\0') {
+        let at = text[..at].chars().count();
+        return Err(CapabilityError::invalid_input(format!(
+            "the commit message holds a NUL byte (character {at}): git keeps none in a message"
+        ))
+        .at("/message"));
+    }
     let message = format!("{text}\n");
     let subject = text
         .trim_start()
