@@ -132,6 +132,9 @@ pub const DIFF_CAP: usize = 64 * 1024;
 pub const PROMPT_IMAGE_BYTES: u64 = 1024 * 1024;
 /// Knowledge files larger than this (1 MiB) are findings, not objects.
 pub const KNOWLEDGE_FILE_BYTES: u64 = 1024 * 1024;
+/// The longest refused value an `invalid_input` message quotes, in bytes of its JSON; a longer
+/// one is named by its first characters and its length.
+pub const ERROR_ECHO: usize = 120;
 
 /// One limit of the policy.
 #[derive(Debug, Clone, Copy)]
@@ -496,6 +499,15 @@ pub const TABLE: &[Limit] = &[
         mcp: "tool result `isError`, code `invalid_input`, pointer `/paths`",
         http: "400 problem `invalid_input`",
         cli: "exit 2 `error[invalid_input]`",
+    },
+    Limit {
+        what: "a refused value quoted in an input's error message",
+        value: "120 bytes of its JSON (then its first characters and its length)",
+        amount: Some(ERROR_ECHO as u64),
+        enforced: "core/src/execute.rs `validate_input`",
+        mcp: "tool result `isError`, code `invalid_input`, the message naming the value short",
+        http: "400 problem `invalid_input`, the detail naming the value short",
+        cli: "exit 2 `error[invalid_input]`, the message naming the value short",
     },
     Limit {
         what: "diff carried by a write's audit record",

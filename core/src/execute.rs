@@ -30,6 +30,7 @@ use crate::parts::Parts;
 use crate::registry::{self, Descriptor, Kind, CAPABILITIES};
 use crate::store::Captured;
 use seneschal_access::error::CapabilityError;
+use seneschal_access::limits;
 use seneschal_access::redact::{redact, redact_value};
 pub use seneschal_access::transport::Transport;
 use seneschal_knowledge::prompts::{Prompt, PromptError, Rendered};
@@ -100,7 +101,19 @@ pub fn validate_input(
         } else {
             pointer.clone()
         };
-        let mut message = format!("{shown}: {first}");
+        // A refused value is quoted as it is when short; a long one (a string over its
+        // `maxLength`, say) by its first characters and its length, not echoed whole.
+        let value = serde_json::to_string(first.instance().as_ref()).unwrap_or_default();
+        let mut message = if value.len() <= limits::ERROR_ECHO {
+            format!("{shown}: {first}")
+        } else {
+            let mut head = limits::ERROR_ECHO / 2;
+            while !value.is_char_boundary(head) {
+                head -= 1;
+            }
+            let named = format!("{}… ({} bytes of JSON)", &value[..head], value.len());
+            format!("{shown}: {}", first.masked_with(named))
+        };
         let more = errors.count();
         if more > 0 {
             message.push_str(&format!(" (and {more} more)"));

@@ -587,6 +587,44 @@ fn the_command_line_refuses_the_same_spellings() {
     assert!(support::stderr(&out).contains("error[invalid_input]"));
 }
 
+/// A value refused for its schema is named short, not echoed whole: a query of 600 characters
+/// (its `maxLength` is 500) is `invalid_input` on every transport, the message quoting its
+/// first characters and its length (`limits::ERROR_ECHO`), never the 600 characters.
+#[test]
+fn a_long_refused_value_is_named_not_echoed_on_every_transport() {
+    let long = "q".repeat(600);
+    let named = "… (602 bytes of JSON) is longer than 500 characters";
+    let short = |message: &str| {
+        assert!(message.contains(named), "{message}");
+        assert!(!message.contains(&long), "echoed whole: {message}");
+        assert!(message.len() < 2 * limits::ERROR_ECHO, "{message}");
+    };
+
+    let mut m = Mcp::start();
+    m.0.initialize("2025-11-25");
+    let r = m.tool(1, "knowledge_search", json!({"query": long}));
+    assert_eq!(tool_code(&r), "invalid_input", "{r}");
+    short(r["content"][0]["text"].as_str().unwrap());
+    m.0.finish();
+
+    let s = http();
+    let (status, problem) = s.json(
+        "GET",
+        &format!("/api/v1/knowledge/search?query={long}"),
+        None,
+    );
+    assert_eq!(status, 400, "{problem}");
+    assert_eq!(problem["code"], "invalid_input", "{problem}");
+    short(problem["detail"].as_str().unwrap());
+    s.finish();
+
+    let out = support::run(&["knowledge", "search", "--query", &long]);
+    assert!(!out.status.success());
+    let err = support::stderr(&out);
+    assert!(err.contains("error[invalid_input]"), "{err}");
+    short(&err);
+}
+
 /// A repository for the knowledge limit: one ADR, one guide exactly at the 1 MiB cap, and one
 /// a byte over it.
 fn knowledge_repo() -> tempfile::TempDir {

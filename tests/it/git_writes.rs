@@ -752,7 +752,10 @@ fn a_nul_byte_in_a_commit_message_is_invalid_input_not_a_fault() {
     assert_eq!(problem["code"], "invalid_input", "{problem}");
     assert_eq!(problem["pointer"], "/message", "{problem}");
     assert!(
-        problem["detail"].as_str().unwrap().contains("NUL byte (character 7)"),
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("NUL byte (character 7)"),
         "{problem}"
     );
     s.finish();
