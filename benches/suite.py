@@ -849,23 +849,35 @@ def bench_files(quick: bool) -> None:
 # repo.diff against git diff.
 
 
+# The diffs are of one fixed commit and the commits before it, so that every pass measures the
+# same patches: `HEAD~40` moves with each commit, and its patch with it (2,038 KiB at 29af71d,
+# 298 KiB a commit later, when a commit of 1.7 MB of patch left the window).
+DIFF_AT = "29af71dd2e800dcb65ab4f78557f088521ab12ea"
+
+
 def bench_diff(quick: bool) -> None:
     sec = "repo.diff"
-    depth = int(run(["git", "rev-list", "--count", "HEAD"], cwd=ROOT).stdout.strip() or "1")
+    at = DIFF_AT
+    if run(["git", "cat-file", "-e", f"{at}^{{commit}}"], cwd=ROOT).returncode != 0:
+        at = "HEAD"
+        note(sec, f"{DIFF_AT[:7]} is not in this clone: the diffs are of `HEAD` and the commits before it.")
+    short = at[:7]
+    depth = int(run(["git", "rev-list", "--count", at], cwd=ROOT).stdout.strip() or "1")
     cases = [("the working tree against the index", [], {}, 20 if quick else 40)]
     for back in (1, 40):
         if back < depth:
-            rev = f"HEAD~{back}"
-            size = len(run(["git", "diff", rev, "HEAD"], cwd=ROOT).stdout)
-            cases.append((f"`{rev}` to `HEAD` ({size // 1024} KiB of patch)", [rev, "HEAD"],
-                          {"from": rev, "to": "HEAD"}, 10 if quick else 30))
+            rev = f"{short}~{back}"
+            size = len(run(["git", "diff", rev, short], cwd=ROOT).stdout)
+            cases.append((f"`{rev}` to `{short}` ({size // 1024} KiB of patch)", [rev, short],
+                          {"from": rev, "to": short}, 10 if quick else 30))
     # The answer an agent gets by default: the patch cut at `max_bytes`' default, every file
     # and its line counts still listed (git's whole patch read and counted, not kept).
     if 40 < depth:
-        cases.append(("`HEAD~40` to `HEAD`, the patch cut at the default `max_bytes`", ["HEAD~40", "HEAD"],
-                      {"from": "HEAD~40", "to": "HEAD", "default_cap": True}, 10 if quick else 30))
+        cases.append((f"`{short}~40` to `{short}`, the patch cut at the default `max_bytes`",
+                      [f"{short}~40", short],
+                      {"from": f"{short}~40", "to": short, "default_cap": True}, 10 if quick else 30))
     # Issue 38: a diff across 40 commits at git's speed (≤ 1.2 ×); the others keep 1.5.
-    targets = {"`HEAD~40` to": 1.2}
+    targets = {f"`{short}~40` to": 1.2}
     server = Served(ROOT)
     floor = Floor(ROOT) if FLOOR.exists() else None
     try:
@@ -1394,17 +1406,20 @@ def write_report(args, sections: list[str], started: str) -> str:
         "repo.diff": [
             "`git --no-pager diff --no-color [REV HEAD]` (a process per diff, its output to /dev/null)",
             "against `repo_diff` as an agent reaches it, a `tools/call` round trip to a resident",
-            "`seneschal --repo . mcp` (`{\"max_bytes\": 8388608, \"from\": REV, \"to\": \"HEAD\"}`: the whole",
+            "`seneschal --repo . mcp` (`{\"max_bytes\": 8388608, \"from\": REV, \"to\": AT}`: the whole",
             "patch; the target row), and against the one-shot CLI, `seneschal --repo . repo diff",
-            "--max-bytes 8388608 --json [--from REV --to HEAD]`, on this repository; rounds as in",
-            "files.search. A last case asks `HEAD~40` with the default `max_bytes`, as an agent does",
+            "--max-bytes 8388608 --json [--from REV --to AT]`, on this repository; rounds as in",
+            "files.search. AT is one fixed commit, 29af71d, and REV the commit before it or the 40th",
+            "before it, so that every pass measures the same patches (`HEAD~40` moves with each",
+            "commit: its patch was 2,038 KiB at 29af71d and 298 KiB a commit later). A last case asks",
+            "`29af71d~40` with the default `max_bytes`, as an agent does",
             "unless it names one: the patch is cut, every file and its line counts still listed (git's",
             "patch is read to its end and counted, not kept: one git run). Beside each served ratio, the",
             "ratio against the same git command whose output is read through a pipe, as an agent's",
             "shell tool reads it (reported, not judged). seneschal's answer holds the file list (line",
             "counts) and the patch, redacted (the content gate per hunk, then the executor's pass);",
             "over MCP twice (a text block and `structuredContent`, as the specification asks): the",
-            "whole `HEAD~40` patch is about 4.7 MB on the wire against git's 2.2 MB. The content gate",
+            "whole 40-commit patch is about 4.7 MB on the wire against git's 2.1 MB. The content gate",
             "reads whole blobs for the files whose hunks may hold key material (judged as git writes",
             "each section, the blobs read on a thread while git goes on) and for every YAML and JSON",
             "file (their secrets can span lines), as soon as git names them. Below each served row,",
