@@ -87,6 +87,13 @@ impl Fixture {
         ]
     }
 
+    /// `seneschal serve` in the repository, with the user's environment.
+    fn serve(&self) -> Serve {
+        let env = self.env();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        Serve::start(self.dir(), &env)
+    }
+
     fn hooks_ran(&self) -> Vec<String> {
         std::fs::read_dir(&self.markers)
             .unwrap()
@@ -194,16 +201,17 @@ impl Via {
 }
 
 fn start(f: &Fixture, transport: &str) -> Via {
-    let env = f.env();
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     match transport {
         "cli" => Via::Cli,
         "mcp" => {
+            let env = f.env();
+            let env: Vec<(&str, &str)> =
+                env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
             let mut m = Mcp::start_with(f.dir(), &[], &env);
             m.initialize("2025-11-25");
             Via::Mcp(m)
         }
-        _ => Via::Http(Serve::start(f.dir(), &env)),
+        _ => Via::Http(f.serve()),
     }
 }
 
@@ -743,9 +751,7 @@ fn a_path_name_over_255_bytes_is_invalid_input_not_a_fault() {
 fn a_nul_byte_in_a_commit_message_is_invalid_input_not_a_fault() {
     let f = fixture();
     let head = f.git(&["rev-parse", "HEAD"]);
-    let env = f.env();
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let s = Serve::start(f.dir(), &env);
+    let s = f.serve();
     let input = json!({"message": "subject\u{0}body", "allow_empty": true});
     let (status, problem) = s.json("POST", "/api/v1/repo/commit", Some(&input));
     assert_eq!(status, 400, "{problem}");

@@ -118,21 +118,13 @@ impl Connection {
     /// seneschal patch 12: whether a read would return at once (bytes wait in the socket, or
     /// the peer has closed), without reading.
     pub(crate) fn readable_now(&self) -> bool {
-        use rustix::event::{poll, PollFd, PollFlags, Timespec};
-        let now = Timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        let ready = |fd: std::os::fd::BorrowedFd<'_>| {
-            let mut fds = [PollFd::from_borrowed_fd(fd, PollFlags::IN)];
-            matches!(poll(&mut fds, Some(&now)), Ok(n) if n > 0)
-        };
         use std::os::fd::AsFd;
-        match self {
-            Self::Tcp(s) => ready(s.as_fd()),
+        let fd = match self {
+            Self::Tcp(s) => s.as_fd(),
             #[cfg(unix)]
-            Self::Unix(s) => ready(s.as_fd()),
-        }
+            Self::Unix(s) => s.as_fd(),
+        };
+        !poll_now(fd, rustix::event::PollFlags::IN).is_empty()
     }
 
     /// seneschal patch 7: writes through a shared reference.
@@ -258,5 +250,23 @@ impl std::fmt::Display for ListenAddr {
             #[cfg(unix)]
             Self::Unix(s) => std::fmt::Debug::fmt(s, f),
         }
+    }
+}
+
+/// seneschal patches 10 and 12: the events of `fd` among `flags` (with `HUP` and `ERR`, which
+/// `poll` always reports) at this moment, without waiting; none when `poll` fails.
+pub(crate) fn poll_now(
+    fd: std::os::fd::BorrowedFd<'_>,
+    flags: rustix::event::PollFlags,
+) -> rustix::event::PollFlags {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    let mut fds = [PollFd::from_borrowed_fd(fd, flags)];
+    match poll(&mut fds, Some(&now)) {
+        Ok(n) if n > 0 => fds[0].revents(),
+        _ => PollFlags::empty(),
     }
 }

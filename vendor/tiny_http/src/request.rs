@@ -99,22 +99,13 @@ impl Gone {
     /// without a TCP socket. A client that half-closes its side and still reads counts as
     /// gone: HTTP clients do not.
     pub fn client_gone(&self) -> bool {
-        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        use rustix::event::PollFlags;
+        use std::os::fd::AsFd;
         let Some(socket) = &self.0 else {
             return false;
         };
-        let mut fds = [PollFd::new(&**socket, PollFlags::RDHUP)];
-        let now = Timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        match poll(&mut fds, Some(&now)) {
-            Ok(0) => false,
-            Ok(_) => fds[0]
-                .revents()
-                .intersects(PollFlags::RDHUP | PollFlags::HUP | PollFlags::ERR),
-            Err(_) => false,
-        }
+        crate::connection::poll_now(socket.as_fd(), PollFlags::RDHUP)
+            .intersects(PollFlags::RDHUP | PollFlags::HUP | PollFlags::ERR)
     }
 }
 
