@@ -32,6 +32,8 @@ BIN="${1:?usage: $0 PATH/TO/seneschal}"
 BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 WORK="${MCP_CLIENTS_WORK:-$(mktemp -d)}"
+# A folder made here (not one given) goes at exit: the Inspector's install is 370 MB.
+[ -n "${MCP_CLIENTS_WORK:-}" ] || trap 'rm -rf "$WORK"' EXIT
 PY_MCP_VERSION="2.3.0"
 INSPECTOR_VERSION="0.17.2"
 TS_CLIENT_VERSION="2.4.0"

@@ -24,6 +24,8 @@ BIN_DIR="${1:?usage: $0 BIN_DIR (holding seneschal built with --features conform
 BIN="$(cd "$BIN_DIR" && pwd)/seneschal"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 WORK="${MCP_CONFORMANCE_WORK:-$(mktemp -d)}"
+# A folder made here (not one given) goes at exit.
+[ -n "${MCP_CONFORMANCE_WORK:-}" ] || trap 'rm -rf "$WORK"' EXIT
 REVISIONS="${REVISIONS:-2025-11-25 2026-07-28}"
 CONFORMANCE_VERSION="0.2.0-alpha.12"
 NODE_VERSION="22.23.5"

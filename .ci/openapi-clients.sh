@@ -35,6 +35,7 @@ NPM_PINS="@stoplight/spectral-cli@6.16.3 openapi-typescript@7.13.0 typescript@5.
 PY_PINS="openapi-python-client==0.29.1"
 mkdir -p "$CACHE"
 WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
 
 # --- tools -------------------------------------------------------------------------------------
 npm_tools "$CACHE" "$NPM_PINS"
