@@ -184,12 +184,26 @@ pub struct Caller {
     pub transport: Transport,
     /// The call's other end.
     pub peer: std::sync::Arc<dyn crate::interact::Peer>,
+    /// What renders the answer's items as the handler gives them ([`crate::parts::Rendition`]).
+    pub rendition: Option<std::sync::Arc<dyn crate::parts::Rendition>>,
 }
 
 impl Caller {
     /// A call over `transport` whose questions go to `peer`.
     pub fn new(transport: Transport, peer: std::sync::Arc<dyn crate::interact::Peer>) -> Caller {
-        Caller { transport, peer }
+        Caller {
+            transport,
+            peer,
+            rendition: None,
+        }
+    }
+
+    /// The call, its answer's items also given to `rendition` as they are disclosed.
+    pub fn rendering(self, rendition: std::sync::Arc<dyn crate::parts::Rendition>) -> Caller {
+        Caller {
+            rendition: Some(rendition),
+            ..self
+        }
     }
 
     /// A call over `transport` that nobody can be asked about.
@@ -205,11 +219,16 @@ pub fn execute_index(
     input: Value,
     caller: Caller,
 ) -> Result<Value, CapabilityError> {
-    let Caller { transport, peer } = caller;
+    let Caller {
+        transport,
+        peer,
+        rendition,
+    } = caller;
     // The call's metadata is a value the executor hands down: the handler, the approval gate
     // and the store's records read it from the call, never from the thread.
     let d = &CAPABILITIES[index];
-    let mut call = Call::new(ctx, transport, peer).with_parts(Parts::of(d.disclosure));
+    let mut call =
+        Call::new(ctx, transport, peer).with_parts(Parts::of(d.disclosure).rendered_by(rendition));
     if let Some(e) = planned(d.id, &d.class) {
         return Err(e);
     }

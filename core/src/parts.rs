@@ -20,6 +20,8 @@ use seneschal_model::policy::Disclosure;
 /// `redactions`). The answer a transport gets is the same as when the
 /// handler returns every item in its `Output`; the work moves into the handler's reading.
 pub struct Parts {
+    /// The transport's early rendering of the items, given each batch once it is disclosed.
+    rendition: Option<std::sync::Arc<dyn Rendition>>,
     /// Whether the items pass [`redact_value`]: those of a `repository` answer (the executor
     /// says which before the handler runs; until then, every item does).
     redacts: bool,
@@ -36,6 +38,7 @@ pub struct Parts {
 impl Default for Parts {
     fn default() -> Self {
         Parts {
+            rendition: None,
             redacts: true,
             field: None,
             items: Vec::new(),
@@ -55,6 +58,11 @@ impl Parts {
         }
     }
 
+    /// The items, also given to `rendition` as they are disclosed.
+    pub fn rendered_by(self, rendition: Option<std::sync::Arc<dyn Rendition>>) -> Self {
+        Parts { rendition, ..self }
+    }
+
     /// How many items are disclosed together.
     pub const BATCH: usize = 32;
 
@@ -71,17 +79,25 @@ impl Parts {
             Ok(v) => self.items.push(v),
             Err(e) => self.failed = Some(format!("an item of `{field}` does not encode: {e}")),
         }
-        if self.redacts && self.items.len() - self.disclosed >= Self::BATCH {
+        if (self.redacts || self.rendition.is_some())
+            && self.items.len() - self.disclosed >= Self::BATCH
+        {
             self.disclose();
         }
     }
 
-    /// Passes the items not yet disclosed through [`redact_value`].
+    /// Passes the items not yet disclosed through [`redact_value`] (those of a `repository`
+    /// answer), then gives them to the rendition: what it gets is what the answer holds.
     fn disclose(&mut self) {
-        let mut batch = Value::Array(self.items.split_off(self.disclosed));
-        self.redactions += redact_value(&mut batch);
-        if let Value::Array(items) = batch {
-            self.items.extend(items);
+        if self.redacts {
+            let mut batch = Value::Array(self.items.split_off(self.disclosed));
+            self.redactions += redact_value(&mut batch);
+            if let Value::Array(items) = batch {
+                self.items.extend(items);
+            }
+        }
+        if let (Some(r), Some(field)) = (&self.rendition, self.field) {
+            r.disclosed(field, &self.items[self.disclosed..]);
         }
         self.disclosed = self.items.len();
     }
@@ -101,9 +117,7 @@ impl Parts {
         if let Some(why) = self.failed.take() {
             return Err(wrong(why));
         }
-        if self.redacts {
-            self.disclose();
-        }
+        self.disclose();
         match output.get_mut(field) {
             Some(Value::Array(held)) if held.is_empty() => *held = self.items,
             _ => {
@@ -113,6 +127,15 @@ impl Parts {
         }
         Ok((output, self.redactions))
     }
+}
+
+/// A transport's rendering of an answer's items made while its handler reads on: given every
+/// item [`Parts`] puts in the answer, in order, each batch once it passed the disclosure (so
+/// it renders nothing the answer does not hold). MCP writes a table's rows and their JSON
+/// here, and uses them only when the answer's array holds exactly the items it was given.
+pub trait Rendition: Send + Sync {
+    /// The next `items` of the answer's array `field`, disclosed.
+    fn disclosed(&self, field: &'static str, items: &[Value]);
 }
 
 #[cfg(test)]

@@ -164,6 +164,7 @@ fn outcome(
                 &v,
                 blocks.then(|| v.get("content")).flatten(),
                 Era::Legacy,
+                None,
             );
             Outcome::Result(serde_json::from_str(&text).expect("results are JSON"))
         }

@@ -15,7 +15,29 @@ use seneschal_access::error::CapabilityError;
 /// `structuredContent`, and its compact text rendering ([`text_of`]) as the first text block
 /// (the modern era's fields in front, as the dispatcher would add them). The content blocks a capability declares
 /// (its answer's `content` array, each item in MCP's wire shape) follow that text block.
-pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> String {
+pub(super) fn success_bytes(
+    v: &Value,
+    blocks: Option<&Value>,
+    era: Era,
+    early: Option<&Early>,
+) -> String {
+    let rows = early.map(|e| {
+        e.0.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    });
+    let rows = rows.as_deref().and_then(|r| r.of(v));
+    let out = assemble(v, blocks, era, rows);
+    // What was rendered early is what the answer renders to: every debug build (every test
+    // that reads a result) holds the two equal.
+    #[cfg(debug_assertions)]
+    if rows.is_some() {
+        assert_eq!(out, assemble(v, blocks, era, None), "early rows differ");
+    }
+    out
+}
+
+/// [`success_bytes`], the field `rows` were rendered for written from them.
+fn assemble(v: &Value, blocks: Option<&Value>, era: Era, rows: Option<(&str, &Rows)>) -> String {
     let blocks: &[Value] = blocks.and_then(Value::as_array).map_or(&[], Vec::as_slice);
     // A capability whose declared blocks open with text speaks for itself: its blocks are the
     // content, and its JSON is the structured content alone.
@@ -28,7 +50,18 @@ pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> Stri
     // rendering and the JSON (each about the answer's strings), their escapes, the fields around
     // them and the envelope of the answer (put in front of these bytes without a copy when it
     // fits: `dispatch::response`).
-    let strings = strings_len(v);
+    // Rows rendered early are measured as they are, not walked again.
+    let strings = match (rows, v.as_object()) {
+        (Some((at, rows)), Some(map)) => {
+            let rest: usize = map
+                .iter()
+                .filter(|(k, _)| *k != at)
+                .map(|(k, v)| k.len() + strings_len(v))
+                .sum();
+            rest + (rows.json.len() + rows.text.as_ref().map_or(0, String::len)) / 2
+        }
+        _ => strings_len(v),
+    };
     let fields = 96
         + if era == Era::Modern {
             64 + server_info().len()
@@ -37,13 +70,14 @@ pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> Stri
         };
     let mut out = String::with_capacity(2 * strings + strings / 2 + 1024 + fields + ENVELOPE);
     std::thread::scope(|scope| {
-        let apart = (strings >= seneschal_access::limits::MCP_RENDER_APART).then(|| {
-            scope.spawn(|| {
-                let mut json = String::with_capacity(strings + strings / 4 + 1024);
-                crate::json::write_value(&mut json, v);
-                json
-            })
-        });
+        let apart =
+            (rows.is_none() && strings >= seneschal_access::limits::MCP_RENDER_APART).then(|| {
+                scope.spawn(|| {
+                    let mut json = String::with_capacity(strings + strings / 4 + 1024);
+                    crate::json::write_value(&mut json, v);
+                    json
+                })
+            });
         out.push('{');
         if era == Era::Modern {
             out.push_str("\"resultType\":\"complete\",\"_meta\":{\"");
@@ -56,7 +90,24 @@ pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> Stri
         if !own_text {
             out.push_str("{\"type\":\"text\",\"text\":\"");
             let mut text = Escaped::new(&mut out);
-            render(v, &mut text);
+            match (rows, v.as_object()) {
+                (Some((at, rows)), Some(map)) if rows.text.is_some() => {
+                    for (k, item) in map {
+                        if k == at {
+                            text.push_str(k);
+                            text.push_str(&format!(
+                                ": {} × {}\n",
+                                rows.count,
+                                rows.cols.join(" | ")
+                            ));
+                            text.escaped(rows.text.as_deref().unwrap_or_default());
+                        } else {
+                            field(k, item, 0, &mut text);
+                        }
+                    }
+                }
+                _ => render(v, &mut text),
+            }
             text.trim_end();
             out.push_str("\"}");
         }
@@ -67,9 +118,27 @@ pub(super) fn success_bytes(v: &Value, blocks: Option<&Value>, era: Era) -> Stri
             crate::json::write_value(&mut out, block);
         }
         out.push_str("],\"structuredContent\":");
-        match apart {
-            Some(json) => out.push_str(&json.join().expect("writing JSON does not panic")),
-            None => crate::json::write_value(&mut out, v),
+        match (apart, rows, v.as_object()) {
+            (Some(json), _, _) => out.push_str(&json.join().expect("writing JSON does not panic")),
+            (None, Some((at, rows)), Some(map)) => {
+                out.push('{');
+                for (i, (k, item)) in map.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    crate::json::write_str(&mut out, k);
+                    out.push(':');
+                    if k == at {
+                        out.push('[');
+                        out.push_str(&rows.json);
+                        out.push(']');
+                    } else {
+                        crate::json::write_value(&mut out, item);
+                    }
+                }
+                out.push('}');
+            }
+            (None, _, _) => crate::json::write_value(&mut out, v),
         }
         out.push_str(",\"isError\":false}");
     });
@@ -83,6 +152,109 @@ fn strings_len(v: &Value) -> usize {
         Value::Array(items) => items.iter().map(strings_len).sum(),
         Value::Object(map) => map.iter().map(|(k, v)| k.len() + strings_len(v)).sum(),
         Value::Null | Value::Bool(_) | Value::Number(_) => 8,
+    }
+}
+
+/// An answer's items rendered as the executor discloses them, while the handler reads on
+/// ([`seneschal_core::parts::Rendition`]): each item's JSON, and, while every item fits the
+/// table the first one opens (its keys, each value a cell), the table's rows, escaped as a
+/// JSON string's contents. [`success_bytes`] writes them in place of the answer's array when
+/// it holds exactly the items given (its field, their number), and renders the whole answer
+/// otherwise; the bytes are the same either way.
+#[derive(Default)]
+pub(super) struct Early(std::sync::Mutex<Rows>);
+
+#[derive(Default)]
+pub(super) struct Rows {
+    field: Option<&'static str>,
+    count: usize,
+    /// The table's columns: the first item's keys.
+    cols: Vec<String>,
+    /// The rows, each `  cell | cell` and an escaped line break; none once an item does not
+    /// fit the table.
+    text: Option<String>,
+    /// The items as JSON, separated by commas.
+    json: String,
+}
+
+impl Rows {
+    /// The field these rows render in `v`, when `v` holds them there: an array of exactly the
+    /// items given.
+    fn of(&self, v: &Value) -> Option<(&'static str, &Rows)> {
+        let field = self.field?;
+        let held = v.get(field)?.as_array()?;
+        (self.count > 0 && held.len() == self.count).then_some((field, self))
+    }
+}
+
+impl Early {
+    /// Whether any item was given.
+    pub(super) fn held(&self) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .count
+            > 0
+    }
+}
+
+/// Drops `v` on a thread kept for it: freeing an answer of thousands of records (`repo.log`'s
+/// 1,000 commits are about 15,000 allocations) is work the answer's write need not wait for.
+pub(super) fn drop_apart(v: Value) {
+    static APART: OnceLock<Option<std::sync::mpsc::Sender<Value>>> = OnceLock::new();
+    let apart = APART.get_or_init(|| {
+        let (send, receive) = std::sync::mpsc::channel::<Value>();
+        std::thread::Builder::new()
+            .name("seneschal-drop".into())
+            .spawn(move || receive.into_iter().for_each(drop))
+            .ok()
+            .map(|_| send)
+    });
+    if let Some(Err(back)) = apart.as_ref().map(|send| send.send(v)) {
+        drop(back.0);
+    }
+}
+
+impl seneschal_core::parts::Rendition for Early {
+    fn disclosed(&self, at: &'static str, items: &[Value]) {
+        let mut guard = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Rows {
+            field,
+            count,
+            cols,
+            text,
+            json,
+        } = &mut *guard;
+        if field.is_some_and(|f| f != at) {
+            // Items of a second array: the answer fails (`Parts::settle`), nothing is used.
+            *count = 0;
+            return;
+        }
+        *field = Some(at);
+        let mut row = String::new();
+        for item in items {
+            if *count > 0 {
+                json.push(',');
+            } else if let Some(map) = item.as_object() {
+                *cols = map.keys().cloned().collect();
+                *text = Some(String::new());
+            }
+            crate::json::write_value(json, item);
+            match (item.as_object(), text.as_mut()) {
+                (Some(map), Some(rows)) if same_keys(map, cols) && map.values().all(is_cell) => {
+                    row.clear();
+                    row.push_str("  ");
+                    cells_into(map, &mut row);
+                    row.push('\n');
+                    crate::json::write_contents(rows, &row, "");
+                }
+                _ => *text = None,
+            }
+            *count += 1;
+        }
     }
 }
 
@@ -170,6 +342,12 @@ impl<'a> Escaped<'a> {
         Escaped { out, newlines: 0 }
     }
 
+    /// Appends `escaped`, already a JSON string's contents, which ends in one line break.
+    fn escaped(&mut self, escaped: &str) {
+        self.out.push_str(escaped);
+        self.newlines = 1;
+    }
+
     /// Takes off the final line breaks (`\n` each, escaped).
     fn trim_end(self) {
         let len = self.out.len() - 2 * self.newlines;
@@ -248,12 +426,7 @@ fn field(key: &str, v: &Value, indent: usize, out: &mut impl Sink) {
                     // A field the record lacks is an empty cell (an empty string is `""`).
                     let map = item.as_object().expect("a table's rows are records");
                     if uniform || same_keys(map, &cols) {
-                        for (i, cell) in map.values().enumerate() {
-                            if i > 0 {
-                                row.push_str(" | ");
-                            }
-                            scalar_into(cell, &mut row);
-                        }
+                        cells_into(map, &mut row);
                     } else {
                         for (i, c) in cols.iter().enumerate() {
                             if i > 0 {
@@ -290,6 +463,16 @@ fn field(key: &str, v: &Value, indent: usize, out: &mut impl Sink) {
             out.push_str(&scalar(other));
             out.push('\n');
         }
+    }
+}
+
+/// A record's cells, its values in order, separated by ` | `.
+fn cells_into(map: &serde_json::Map<String, Value>, row: &mut String) {
+    for (i, cell) in map.values().enumerate() {
+        if i > 0 {
+            row.push_str(" | ");
+        }
+        scalar_into(cell, row);
     }
 }
 
@@ -442,13 +625,55 @@ mod tests {
         ];
         for v in &values {
             for era in [Era::Legacy, Era::Modern] {
-                let result: Value = serde_json::from_str(&success_bytes(v, None, era)).unwrap();
+                let result: Value =
+                    serde_json::from_str(&success_bytes(v, None, era, None)).unwrap();
                 assert_eq!(
                     result["content"][0]["text"],
                     Value::String(text_of(v)),
                     "{v}"
                 );
                 assert_eq!(&result["structuredContent"], v);
+            }
+        }
+    }
+
+    /// Items rendered as they are disclosed ([`super::Early`]) are written in place of the
+    /// answer's array, and the result is the same bytes as the whole answer rendered after:
+    /// a table of one shape (its rows used), a later row of another shape or a cell that is
+    /// no cell (its JSON used, the text rendered whole), fewer items given than the answer
+    /// holds or another field (nothing used).
+    #[test]
+    fn items_rendered_early_answer_as_the_whole_answer() {
+        use seneschal_core::parts::Rendition;
+        let commit =
+            |i: usize| json!({"id": format!("{i:040x}"), "subject": format!("step | {i}"), "n": i});
+        let table: Vec<Value> = (0..70).map(commit).collect();
+        let mut reshaped = table.clone();
+        reshaped[40] = json!({"id": "x", "extra": "column"});
+        let mut multiline = table.clone();
+        multiline[3]["subject"] = json!("two\nlines");
+        let cases = [
+            (table.clone(), "commits", 70, true, true),
+            (reshaped, "commits", 70, true, false),
+            (multiline, "commits", 70, true, false),
+            (table.clone(), "commits", 69, false, false),
+            (table, "other", 70, false, false),
+        ];
+        for (items, field, given, used, rows) in cases {
+            let v = json!({"a": "before\n", "commits": items, "truncated": false, "z": [1]});
+            let early = super::Early::default();
+            for batch in items[..given].chunks(32) {
+                early.disclosed(field, batch);
+            }
+            let guard = early.0.lock().unwrap();
+            assert_eq!(guard.of(&v).is_some(), used, "{field} {given}");
+            assert_eq!(guard.text.is_some() && used, rows, "{field} {given}");
+            drop(guard);
+            for era in [Era::Legacy, Era::Modern] {
+                assert_eq!(
+                    success_bytes(&v, None, era, Some(&early)),
+                    success_bytes(&v, None, era, None)
+                );
             }
         }
     }

@@ -11,7 +11,7 @@ use super::super::model::{
     default_json, parse, Body, CallToolParams, Era, ListChanged, ListParams, RpcError,
 };
 use super::no_cursor;
-pub(super) use super::tool_result::{error_result, success_bytes};
+pub(super) use super::tool_result::{drop_apart, error_result, success_bytes, Early};
 use crate::mrtr::Round;
 use crate::peer::McpPeer;
 use seneschal_access::transport::Transport;
@@ -124,11 +124,14 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
     // The call's peer is passed to the executor, and kept to the answer, so that a failure
     // is logged to the client through it.
     let peer: Arc<dyn seneschal_core::interact::Peer> = Arc::new(peer);
+    // The answer's items are rendered as the executor discloses them (`Early`).
+    let early = Arc::new(Early::default());
     let outcome = execute_index(
         call.ctx,
         index,
         args,
-        seneschal_core::execute::Caller::new(Transport::Mcp, Arc::clone(&peer)),
+        seneschal_core::execute::Caller::new(Transport::Mcp, Arc::clone(&peer))
+            .rendering(Arc::clone(&early) as _),
     );
     // Whatever the call made of an answer it lacks, the client is asked for it.
     if let Some(round) = round.as_deref() {
@@ -157,7 +160,12 @@ fn call(call: &mut Call<'_>) -> Result<Body, RpcError> {
                     .then(|| v.get(CONTENT_FIELD))
                     .flatten()
             });
-            Ok(Body::Owned(success_bytes(&v, blocks, call.era)))
+            let bytes = success_bytes(&v, blocks, call.era, Some(&early));
+            // An answer of items given apart (thousands of records) is freed while it travels.
+            if early.held() {
+                drop_apart(v);
+            }
+            Ok(Body::Owned(bytes))
         }
         Err(e) => {
             super::logging::call_failed(&*peer, &params.name, &e);
@@ -232,9 +240,11 @@ mod tests {
             "structuredContent": v,
             "isError": false,
         });
-        let legacy: Value = serde_json::from_str(&success_bytes(&v, None, Era::Legacy)).unwrap();
+        let legacy: Value =
+            serde_json::from_str(&success_bytes(&v, None, Era::Legacy, None)).unwrap();
         assert_eq!(legacy, value_form);
-        let modern: Value = serde_json::from_str(&success_bytes(&v, None, Era::Modern)).unwrap();
+        let modern: Value =
+            serde_json::from_str(&success_bytes(&v, None, Era::Modern, None)).unwrap();
         assert_eq!(modern, modern_result("tools/call", value_form));
     }
 
@@ -247,7 +257,7 @@ mod tests {
             "capabilities": {"total": 60, "by_effect": {"read": 40}}, "uptime_ms": 12, "repo": "/a/b"});
         for era in [Era::Legacy, Era::Modern] {
             for v in [status.clone(), json!({}), json!({"q": "\"\"\"\"\"\"\"\""})] {
-                let out = success_bytes(&v, None, era);
+                let out = success_bytes(&v, None, era, None);
                 assert!(out.capacity() - out.len() > envelope.len(), "{out}");
             }
         }
@@ -257,7 +267,7 @@ mod tests {
     fn declared_blocks_that_open_with_text_stand_for_the_json_text_block() {
         let v = json!({"content": [{"type": "text", "text": "Hello, World!"}], "n": 1});
         let r: Value =
-            serde_json::from_str(&success_bytes(&v, v.get("content"), Era::Legacy)).unwrap();
+            serde_json::from_str(&success_bytes(&v, v.get("content"), Era::Legacy, None)).unwrap();
         assert_eq!(
             r["content"],
             json!([{"type": "text", "text": "Hello, World!"}])
@@ -271,7 +281,7 @@ mod tests {
         let resource = json!({"type": "resource", "resource": {"uri": "a://b", "mimeType": "text/plain", "text": "t"}});
         let v = json!({"content": [image, resource]});
         let r: Value =
-            serde_json::from_str(&success_bytes(&v, v.get("content"), Era::Legacy)).unwrap();
+            serde_json::from_str(&success_bytes(&v, v.get("content"), Era::Legacy, None)).unwrap();
         assert_eq!(
             r["content"],
             json!([{"type": "text", "text": super::super::tool_result::text_of(&v)}, image, resource])
