@@ -175,13 +175,15 @@ pub(super) struct Rows {
     text: Option<String>,
     /// The items as JSON, separated by commas.
     json: String,
+    /// Whether items of a second array were given: nothing is used then.
+    mixed: bool,
 }
 
 impl Rows {
     /// The field these rows render in `v`, when `v` holds them there: an array of exactly the
     /// items given.
     fn of(&self, v: &Value) -> Option<(&'static str, &Rows)> {
-        let field = self.field?;
+        let field = self.field.filter(|_| !self.mixed)?;
         let held = v.get(field)?.as_array()?;
         (self.count > 0 && held.len() == self.count).then_some((field, self))
     }
@@ -227,10 +229,11 @@ impl seneschal_core::parts::Rendition for Early {
             cols,
             text,
             json,
+            mixed,
         } = &mut *guard;
-        if field.is_some_and(|f| f != at) {
+        if field.is_some_and(|f| f != at) || *mixed {
             // Items of a second array: the answer fails (`Parts::settle`), nothing is used.
-            *count = 0;
+            *mixed = true;
             return;
         }
         *field = Some(at);
@@ -657,7 +660,7 @@ mod tests {
             (reshaped, "commits", 70, true, false),
             (multiline, "commits", 70, true, false),
             (table.clone(), "commits", 69, false, false),
-            (table, "other", 70, false, false),
+            (table.clone(), "other", 70, false, false),
         ];
         for (items, field, given, used, rows) in cases {
             let v = json!({"a": "before\n", "commits": items, "truncated": false, "z": [1]});
@@ -676,6 +679,14 @@ mod tests {
                 );
             }
         }
+        // Items of a second array after the first (the executor then fails the call): no
+        // item given is used, even when the answer holds as many as the first array's.
+        let v = json!({"commits": table[..40].to_vec()});
+        let early = super::Early::default();
+        early.disclosed("commits", &table[..32]);
+        early.disclosed("other", &table[32..36]);
+        early.disclosed("commits", &table[36..40]);
+        assert!(early.0.lock().unwrap().of(&v).is_none());
     }
 
     #[test]
