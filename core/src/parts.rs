@@ -182,6 +182,38 @@ mod tests {
         assert_eq!((given["commits"].clone(), m), (Value::Array(items), 0));
     }
 
+    /// A rendition is given every item the answer holds, in order, and each only after the
+    /// disclosure passed it: it never sees a secret the answer does not carry.
+    #[test]
+    fn a_rendition_sees_only_disclosed_items() {
+        #[derive(Default)]
+        struct Seen(std::sync::Mutex<Vec<Value>>);
+        impl Rendition for Seen {
+            fn disclosed(&self, field: &'static str, items: &[Value]) {
+                assert_eq!(field, "commits");
+                self.0.lock().unwrap().extend_from_slice(items);
+            }
+        }
+        let items: Vec<Value> = (0..Parts::BATCH * 2 + 5)
+            .map(|i| json!({"subject": format!("password=hunter2-{i}-x"), "n": i}))
+            .collect();
+        let seen = std::sync::Arc::new(Seen::default());
+        let mut parts = Parts::of(Disclosure::Repository)
+            .rendered_by(Some(
+                std::sync::Arc::clone(&seen) as std::sync::Arc<dyn Rendition>
+            ));
+        for item in &items {
+            parts.push("commits", item);
+        }
+        let (given, n) = parts
+            .settle(descriptor("repo.log"), json!({"commits": []}))
+            .unwrap();
+        assert_eq!(n, items.len());
+        let seen = Value::Array(seen.0.lock().unwrap().clone());
+        assert_eq!(seen, given["commits"]);
+        assert!(!seen.to_string().contains("hunter2"), "{seen}");
+    }
+
     /// The items go only into the array they were given for, which the answer must hold
     /// empty: a handler that fills it too, lacks it, or gives items of two arrays fails
     /// `internal`, never an answer with items lost or twice.

@@ -52,6 +52,32 @@ pub fn write_value(out: &mut String, v: &Value) {
     }
 }
 
+/// Appends the object `map` as JSON to `out`, as [`write_value`] would, but with `items` (its
+/// array's items already written as JSON, separated by commas) as the value of `field`.
+pub fn write_object_with(
+    out: &mut String,
+    map: &serde_json::Map<String, Value>,
+    field: &str,
+    items: &str,
+) {
+    out.push('{');
+    for (i, (k, item)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_str(out, k);
+        out.push(':');
+        if k == field {
+            out.push('[');
+            out.push_str(items);
+            out.push(']');
+        } else {
+            write_value(out, item);
+        }
+    }
+    out.push('}');
+}
+
 /// Appends `s` as a JSON string (quoted, escaped) to `out`.
 pub fn write_str(out: &mut String, s: &str) {
     out.reserve(s.len() + 2);

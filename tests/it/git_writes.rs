@@ -753,9 +753,14 @@ fn a_nul_byte_in_a_commit_message_is_invalid_input_not_a_fault() {
     let head = f.git(&["rev-parse", "HEAD"]);
     let s = f.serve();
     let input = json!({"message": "subject\u{0}body", "allow_empty": true});
-    let (status, problem) = s.json("POST", "/api/v1/repo/commit", Some(&input));
-    assert_eq!(status, 400, "{problem}");
-    assert_eq!(problem["code"], "invalid_input", "{problem}");
+    let problem = s
+        .request(
+            "POST",
+            "/api/v1/repo/commit",
+            &[("Content-Type", "application/json")],
+            input.to_string().as_bytes(),
+        )
+        .problem(400, "invalid_input");
     assert_eq!(problem["pointer"], "/message", "{problem}");
     assert!(
         problem["detail"]

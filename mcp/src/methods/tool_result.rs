@@ -95,11 +95,8 @@ fn assemble(v: &Value, blocks: Option<&Value>, era: Era, rows: Option<(&str, &Ro
                     for (k, item) in map {
                         if k == at {
                             text.push_str(k);
-                            text.push_str(&format!(
-                                ": {} × {}\n",
-                                rows.count,
-                                rows.cols.join(" | ")
-                            ));
+                            text.push(':');
+                            text.push_str(&table_head(rows.count, &rows.cols));
                             text.escaped(rows.text.as_deref().unwrap_or_default());
                         } else {
                             field(k, item, 0, &mut text);
@@ -121,22 +118,7 @@ fn assemble(v: &Value, blocks: Option<&Value>, era: Era, rows: Option<(&str, &Ro
         match (apart, rows, v.as_object()) {
             (Some(json), _, _) => out.push_str(&json.join().expect("writing JSON does not panic")),
             (None, Some((at, rows)), Some(map)) => {
-                out.push('{');
-                for (i, (k, item)) in map.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    crate::json::write_str(&mut out, k);
-                    out.push(':');
-                    if k == at {
-                        out.push('[');
-                        out.push_str(&rows.json);
-                        out.push(']');
-                    } else {
-                        crate::json::write_value(&mut out, item);
-                    }
-                }
-                out.push('}');
+                crate::json::write_object_with(&mut out, map, at, &rows.json)
             }
             (None, _, _) => crate::json::write_value(&mut out, v),
         }
@@ -419,7 +401,7 @@ fn field(key: &str, v: &Value, indent: usize, out: &mut impl Sink) {
         Value::Array(items) if !items.is_empty() && items.iter().any(|i| !is_scalar(i)) => {
             head(&mut |t| out.push_str(t));
             if let Some((cols, uniform)) = table_columns(items) {
-                out.push_str(&format!(" {} × {}\n", items.len(), cols.join(" | ")));
+                out.push_str(&table_head(items.len(), &cols));
                 let mut row = String::new();
                 for item in items {
                     // A row is rendered whole, then written: one write a row.
@@ -467,6 +449,11 @@ fn field(key: &str, v: &Value, indent: usize, out: &mut impl Sink) {
             out.push('\n');
         }
     }
+}
+
+/// What follows a table's key: its number of rows and its columns, then a line break.
+fn table_head(rows: usize, cols: &[String]) -> String {
+    format!(" {rows} × {}\n", cols.join(" | "))
 }
 
 /// A record's cells, its values in order, separated by ` | `.
