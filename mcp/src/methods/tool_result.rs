@@ -31,7 +31,13 @@ pub(super) fn success_bytes(
     // that reads a result) holds the two equal.
     #[cfg(debug_assertions)]
     if rows.is_some() {
-        assert_eq!(out, assemble(v, blocks, era, None), "early rows differ");
+        // Said short: the two renderings may be megabytes, and a panic's message is written
+        // to stderr and into the call's error.
+        let whole = assemble(v, blocks, era, None);
+        if let Some(at) = out.bytes().zip(whole.bytes()).position(|(a, b)| a != b) {
+            panic!("early rows differ from the whole rendering at byte {at}");
+        }
+        assert_eq!(out.len(), whole.len(), "early rows differ in length");
     }
     out
 }

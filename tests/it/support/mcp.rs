@@ -15,6 +15,10 @@ pub struct Mcp {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
+    /// The server's stderr, read on a thread as it is written: a server that writes more than
+    /// a pipe holds must not block on it (a test then fails on what it reads instead of
+    /// waiting for an answer the blocked server cannot give).
+    stderr: Option<std::thread::JoinHandle<String>>,
     next_id: u64,
 }
 
@@ -35,10 +39,17 @@ impl Mcp {
         let mut child = super::spawn_piped(bin, dir, &argv, env);
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().expect("piped"));
+        let mut err = child.stderr.take().expect("piped");
+        let stderr = std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut err, &mut text);
+            String::from_utf8_lossy(&text).into_owned()
+        });
         Mcp {
             child,
             stdin,
             stdout,
+            stderr: Some(stderr),
             next_id: 1,
         }
     }
@@ -113,11 +124,12 @@ impl Mcp {
         drop(self.stdin.take());
         let mut rest = String::new();
         std::io::Read::read_to_string(&mut self.stdout, &mut rest).expect("read stdout");
-        let mut err = String::new();
-        if let Some(mut e) = self.child.stderr.take() {
-            std::io::Read::read_to_string(&mut e, &mut err).expect("read stderr");
-        }
         let status = self.child.wait().expect("the process exits");
+        let err = self
+            .stderr
+            .take()
+            .map(|t| t.join().expect("stderr is read"))
+            .unwrap_or_default();
         (status, rest, err)
     }
 }
