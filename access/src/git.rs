@@ -777,7 +777,7 @@ fn cut(text: &mut String, cap: usize) -> bool {
 /// [`RUN_CAP`] bytes (whole records kept; a first record larger than that keeps its fields,
 /// its subject cut), each subject to [`SUBJECT_CAP`]. None before the first commit, when no
 /// revision is named. On an error, the commits given so far are no answer. `each` runs on
-/// one CPU while git runs on the others ([`Apart`]): it must start no thread or process.
+/// one CPU while git runs on the others (`Apart`): it must start no thread or process.
 pub fn log(
     repo: &Path,
     limit: u64,
