@@ -2240,11 +2240,11 @@ struct Past<'a> {
 /// pipe's writer wakes its reader as about to sleep, which draws the reader to the writer's
 /// CPU. git never sleeps, so a reader that parses, redacts and renders what it reads (a log's
 /// commits) then takes its time from git's (`repo.log` 1,000: git ran 5 to 20 % slower under
-/// seneschal than under a server that only reads it; kept apart, 1 to 2 %). Only for a reader that starts no
-/// thread or process while pinned (they would inherit its one CPU), only with two CPUs or
-/// more, and only when no other git run is in flight (two runs pinned apart would share
-/// CPUs worse than the scheduler does: `repo.show` runs two at once). Dropped, the reader's
-/// CPUs are what they were; git's end with it.
+/// seneschal than under a server that only reads it; kept apart, 1 to 2 %). Only for a reader
+/// that starts no thread or process while pinned (they would inherit its one CPU), only with
+/// two CPUs or more, and only when no other git run is in flight (two runs pinned apart would
+/// share CPUs worse than the scheduler does: `repo.show` runs two at once). Dropped, the
+/// reader's CPUs are what they were; git's end with git.
 struct Apart(Option<rustix::thread::CpuSet>);
 
 impl Apart {
@@ -2330,7 +2330,8 @@ fn run_capped_after(
         }
         text
     });
-    // After the threads of the run are started: they would inherit the reader's one CPU.
+    // After the run's threads are started (its stderr's reader, the watchdog the first time):
+    // they would inherit the reader's one CPU.
     let apart = past.apart.then(|| Apart::of(&child));
     let mut out: Vec<u8> = Vec::new();
     let mut more = false;
