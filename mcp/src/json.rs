@@ -37,18 +37,7 @@ pub fn write_value(out: &mut String, v: &Value) {
             }
             out.push(']');
         }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_str(out, k);
-                out.push(':');
-                write_value(out, item);
-            }
-            out.push('}');
-        }
+        Value::Object(map) => write_object(out, map, None),
     }
 }
 
@@ -60,6 +49,16 @@ pub fn write_object_with(
     field: &str,
     items: &str,
 ) {
+    write_object(out, map, Some((field, items)));
+}
+
+/// Appends the object `map` as JSON to `out`; with `written`, the value of its field is those
+/// array items, already written.
+fn write_object(
+    out: &mut String,
+    map: &serde_json::Map<String, Value>,
+    written: Option<(&str, &str)>,
+) {
     out.push('{');
     for (i, (k, item)) in map.iter().enumerate() {
         if i > 0 {
@@ -67,12 +66,13 @@ pub fn write_object_with(
         }
         write_str(out, k);
         out.push(':');
-        if k == field {
-            out.push('[');
-            out.push_str(items);
-            out.push(']');
-        } else {
-            write_value(out, item);
+        match written {
+            Some((field, items)) if k == field => {
+                out.push('[');
+                out.push_str(items);
+                out.push(']');
+            }
+            _ => write_value(out, item),
         }
     }
     out.push('}');

@@ -57,8 +57,9 @@ fn assemble(v: &Value, blocks: Option<&Value>, era: Era, rows: Option<(&str, &Ro
     // them and the envelope of the answer (put in front of these bytes without a copy when it
     // fits: `dispatch::response`).
     // Rows rendered early are measured as they are, not walked again.
-    let strings = match (rows, v.as_object()) {
-        (Some((at, rows)), Some(map)) => {
+    let early = rows.zip(v.as_object());
+    let strings = match early {
+        Some(((at, rows), map)) => {
             let rest: usize = map
                 .iter()
                 .filter(|(k, _)| *k != at)
@@ -66,7 +67,7 @@ fn assemble(v: &Value, blocks: Option<&Value>, era: Era, rows: Option<(&str, &Ro
                 .sum();
             rest + (rows.json.len() + rows.text.as_ref().map_or(0, String::len)) / 2
         }
-        _ => strings_len(v),
+        None => strings_len(v),
     };
     let fields = 96
         + if era == Era::Modern {
@@ -76,8 +77,8 @@ fn assemble(v: &Value, blocks: Option<&Value>, era: Era, rows: Option<(&str, &Ro
         };
     let mut out = String::with_capacity(2 * strings + strings / 2 + 1024 + fields + ENVELOPE);
     std::thread::scope(|scope| {
-        let apart =
-            (rows.is_none() && strings >= seneschal_access::limits::MCP_RENDER_APART).then(|| {
+        let apart = (early.is_none() && strings >= seneschal_access::limits::MCP_RENDER_APART)
+            .then(|| {
                 scope.spawn(|| {
                     let mut json = String::with_capacity(strings + strings / 4 + 1024);
                     crate::json::write_value(&mut json, v);
@@ -96,8 +97,8 @@ fn assemble(v: &Value, blocks: Option<&Value>, era: Era, rows: Option<(&str, &Ro
         if !own_text {
             out.push_str("{\"type\":\"text\",\"text\":\"");
             let mut text = Escaped::new(&mut out);
-            match (rows, v.as_object()) {
-                (Some((at, rows)), Some(map)) if rows.text.is_some() => {
+            match early {
+                Some(((at, rows), map)) if rows.text.is_some() => {
                     for (k, item) in map {
                         if k == at {
                             text.push_str(k);
@@ -121,12 +122,12 @@ fn assemble(v: &Value, blocks: Option<&Value>, era: Era, rows: Option<(&str, &Ro
             crate::json::write_value(&mut out, block);
         }
         out.push_str("],\"structuredContent\":");
-        match (apart, rows, v.as_object()) {
-            (Some(json), _, _) => out.push_str(&json.join().expect("writing JSON does not panic")),
-            (None, Some((at, rows)), Some(map)) => {
+        match (apart, early) {
+            (Some(json), _) => out.push_str(&json.join().expect("writing JSON does not panic")),
+            (None, Some(((at, rows), map))) => {
                 crate::json::write_object_with(&mut out, map, at, &rows.json)
             }
-            (None, _, _) => crate::json::write_value(&mut out, v),
+            (None, None) => crate::json::write_value(&mut out, v),
         }
         out.push_str(",\"isError\":false}");
     });
